@@ -1,0 +1,55 @@
+# Build types, warnings, sanitizers and compiler caching shared by every component.
+include_guard(GLOBAL)
+
+set(CMAKE_CXX_STANDARD 20)
+set(CMAKE_CXX_STANDARD_REQUIRED ON)
+set(CMAKE_CXX_EXTENSIONS OFF)
+set(CMAKE_C_STANDARD 11)
+set(CMAKE_EXPORT_COMPILE_COMMANDS ON)
+set(CMAKE_POSITION_INDEPENDENT_CODE ON)
+
+# Release by default; "Sanitize" is Debug plus ASan and UBSan, the configuration CI runs the
+# unit tests under.
+set(RDMA_QOS_BUILD_TYPES Release Debug RelWithDebInfo Sanitize)
+if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
+  set(CMAKE_BUILD_TYPE Release CACHE STRING "Build type" FORCE)
+endif()
+set_property(CACHE CMAKE_BUILD_TYPE PROPERTY STRINGS ${RDMA_QOS_BUILD_TYPES})
+if(NOT CMAKE_BUILD_TYPE IN_LIST RDMA_QOS_BUILD_TYPES)
+  message(FATAL_ERROR "CMAKE_BUILD_TYPE must be one of: ${RDMA_QOS_BUILD_TYPES}")
+endif()
+
+set(_san "-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer")
+set(CMAKE_C_FLAGS_SANITIZE "-O1 -g ${_san}" CACHE STRING "" FORCE)
+set(CMAKE_CXX_FLAGS_SANITIZE "-O1 -g ${_san}" CACHE STRING "" FORCE)
+set(CMAKE_EXE_LINKER_FLAGS_SANITIZE "${_san}" CACHE STRING "" FORCE)
+set(CMAKE_SHARED_LINKER_FLAGS_SANITIZE "${_san}" CACHE STRING "" FORCE)
+mark_as_advanced(CMAKE_C_FLAGS_SANITIZE CMAKE_CXX_FLAGS_SANITIZE
+                 CMAKE_EXE_LINKER_FLAGS_SANITIZE CMAKE_SHARED_LINKER_FLAGS_SANITIZE)
+
+option(RDMA_QOS_BUILD_TESTS "Build the tests" ON)
+option(RDMA_QOS_BUILD_BENCH "Build the benchmarks" ON)
+option(RDMA_QOS_WERROR "Treat warnings in rdma-qos code as errors" ON)
+
+find_program(RDMA_QOS_CCACHE ccache)
+if(RDMA_QOS_CCACHE AND NOT CMAKE_CXX_COMPILER_LAUNCHER)
+  set(CMAKE_C_COMPILER_LAUNCHER "${RDMA_QOS_CCACHE}")
+  set(CMAKE_CXX_COMPILER_LAUNCHER "${RDMA_QOS_CCACHE}")
+endif()
+
+# Warnings apply to our targets only (third-party headers come in as SYSTEM).
+add_library(rdma_qos_warnings INTERFACE)
+target_compile_options(rdma_qos_warnings INTERFACE -Wall -Wextra -Wshadow -Wformat=2
+                       $<$<BOOL:${RDMA_QOS_WERROR}>:-Werror>)
+add_library(rdmaqos::warnings ALIAS rdma_qos_warnings)
+
+include(GNUInstallDirs)
+
+# rdma_qos_component_library(NAME SOURCES ... [DEPS ...]): a static library of one component with
+# its public headers under <component>/include.
+function(rdma_qos_component_library name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
+  add_library(${name} STATIC ${ARG_SOURCES})
+  target_include_directories(${name} PUBLIC "${CMAKE_CURRENT_SOURCE_DIR}/include")
+  target_link_libraries(${name} PUBLIC ${ARG_DEPS} PRIVATE rdmaqos::warnings ${ARG_PRIVATE_DEPS})
+endfunction()

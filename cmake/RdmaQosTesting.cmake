@@ -1,0 +1,72 @@
+# Test registration helpers. Every ctest name starts with its component ("policy.",
+# "testbed." ...) and carries exactly one label from the project's set:
+#   unit   - no external process          opensm - ibsim + OpenSM fabric
+#   vm     - the soft-RoCE kernel test bed fuzz   - libFuzzer targets, short runs
+#   bench  - benchmarks (never in CI)     soak   - long runs (never in CI)
+include_guard(GLOBAL)
+include(CTest)
+include(GoogleTest)
+
+set(RDMA_QOS_TEST_LABELS unit opensm vm fuzz bench soak)
+set(RDMA_QOS_FUZZ_SECONDS 30 CACHE STRING "Seconds each fuzz target runs under ctest")
+
+function(_rdma_qos_check_label label)
+  if(NOT label IN_LIST RDMA_QOS_TEST_LABELS)
+    message(FATAL_ERROR "unknown test label '${label}' (one of: ${RDMA_QOS_TEST_LABELS})")
+  endif()
+endfunction()
+
+# rdma_qos_add_gtest(TARGET COMPONENT LABEL SOURCES ... [LIBS ...] [TIMEOUT s])
+# Builds a GoogleTest binary and registers each of its tests as COMPONENT.Suite.Name.
+function(rdma_qos_add_gtest target)
+  cmake_parse_arguments(ARG "" "COMPONENT;LABEL;TIMEOUT" "SOURCES;LIBS;PROPERTIES" ${ARGN})
+  _rdma_qos_check_label(${ARG_LABEL})
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 120)
+  endif()
+  add_executable(${target} ${ARG_SOURCES})
+  target_link_libraries(${target} PRIVATE ${ARG_LIBS} GTest::gmock GTest::gtest_main
+                        rdmaqos::warnings)
+  gtest_discover_tests(${target}
+    TEST_PREFIX "${ARG_COMPONENT}."
+    DISCOVERY_MODE PRE_TEST
+    PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT} ${ARG_PROPERTIES})
+endfunction()
+
+# rdma_qos_add_script_test(NAME COMPONENT.name LABEL l COMMAND ...)
+function(rdma_qos_add_script_test)
+  cmake_parse_arguments(ARG "" "NAME;LABEL;TIMEOUT" "COMMAND;PROPERTIES" ${ARGN})
+  _rdma_qos_check_label(${ARG_LABEL})
+  if(NOT ARG_TIMEOUT)
+    set(ARG_TIMEOUT 120)
+  endif()
+  add_test(NAME ${ARG_NAME} COMMAND ${ARG_COMMAND})
+  set_tests_properties(${ARG_NAME} PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT}
+                       ${ARG_PROPERTIES})
+endfunction()
+
+# rdma_qos_add_fuzzer(TARGET COMPONENT SOURCES ... [LIBS ...] [CORPUS dir])
+# libFuzzer needs clang: under another compiler the target is skipped, not failed.
+function(rdma_qos_add_fuzzer target)
+  cmake_parse_arguments(ARG "" "COMPONENT;CORPUS" "SOURCES;LIBS" ${ARGN})
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    return()
+  endif()
+  add_executable(${target} ${ARG_SOURCES})
+  target_compile_options(${target} PRIVATE -fsanitize=fuzzer)
+  target_link_options(${target} PRIVATE -fsanitize=fuzzer)
+  target_link_libraries(${target} PRIVATE ${ARG_LIBS} rdmaqos::warnings)
+  set(corpus_args)
+  if(ARG_CORPUS)
+    # libFuzzer writes new inputs into the first directory: give it a scratch copy.
+    set(work "${CMAKE_CURRENT_BINARY_DIR}/${target}.corpus")
+    set(corpus_args "${work}" "${ARG_CORPUS}")
+  endif()
+  add_test(NAME ${ARG_COMPONENT}.fuzz.${target}
+           COMMAND ${CMAKE_COMMAND} -E env ASAN_OPTIONS=detect_leaks=1
+                   sh -c "mkdir -p \"$0\" && exec \"$@\"" "${CMAKE_CURRENT_BINARY_DIR}/${target}.corpus"
+                   $<TARGET_FILE:${target}> -max_total_time=${RDMA_QOS_FUZZ_SECONDS}
+                   -print_final_stats=1 ${corpus_args})
+  set_tests_properties(${ARG_COMPONENT}.fuzz.${target} PROPERTIES LABELS fuzz
+                       TIMEOUT 120)
+endfunction()

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The demo against real OpenSM: every sample service gets the SL the sample policy gives it.
+set -euo pipefail
+out=$("$1" --json)
+echo "$out"
+sl_of() { jq -r --arg s "$1" '.paths[] | select(.service == $s) | .sl' <<<"$out"; }
+expect() {
+  local got; got=$(sl_of "$1")
+  [ "$got" = "$2" ] || { echo "FAIL: '$1' got SL '$got', expected $2"; exit 1; }
+}
+expect "MPI (no Service-ID)" 0
+expect "MPI control, QoS-Class 1" 1
+expect "iSER (TCP 3260)" 3
+expect "Lustre o2ib (TCP 987)" 2
+expect "NFS/RDMA (TCP 20049)" 2
+expect "NFS/RDMA, not a server" 0
+expect "SDP (port 5000)" 5
+expect "RDS (TCP 18634)" 4
+expect "SRP to node008" 6
+expect "Backup, QoS-Class 4" 7
+mtu=$(jq -r '.paths[] | select(.service == "MPI control, QoS-Class 1") | .mtu' <<<"$out")
+[ "$mtu" = 1024 ] || { echo "FAIL: low-latency MTU $mtu, expected 1024"; exit 1; }
+echo PASS

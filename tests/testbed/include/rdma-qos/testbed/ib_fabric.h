@@ -1,0 +1,75 @@
+// The InfiniBand test bed: ibsim simulating a fabric, OpenSM (a real SM and SA) on it under
+// umad2sim, and real clients run at chosen nodes. Each IbFabric owns a private directory and a
+// private ibsim socket name, so fabrics in concurrent tests share nothing, and it kills every
+// process it started when destroyed, when start-up fails, or when the test process dies.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rdma-qos/testbed/process.h"
+#include "rdma-qos/testbed/topology.h"
+
+namespace rdmaqos::testbed {
+
+struct IbFabricOptions {
+  Topology topology = make_fat_tree({});
+  std::string policy;      // OpenSM QoS policy text; empty: OpenSM runs without -Y
+  std::string partitions;  // partitions.conf text; empty: OpenSM's default partition
+  bool qos = true;         // run OpenSM with -Q (QoS on; SA advertises CapabilityMask2 bit 1)
+  std::vector<std::string> opensm_args;  // appended to OpenSM's command line
+  std::chrono::milliseconds start_timeout{std::chrono::seconds(60)};
+  bool keep_dir = false;  // keep the private directory (logs) after teardown
+};
+
+// Options for a fabric on `topology` with everything else at its default.
+inline IbFabricOptions fabric_options(Topology topology) {
+  IbFabricOptions o;
+  o.topology = std::move(topology);
+  return o;
+}
+
+class IbFabric {
+ public:
+  // Starts ibsim and OpenSM and returns once the SM is MASTER, the subnet is up and the SA
+  // answers. Throws std::runtime_error (with the tail of the logs) on failure, leaving nothing
+  // running.
+  explicit IbFabric(IbFabricOptions options);
+  ~IbFabric();
+  IbFabric(const IbFabric&) = delete;
+  IbFabric& operator=(const IbFabric&) = delete;
+
+  const Topology& topology() const { return options_.topology; }
+  const std::string& dir() const { return dir_; }
+  const std::string& sockname() const { return sockname_; }
+
+  // The environment that puts a libibumad program on the fabric at node `sim_host`.
+  std::map<std::string, std::string> client_env(const std::string& sim_host) const;
+  // Runs argv at `sim_host` (umad2sim preloaded, cwd inside the fabric's directory).
+  RunResult run_at(const std::string& sim_host, const std::vector<std::string>& argv,
+                   std::chrono::milliseconds timeout = std::chrono::seconds(20)) const;
+
+  std::vector<pid_t> pids() const;  // ibsim and OpenSM, while running
+  std::string opensm_log() const;
+  // Stops everything and removes the directory (unless keep_dir). Idempotent.
+  void stop();
+
+ private:
+  void start();
+  void wait_until_ready();
+  std::string logs_tail() const;
+
+  IbFabricOptions options_;
+  std::string dir_;
+  std::string sockname_;
+  std::unique_ptr<Process> ibsim_;
+  std::unique_ptr<Process> opensm_;
+};
+
+// Where Debian installs ibsim's libumad interposer.
+std::string umad2sim_library();
+
+}  // namespace rdmaqos::testbed

@@ -1,0 +1,68 @@
+// Fabric descriptions for ibsim: a two-level fat-tree generator whose links mix widths and
+// speeds (so path rates differ) and whose LIDs and GUIDs are fixed in the file (so tests know
+// them without asking the SM).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace rdmaqos::testbed {
+
+// ibsim's per-port enabled width / speed bit masks (IBA PortInfo LinkWidthEnabled /
+// LinkSpeedEnabled). The active value is the highest bit both ends enable.
+enum class Width : int { k1x = 1, k4x = 2, k8x = 4, k12x = 8 };
+enum class Speed : int { kSdr = 1, kDdr = 2, kQdr = 4 };
+
+struct Link {
+  Width width = Width::k4x;
+  Speed speed = Speed::kQdr;
+};
+
+// Gb/s of an active link, and its IBA rate code (enum ibv_rate).
+double link_gbps(Link link);
+int link_rate_code(Link link);
+
+enum class NodeKind { kCa, kSwitch };
+
+struct TopoNode {
+  std::string id;           // ibsim node id: what SIM_HOST names
+  std::string description;  // NodeDescription, e.g. "node017 HCA-1"
+  NodeKind kind = NodeKind::kCa;
+  uint16_t lid = 0;
+  uint64_t node_guid = 0;
+  uint64_t port_guid = 0;  // port 1 for a CA, port 0 for a switch
+  Link link;               // a CA's link to its leaf (both ends enable the same)
+  std::string leaf;        // a CA's leaf switch id
+};
+
+struct Topology {
+  std::string netfile;  // ibsim's topology text
+  std::vector<TopoNode> nodes;
+
+  const TopoNode& node(const std::string& id) const;  // throws std::out_of_range
+  std::vector<const TopoNode*> cas() const;           // compute CAs, the SM's CA excluded
+  const TopoNode& sm_node() const;                    // the first node: where OpenSM runs
+};
+
+struct FatTreeSpec {
+  int cas = 8;  // compute CAs "node001".."nodeNNN"
+  int cas_per_leaf = 4;
+  int spines = 2;
+  // Links of compute CAs, assigned round-robin, so neighbouring nodes get different rates.
+  std::vector<Link> ca_links = {
+      {Width::k4x, Speed::kQdr},   // 40 Gb/s
+      {Width::k4x, Speed::kDdr},   // 20 Gb/s
+      {Width::k1x, Speed::kSdr},   // 2.5 Gb/s
+      {Width::k4x, Speed::kSdr},   // 10 Gb/s
+      {Width::k12x, Speed::kDdr},  // 60 Gb/s
+  };
+  Link uplink = {Width::k4x, Speed::kQdr};
+  Link sm_link = {Width::k4x, Speed::kQdr};
+};
+
+// The SM's CA "sm01" comes first (ibsim makes the first port the SM port), on leaf01.
+// LIDs: sm01 = 1, nodeNNN = 1 + NNN, then leaves, then spines.
+Topology make_fat_tree(const FatTreeSpec& spec);
+
+}  // namespace rdmaqos::testbed

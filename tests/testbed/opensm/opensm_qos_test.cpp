@@ -1,0 +1,125 @@
+// The first real-peer tests: OpenSM's QoS answers on the simulated fabric, as saquery sees
+// them. They pin down the reference behaviour our own SA must reproduce.
+#include <gtest/gtest.h>
+
+#include "rdma-qos/testbed/ib_fabric.h"
+#include "rdma-qos/testbed/saquery.h"
+
+namespace rdmaqos::testbed {
+namespace {
+
+constexpr const char* kPolicy = R"(# iSER gets its own level; SDP through the simplified syntax.
+qos-levels
+  qos-level
+    name: DEFAULT
+    sl: 0
+  end-qos-level
+  qos-level
+    name: ISER
+    sl: 3
+    rate-limit: 5
+    packet-life: 8
+  end-qos-level
+end-qos-levels
+
+qos-match-rules
+  qos-match-rule
+    service-id: 0x1060CBC
+    qos-level-name: ISER
+  end-qos-match-rule
+end-qos-match-rules
+
+qos-ulps
+  sdp : 1
+end-qos-ulps
+)";
+
+class OpenSmQos : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    IbFabricOptions o = fabric_options(make_fat_tree({}));
+    o.policy = kPolicy;
+    fabric_ = new IbFabric(o);
+  }
+  static void TearDownTestSuite() {
+    delete fabric_;
+    fabric_ = nullptr;
+  }
+
+  // saquery -p from node001 (40 Gb/s) to node002 (20 Gb/s) with extra arguments.
+  static PathAnswer query(std::vector<std::string> extra) {
+    const auto& topo = fabric_->topology();
+    std::vector<std::string> argv = {"saquery", "-p",
+                                     "--slid",  std::to_string(topo.node("node001").lid),
+                                     "--dlid",  std::to_string(topo.node("node002").lid)};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    RunResult r = fabric_->run_at("node001", argv);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    auto records = parse_saquery_output(r.output);
+    EXPECT_FALSE(records.empty()) << r.output;
+    if (records.empty()) return {};
+    auto answer = path_answer(records[0]);
+    EXPECT_TRUE(answer) << r.output;
+    return answer.value_or(PathAnswer{});
+  }
+
+  static IbFabric* fabric_;
+};
+
+IbFabric* OpenSmQos::fabric_ = nullptr;
+
+TEST_F(OpenSmQos, IserServiceIdGetsItsLevel) {
+  PathAnswer a = query({"--service_id", "0x1060CBC"});
+  EXPECT_EQ(a.sl, 3);
+  EXPECT_EQ(a.rate, 5);  // 20 Gb/s path capped at 5 Gb/s
+  EXPECT_EQ(a.packet_life, 8);
+}
+
+TEST_F(OpenSmQos, SdpServiceIdGetsTheUlpSl) {
+  PathAnswer a = query({"--service_id", "0x11234"});
+  EXPECT_EQ(a.sl, 1);
+  EXPECT_EQ(a.rate, 6);  // not capped: the path's own 20 Gb/s
+}
+
+TEST_F(OpenSmQos, NoServiceIdFallsToDefault) {
+  PathAnswer a = query({});
+  EXPECT_EQ(a.sl, 0);
+  EXPECT_EQ(a.rate, 6);
+  EXPECT_EQ(a.mtu, 4);  // ibsim's fixed 2048 MTU capability
+  EXPECT_EQ(a.qos_class, 0);
+}
+
+TEST_F(OpenSmQos, PathRateIsTheSlowestLink) {
+  const auto& topo = fabric_->topology();
+  RunResult r = fabric_->run_at(
+      "node001", {"saquery", "-p", "--slid", std::to_string(topo.node("node001").lid), "--dlid",
+                  std::to_string(topo.node("node003").lid)});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto a = path_answer(parse_saquery_output(r.output).at(0));
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->rate, link_rate_code(topo.node("node003").link));  // 1x SDR: 2.5 Gb/s
+}
+
+uint64_t capability_mask2(bool qos) {
+  IbFabricOptions o = fabric_options(make_fat_tree({}));
+  o.qos = qos;
+  IbFabric fabric(o);
+  RunResult r = fabric.run_at("node002", {"saquery", "-c"});
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  auto records = parse_saquery_output(r.output);
+  if (records.empty()) return ~0ULL;
+  return records[0].number("Capability mask 2").value_or(~0ULL);
+}
+
+TEST(OpenSmCapability, QosBitSetWithDashQ) {
+  uint64_t mask2 = capability_mask2(true);
+  EXPECT_TRUE(mask2 & 0x2) << std::hex << mask2;
+}
+
+TEST(OpenSmCapability, QosBitClearWithoutDashQ) {
+  uint64_t mask2 = capability_mask2(false);
+  EXPECT_FALSE(mask2 & 0x2) << std::hex << mask2;
+}
+
+}  // namespace
+}  // namespace rdmaqos::testbed

@@ -1,0 +1,208 @@
+// ibsim + OpenSM lifecycle for tests and the demo (see ib_fabric.h).
+#include "rdma-qos/testbed/ib_fabric.h"
+
+#include <fmt/format.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace rdmaqos::testbed {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+std::string tail(const std::string& text, size_t lines) {
+  size_t pos = text.size();
+  for (size_t n = 0; n <= lines && pos > 0; ++n) {
+    pos = text.rfind('\n', pos - 1);
+    if (pos == std::string::npos) return text;
+  }
+  return text.substr(pos + 1);
+}
+
+std::string make_private_dir() {
+  const char* tmp = getenv("TMPDIR");
+  std::string pattern =
+      std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/rdmaqos-ib-XXXXXX";
+  if (mkdtemp(pattern.data()) == nullptr)
+    throw std::runtime_error("mkdtemp " + pattern + ": " + strerror(errno));
+  return pattern;
+}
+
+}  // namespace
+
+std::string umad2sim_library() {
+  if (const char* env = getenv("RDMA_QOS_UMAD2SIM")) return env;
+  return "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so";
+}
+
+IbFabric::IbFabric(IbFabricOptions options) : options_(std::move(options)) {
+  try {
+    start();
+    wait_until_ready();
+  } catch (...) {
+    std::string logs = dir_.empty() ? "" : logs_tail();
+    options_.keep_dir = options_.keep_dir || getenv("RDMA_QOS_KEEP_FABRIC") != nullptr;
+    stop();
+    try {
+      throw;
+    } catch (const std::exception& e) {
+      throw std::runtime_error(fmt::format("fabric start failed: {}\n{}", e.what(), logs));
+    }
+  }
+}
+
+IbFabric::~IbFabric() {
+  stop();
+}
+
+void IbFabric::start() {
+  for (const char* tool : {"ibsim", "opensm", "saquery"})
+    if (find_program(tool).empty())
+      throw std::runtime_error(fmt::format("{} not found: run scripts/install-deps.sh", tool));
+  if (access(umad2sim_library().c_str(), R_OK) != 0)
+    throw std::runtime_error(umad2sim_library() + " not found: run scripts/install-deps.sh");
+
+  dir_ = make_private_dir();
+  // The abstract socket names ibsim and umad2sim derive from this are unique per fabric.
+  sockname_ = "rdmaqos-" + fs::path(dir_).filename().string();
+  write_file(dir_ + "/net", options_.topology.netfile);
+  // An empty configuration file keeps the host's /etc/opensm out of the test.
+  write_file(dir_ + "/opensm.conf", "");
+
+  ProcessOptions sim;
+  sim.argv = {"ibsim", "-s", "-n", dir_ + "/net"};  // -n: no console, so no spin on EOF
+  sim.env = {{"IBSIM_SOCKNAME", sockname_}};
+  sim.cwd = dir_;
+  sim.output_path = dir_ + "/ibsim.log";
+  ibsim_ = std::make_unique<Process>(Process::spawn(sim));
+
+  // umad2sim connects once at start: wait for ibsim's control socket to exist.
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  for (;;) {
+    if (!ibsim_->running()) throw std::runtime_error("ibsim exited during start-up");
+    if (read_file("/proc/net/unix").find("@" + sockname_ + ":ctl") != std::string::npos) break;
+    if (std::chrono::steady_clock::now() > deadline)
+      throw std::runtime_error("ibsim did not open its socket within 10 s");
+    std::this_thread::sleep_for(20ms);
+  }
+
+  ProcessOptions sm;
+  sm.argv = {"opensm", "-F", dir_ + "/opensm.conf", "-f", dir_ + "/osm.log", "-s", "0"};
+  if (options_.qos) sm.argv.push_back("-Q");
+  if (!options_.policy.empty()) {
+    write_file(dir_ + "/qos-policy.conf", options_.policy);
+    sm.argv.insert(sm.argv.end(), {"-Y", dir_ + "/qos-policy.conf"});
+  }
+  if (!options_.partitions.empty()) {
+    write_file(dir_ + "/partitions.conf", options_.partitions);
+    sm.argv.insert(sm.argv.end(), {"-P", dir_ + "/partitions.conf"});
+  }
+  sm.argv.insert(sm.argv.end(), options_.opensm_args.begin(), options_.opensm_args.end());
+  sm.env = client_env(options_.topology.sm_node().id);
+  sm.env["OSM_TMP_DIR"] = dir_;
+  sm.env["OSM_CACHE_DIR"] = dir_;
+  sm.cwd = dir_;
+  sm.output_path = dir_ + "/opensm.out";
+  opensm_ = std::make_unique<Process>(Process::spawn(sm));
+}
+
+void IbFabric::wait_until_ready() {
+  auto deadline = std::chrono::steady_clock::now() + options_.start_timeout;
+  // Ready means: MASTER, and the SA answers a query that needs the routing done. With a
+  // generated topology that is a PathRecord between the first and the last CA (the SA has no
+  // path before the LFTs are set); with a hand-written one only ClassPortInfo is known to work.
+  auto cas = options_.topology.cas();
+  std::string probe_host = options_.topology.sm_node().id;
+  std::vector<std::string> probe = {"saquery", "-c"};
+  std::string expect = "ClassPortInfo";
+  if (cas.size() >= 2) {
+    probe_host = cas.front()->id;
+    probe = {"saquery", "-p",
+             "--slid",  std::to_string(cas.front()->lid),
+             "--dlid",  std::to_string(cas.back()->lid)};
+    expect = "PathRecord dump";
+  }
+  bool master = false;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (!ibsim_->running()) throw std::runtime_error("ibsim exited");
+    if (!opensm_->running()) throw std::runtime_error("opensm exited");
+    if (!master)
+      master = read_file(dir_ + "/opensm.out").find("Entering MASTER state") != std::string::npos;
+    if (master) {
+      RunResult r = run_at(probe_host, probe, 5s);
+      if (r.exit_code == 0 && r.output.find(expect) != std::string::npos) return;
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+  throw std::runtime_error(
+      fmt::format("SM not MASTER with a working SA within {} ms", options_.start_timeout.count()));
+}
+
+std::map<std::string, std::string> IbFabric::client_env(const std::string& sim_host) const {
+  return {
+      {"IBSIM_SOCKNAME", sockname_}, {"SIM_HOST", sim_host}, {"LD_PRELOAD", umad2sim_library()}};
+}
+
+RunResult IbFabric::run_at(const std::string& sim_host, const std::vector<std::string>& argv,
+                           std::chrono::milliseconds timeout) const {
+  ProcessOptions p;
+  p.argv = argv;
+  p.env = client_env(sim_host);
+  p.cwd = dir_;  // umad2sim creates a fake sysfs tree (sys-PID) in the working directory
+  return run(p, timeout);
+}
+
+std::vector<pid_t> IbFabric::pids() const {
+  std::vector<pid_t> out;
+  for (const auto* p : {ibsim_.get(), opensm_.get()})
+    if (p != nullptr && p->pid() > 0) out.push_back(p->pid());
+  return out;
+}
+
+std::string IbFabric::opensm_log() const {
+  return read_file(dir_ + "/osm.log");
+}
+
+std::string IbFabric::logs_tail() const {
+  std::string out;
+  for (const char* name : {"ibsim.log", "opensm.out", "osm.log"}) {
+    std::string text = read_file(dir_ + "/" + name);
+    if (!text.empty()) out += fmt::format("--- {}/{} (tail) ---\n{}\n", dir_, name, tail(text, 15));
+  }
+  return out;
+}
+
+void IbFabric::stop() {
+  // OpenSM first: it is ibsim's client, and ibsim is the last thing anything talks to.
+  if (opensm_) opensm_->stop();
+  if (ibsim_) ibsim_->stop();
+  opensm_.reset();
+  ibsim_.reset();
+  if (!dir_.empty() && !options_.keep_dir) {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  dir_.clear();
+}
+
+}  // namespace rdmaqos::testbed

@@ -1,0 +1,111 @@
+// ibfabric: the InfiniBand test bed from the shell. Starts ibsim and OpenSM on a generated
+// fat tree (or a given ibsim topology), runs COMMAND with the fabric's environment, tears
+// everything down and exits with COMMAND's status.
+#include <fmt/format.h>
+#include <signal.h>
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "rdma-qos/testbed/ib_fabric.h"
+
+namespace {
+
+using namespace rdmaqos::testbed;
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+volatile sig_atomic_t g_signal = 0;
+void on_signal(int sig) {
+  g_signal = sig;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "Run COMMAND on a simulated InfiniBand fabric (ibsim) managed by a real OpenSM.\n"
+      "COMMAND sees IBSIM_SOCKNAME, IBFABRIC_DIR, IBFABRIC_PRELOAD (the umad2sim library) and\n"
+      "IBFABRIC_NODES (a file of 'id lid port_guid description' lines). Put a libibumad\n"
+      "program on the fabric with: SIM_HOST=node001 LD_PRELOAD=$IBFABRIC_PRELOAD saquery ...",
+      "ibfabric"};
+  FatTreeSpec spec;
+  std::string topology_file, policy_file, partitions_file;
+  bool no_qos = false, keep = false;
+  int timeout_s = 60;
+  std::vector<std::string> command;
+  app.add_option("--cas", spec.cas, "compute CAs in the generated fat tree")
+      ->check(CLI::Range(1, 512));
+  app.add_option("--cas-per-leaf", spec.cas_per_leaf, "CAs per leaf switch")
+      ->check(CLI::Range(1, 32));
+  app.add_option("--spines", spec.spines, "spine switches")->check(CLI::Range(1, 16));
+  app.add_option("--topology", topology_file, "ibsim topology file instead of the fat tree")
+      ->check(CLI::ExistingFile);
+  app.add_option("--policy", policy_file, "OpenSM QoS policy file (-Y)")->check(CLI::ExistingFile);
+  app.add_option("--partitions", partitions_file, "OpenSM partitions file (-P)")
+      ->check(CLI::ExistingFile);
+  app.add_flag("--no-qos", no_qos, "run OpenSM without -Q");
+  app.add_flag("--keep", keep, "keep the fabric's directory (logs) afterwards");
+  app.add_option("--start-timeout", timeout_s, "seconds to wait for the SM and SA")
+      ->check(CLI::PositiveNumber);
+  app.add_option("command", command, "command to run (after --)")->required();
+  CLI11_PARSE(app, argc, argv);
+
+  try {
+    IbFabricOptions options;
+    options.topology = make_fat_tree(spec);
+    if (!topology_file.empty()) {
+      // A hand-written topology: node metadata is unknown, only the text is used.
+      options.topology.netfile = slurp(topology_file);
+    }
+    if (!policy_file.empty()) options.policy = slurp(policy_file);
+    if (!partitions_file.empty()) options.partitions = slurp(partitions_file);
+    options.qos = !no_qos;
+    options.keep_dir = keep;
+    options.start_timeout = std::chrono::seconds(timeout_s);
+
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+    sigaction(SIGHUP, &sa, nullptr);
+
+    IbFabric fabric(options);
+    std::string nodes_path = fabric.dir() + "/nodes";
+    {
+      std::ofstream nodes(nodes_path);
+      if (topology_file.empty())
+        for (const auto& n : fabric.topology().nodes)
+          nodes << fmt::format("{} {} 0x{:016x} {}\n", n.id, n.lid, n.port_guid, n.description);
+    }
+    ProcessOptions p;
+    p.argv = command;
+    p.env = {{"IBSIM_SOCKNAME", fabric.sockname()},
+             {"IBFABRIC_DIR", fabric.dir()},
+             {"IBFABRIC_PRELOAD", umad2sim_library()},
+             {"IBFABRIC_NODES", nodes_path}};
+    Process child = Process::spawn(p);
+    std::optional<int> status;
+    while (!(status = child.wait_for(std::chrono::milliseconds(100)))) {
+      if (g_signal != 0) {
+        child.stop();
+        std::cerr << "ibfabric: interrupted, fabric torn down\n";
+        return 128 + g_signal;
+      }
+    }
+    if (keep) std::cerr << "ibfabric: kept " << fabric.dir() << "\n";
+    return *status;
+  } catch (const std::exception& e) {
+    std::cerr << "ibfabric: " << e.what() << "\n";
+    return 2;
+  }
+}
