@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The README's test command: installs dependencies, checks formatting, builds the project
+# twice and runs the whole suite CI runs.
+#   build/release   gcc, Release: every test labelled unit, opensm and vm
+#   build/sanitize  clang, ASan+UBSan: the unit tests, and the fuzz targets for a short run
+# Benchmarks (bench) and soak tests never run here.
+# Environment: JOBS (parallel build/test jobs, default nproc), RDMA_QOS_SKIP_DEPS=1 to skip the
+# apt step, RDMA_QOS_FUZZ_SECONDS (per fuzz target, default 30).
+set -euo pipefail
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$top"
+jobs=${JOBS:-$(nproc)}
+
+if [ "${RDMA_QOS_SKIP_DEPS:-0}" != 1 ]; then
+    "$top/scripts/install-deps.sh"
+fi
+
+echo "== format check"
+"$top/scripts/check-format.sh"
+
+status=0
+echo "== build/release (gcc, Release)"
+cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build/release -j "$jobs"
+echo "== ctest: unit, opensm, vm"
+ctest --test-dir build/release -L '^(unit|opensm|vm)$' -j "$jobs" --output-on-failure \
+      --timeout 600 || status=1
+
+echo "== build/sanitize (clang, ASan+UBSan)"
+CC=clang CXX=clang++ cmake -S . -B build/sanitize -G Ninja -DCMAKE_BUILD_TYPE=Sanitize \
+    -DRDMA_QOS_BUILD_BENCH=OFF -DRDMA_QOS_FUZZ_SECONDS="${RDMA_QOS_FUZZ_SECONDS:-30}" >/dev/null
+cmake --build build/sanitize -j "$jobs"
+echo "== ctest (sanitizers): unit, fuzz"
+ctest --test-dir build/sanitize -L '^(unit|fuzz)$' -j "$jobs" --output-on-failure \
+      --timeout 600 || status=1
+
+if [ "$status" -eq 0 ]; then
+    echo "run-tests.sh: all tests passed"
+else
+    echo "run-tests.sh: FAILURES (see the ctest summaries above)" >&2
+fi
+exit "$status"
