@@ -1,0 +1,61 @@
+// What the verbs interposer does to an address vector: the decision as a pure function of the
+// QP, its port, what rdma_cm registered for it and the settings, so it is tested table by
+// table without a device.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "rdma-qos/providers/flow_label_mode.h"
+
+namespace rdmaqos::providers {
+
+enum class LinkKind { kUnknown, kInfiniBand, kRoceV1, kRoceV2 };
+
+// What the rdma_cm layer registered for a QP (the registry, qp_registry.h).
+struct CmConnection {
+  uint16_t dport = 0;              // CM service port (low 16 bits of the Service ID)
+  uint16_t sport = 0;              // the active side's CM source port
+  bool application_label = false;  // the program chose its own label (IPv6 sin6_flowinfo)
+};
+
+// A QoS decision for the QP (from the policy, through rdma_cm or the kernel shim).
+struct QosDecision {
+  std::optional<uint8_t> sl;
+  std::optional<uint8_t> traffic_class;
+  std::optional<uint8_t> static_rate;  // enum ibv_rate
+  std::optional<ibv_mtu> path_mtu;     // never above the path's own MTU
+};
+
+struct VerbsSettings {
+  FlowLabelSetting flow_label;
+  std::optional<uint8_t> sl;             // RDMA_QOS_SL
+  std::optional<uint8_t> traffic_class;  // RDMA_QOS_TCLASS
+  bool apply_on_ib = false;              // RDMA_QOS_APPLY_ON_IB
+};
+
+struct AvOutcome {
+  bool changed = false;
+  std::string reason;  // why it changed or why not, for logs and the test hook
+};
+
+// RC/UC/XRC transition carrying an address vector (IBV_QP_AV). `attr` and `mask` are updated in
+// place. `lqpn` is the QP's own number, `attr.dest_qp_num` the remote one when IBV_QP_DEST_QPN is
+// in `mask`.
+AvOutcome decide_qp_av(ibv_qp_attr& attr, int& mask, uint32_t lqpn, LinkKind link,
+                       const std::optional<CmConnection>& cm,
+                       const std::optional<QosDecision>& decision, const VerbsSettings& settings);
+
+// UD address handle: a label only from a fixed setting (an AH has no QPN pair).
+AvOutcome decide_ah(ibv_ah_attr& attr, LinkKind link, const std::optional<QosDecision>& decision,
+                    const VerbsSettings& settings);
+
+// Settings from the host configuration values (text as in rdma-qos.conf); invalid values fall
+// back to their defaults (the loader reports them).
+VerbsSettings verbs_settings_from(const std::string& flow_label, const std::string& sl,
+                                  const std::string& tclass, const std::string& apply_on_ib);
+
+}  // namespace rdmaqos::providers

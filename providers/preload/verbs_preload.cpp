@@ -1,0 +1,142 @@
+// The preload module's verbs layer: interposes ibv_modify_qp, ibv_create_ah and ibv_destroy_qp
+// in unmodified programs (LD_PRELOAD, see rdma-qos-run). An unversioned definition here wins
+// over libibverbs' versioned one, for the program and for librdmacm alike. Nothing may escape:
+// on any failure it logs once and calls the real function as the program asked.
+#include <dlfcn.h>
+#include <infiniband/verbs.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <mutex>
+#include <set>
+#include <string>
+
+#include "rdma-qos/config/host_config.h"
+#include "rdma-qos/providers/qp_registry.h"
+#include "rdma-qos/providers/verbs_interposer.h"
+
+namespace rdmaqos::providers {
+namespace {
+
+// The real functions, by the version librdmacm and current programs link against.
+template <typename Fn>
+Fn next_symbol(const char* name) {
+  void* sym = dlvsym(RTLD_NEXT, name, "IBVERBS_1.1");
+  if (sym == nullptr) sym = dlsym(RTLD_NEXT, name);
+  return reinterpret_cast<Fn>(sym);
+}
+
+void log_once_impl(const std::string& key, const std::string& message) {
+  static std::mutex mutex;
+  static std::set<std::string>* seen = new std::set<std::string>;
+  std::lock_guard lock(mutex);
+  if (!seen->insert(key).second) return;
+  fprintf(stderr, "rdma-qos[%d]: %s\n", static_cast<int>(getpid()), message.c_str());
+}
+
+LinkKind probe_link(ibv_context* ctx, uint8_t port, uint8_t sgid_index) {
+  if (ctx == nullptr || port == 0) return LinkKind::kUnknown;
+  ibv_port_attr pa{};
+  if (ibv_query_port(ctx, port, &pa) != 0) return LinkKind::kUnknown;
+  if (pa.link_layer == IBV_LINK_LAYER_INFINIBAND) return LinkKind::kInfiniBand;
+  if (pa.link_layer != IBV_LINK_LAYER_ETHERNET) return LinkKind::kUnknown;
+  ibv_gid_entry entry{};
+  if (ibv_query_gid_ex(ctx, port, sgid_index, &entry, 0) != 0) return LinkKind::kUnknown;
+  return entry.gid_type == IBV_GID_TYPE_ROCE_V2 ? LinkKind::kRoceV2 : LinkKind::kRoceV1;
+}
+
+uint8_t probe_qp_port(ibv_qp* qp) {
+  using QueryQpFn = int (*)(ibv_qp*, ibv_qp_attr*, int, ibv_qp_init_attr*);
+  static QueryQpFn query = next_symbol<QueryQpFn>("ibv_query_qp");
+  if (query == nullptr) return 0;
+  ibv_qp_attr attr{};
+  ibv_qp_init_attr init{};
+  if (query(qp, &attr, IBV_QP_PORT, &init) != 0) return 0;
+  return attr.port_num;
+}
+
+void record_impl(const std::string& path, const std::string& line) {
+  static std::mutex mutex;
+  std::lock_guard lock(mutex);
+  if (FILE* f = fopen(path.c_str(), "a")) {
+    fprintf(f, "%s\n", line.c_str());
+    fclose(f);
+  }
+}
+
+// Loaded on first use, once: the host configuration and the environment.
+const InterposerHooks& hooks() {
+  static InterposerHooks* h = [] {
+    auto* out = new InterposerHooks;
+    out->log_once = &log_once_impl;
+    out->probe.link_kind = &probe_link;
+    out->probe.qp_port = &probe_qp_port;
+    try {
+      auto loaded = config::load_host_config();
+      for (const auto& e : loaded.errors) log_once_impl(e.message, e.message + " (default used)");
+      const auto& c = loaded.config;
+      out->settings = verbs_settings_from(c.text("flow_label"), c.text("sl"), c.text("tclass"),
+                                          c.text("apply_on_ib"));
+      std::string record_path = c.text("test_record");
+      if (!record_path.empty())
+        out->record = [record_path](const std::string& line) { record_impl(record_path, line); };
+    } catch (...) {
+      log_once_impl("config", "cannot load the host configuration; using defaults");
+    }
+    return out;
+  }();
+  return *h;
+}
+
+}  // namespace
+}  // namespace rdmaqos::providers
+
+using rdmaqos::providers::CreateAhFn;
+using rdmaqos::providers::ModifyQpFn;
+
+extern "C" {
+
+__attribute__((visibility("default"))) int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask) {
+  static ModifyQpFn next = rdmaqos::providers::next_symbol<ModifyQpFn>("ibv_modify_qp");
+  if (next == nullptr) return EOPNOTSUPP;  // no libibverbs behind us: nothing could succeed
+  try {
+    return rdmaqos::providers::interpose_modify_qp(qp, attr, mask, next,
+                                                   rdmaqos::providers::hooks());
+  } catch (...) {
+    rdmaqos::providers::log_once_impl("modify_qp_exception",
+                                      "internal error in ibv_modify_qp; QPs left unchanged");
+    return next(qp, attr, mask);
+  }
+}
+
+__attribute__((visibility("default"))) ibv_ah* ibv_create_ah(ibv_pd* pd, ibv_ah_attr* attr) {
+  static CreateAhFn next = rdmaqos::providers::next_symbol<CreateAhFn>("ibv_create_ah");
+  if (next == nullptr) {
+    errno = EOPNOTSUPP;
+    return nullptr;
+  }
+  try {
+    return rdmaqos::providers::interpose_create_ah(pd, attr, next, rdmaqos::providers::hooks());
+  } catch (...) {
+    rdmaqos::providers::log_once_impl("create_ah_exception",
+                                      "internal error in ibv_create_ah; AHs left unchanged");
+    return next(pd, attr);
+  }
+}
+
+__attribute__((visibility("default"))) int ibv_destroy_qp(ibv_qp* qp) {
+  using DestroyQpFn = int (*)(ibv_qp*);
+  static DestroyQpFn next = rdmaqos::providers::next_symbol<DestroyQpFn>("ibv_destroy_qp");
+  if (next == nullptr) return EOPNOTSUPP;
+  int rc = next(qp);
+  if (rc == 0) {
+    try {
+      rdmaqos::providers::QpRegistry::instance().erase(qp);
+    } catch (...) {
+    }
+  }
+  return rc;
+}
+
+}  // extern "C"

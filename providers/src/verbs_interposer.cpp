@@ -1,0 +1,93 @@
+// The verbs interposer's core (see verbs_interposer.h).
+#include "rdma-qos/providers/verbs_interposer.h"
+
+#include <fmt/format.h>
+
+#include "rdma-qos/providers/qp_registry.h"
+
+namespace rdmaqos::providers {
+namespace {
+
+std::string record_line(const char* call, uint32_t qp_num, uint32_t dest_qp, const ibv_ah_attr& ah,
+                        const AvOutcome& out) {
+  return fmt::format(
+      R"({{"call":"{}","qp_num":{},"dest_qp":{},"flow_label":{},"sl":{},"traffic_class":{},)"
+      R"("static_rate":{},"changed":{},"reason":"{}"}})",
+      call, qp_num, dest_qp, ah.grh.flow_label, ah.sl, ah.grh.traffic_class, ah.static_rate,
+      out.changed ? "true" : "false", out.reason);
+}
+
+}  // namespace
+
+int interpose_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask, ModifyQpFn next,
+                        const InterposerHooks& hooks) {
+  if (qp == nullptr || attr == nullptr) return next(qp, attr, mask);
+  auto& registry = QpRegistry::instance();
+  if (mask & IBV_QP_PORT) registry.set_port(qp, attr->port_num);
+  if (!(mask & IBV_QP_AV)) return next(qp, attr, mask);
+
+  auto entry = registry.find(qp);
+  uint8_t port = attr->ah_attr.port_num;
+  if (port == 0 && entry && entry->port_num) port = *entry->port_num;
+  if (port == 0 && hooks.probe.qp_port) port = hooks.probe.qp_port(qp);
+  LinkKind link = hooks.probe.link_kind
+                      ? hooks.probe.link_kind(qp->context, port, attr->ah_attr.grh.sgid_index)
+                      : LinkKind::kUnknown;
+
+  ibv_qp_attr changed = *attr;
+  int changed_mask = mask;
+  AvOutcome out =
+      decide_qp_av(changed, changed_mask, qp->qp_num, link, entry ? entry->cm : std::nullopt,
+                   entry ? entry->decision : std::nullopt, hooks.settings);
+  if (link == LinkKind::kUnknown && hooks.log_once)
+    hooks.log_once("link", "cannot tell the link layer of a QP's port; leaving QPs unchanged");
+
+  uint32_t dest = (mask & IBV_QP_DEST_QPN) ? attr->dest_qp_num : 0;
+  if (!out.changed) {
+    if (hooks.record)
+      hooks.record(record_line("ibv_modify_qp", qp->qp_num, dest, attr->ah_attr, out));
+    return next(qp, attr, mask);
+  }
+  int rc = next(qp, &changed, changed_mask);
+  if (rc == 0) {
+    if (hooks.record)
+      hooks.record(record_line("ibv_modify_qp", qp->qp_num, dest, changed.ah_attr, out));
+    return 0;
+  }
+  if (hooks.log_once)
+    hooks.log_once("modify_qp_rejected",
+                   fmt::format("the provider rejected the QoS change ({}, error {}); the program's "
+                               "own attributes are used",
+                               out.reason, rc));
+  out.changed = false;
+  out.reason += " (rejected; unchanged)";
+  if (hooks.record)
+    hooks.record(record_line("ibv_modify_qp", qp->qp_num, dest, attr->ah_attr, out));
+  return next(qp, attr, mask);
+}
+
+ibv_ah* interpose_create_ah(ibv_pd* pd, ibv_ah_attr* attr, CreateAhFn next,
+                            const InterposerHooks& hooks) {
+  if (pd == nullptr || attr == nullptr) return next(pd, attr);
+  LinkKind link = hooks.probe.link_kind
+                      ? hooks.probe.link_kind(pd->context, attr->port_num, attr->grh.sgid_index)
+                      : LinkKind::kUnknown;
+  ibv_ah_attr changed = *attr;
+  AvOutcome out = decide_ah(changed, link, std::nullopt, hooks.settings);
+  if (!out.changed) {
+    if (hooks.record) hooks.record(record_line("ibv_create_ah", 0, 0, *attr, out));
+    return next(pd, attr);
+  }
+  if (ibv_ah* ah = next(pd, &changed)) {
+    if (hooks.record) hooks.record(record_line("ibv_create_ah", 0, 0, changed, out));
+    return ah;
+  }
+  if (hooks.log_once)
+    hooks.log_once("create_ah_rejected",
+                   fmt::format("the provider rejected the QoS change ({}); the program's own "
+                               "attributes are used",
+                               out.reason));
+  return next(pd, attr);
+}
+
+}  // namespace rdmaqos::providers

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# rdma-qos-run preloads the module into an unmodified program, which still runs normally, and
+# exports only the interposed verbs symbols.
+set -euo pipefail
+run=$1
+module=$2
+fail() { echo "FAIL: $*"; exit 1; }
+
+out=$("$run" sh -c 'echo "$LD_PRELOAD"')
+[ "${out%%:*}" = "$module" ] || fail "LD_PRELOAD is '$out'"
+out=$(LD_PRELOAD=/lib/x86_64-linux-gnu/libc.so.6 "$run" sh -c 'echo "$LD_PRELOAD"')
+[ "$out" = "$module:/lib/x86_64-linux-gnu/libc.so.6" ] || fail "existing LD_PRELOAD lost: '$out'"
+
+# A real verbs program loads the module and exits as it does without it (here, without RDMA
+# devices, both fail the same way).
+set +e
+ibv_devices >/dev/null 2>&1; plain=$?
+"$run" ibv_devices >/dev/null 2>&1; preloaded=$?
+set -e
+[ "$plain" = "$preloaded" ] || fail "ibv_devices exits $preloaded under rdma-qos-run, $plain without"
+
+exports=$(nm -D --defined-only "$module" | awk '{print $3}' | sort | tr '\n' ' ')
+[ "$exports" = "ibv_create_ah ibv_destroy_qp ibv_modify_qp " ] || fail "exports: $exports"
+readelf -d "$module" | grep -q SONAME && fail "module has a soname"
+
+"$run" --help | grep -q 'Usage: rdma-qos-run' || fail "--help"
+RDMA_QOS_PRELOAD_MODULE=/nonexistent "$run" true 2>&1 | grep -q 'not found' || fail "missing module"
+echo PASS

@@ -1,0 +1,129 @@
+// The interposer core with a fake provider behind it: the caller's attributes are never
+// changed, a rejected change is retried unchanged, the registry's CM entries and ports are used.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "rdma-qos/providers/qp_registry.h"
+#include "rdma-qos/providers/verbs_interposer.h"
+
+namespace rdmaqos::providers {
+namespace {
+
+struct Call {
+  ibv_qp_attr attr;
+  int mask;
+};
+
+std::vector<Call>& calls() {
+  static std::vector<Call> c;
+  return c;
+}
+int g_reject_changed = 0;  // reject calls whose label differs from this when non-zero
+
+int fake_modify(ibv_qp*, ibv_qp_attr* attr, int mask) {
+  calls().push_back({*attr, mask});
+  if (g_reject_changed != 0 && attr->ah_attr.grh.flow_label != 0) return EINVAL;
+  return 0;
+}
+
+class Interposer : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    calls().clear();
+    g_reject_changed = 0;
+    qp_.qp_num = 0x123;
+    hooks_.settings.flow_label = *parse_flow_label_setting("rfc");
+    hooks_.probe.link_kind = [this](ibv_context*, uint8_t port, uint8_t) {
+      seen_port_ = port;
+      return LinkKind::kRoceV2;
+    };
+    hooks_.probe.qp_port = [](ibv_qp*) -> uint8_t { return 7; };
+    hooks_.log_once = [this](const std::string& key, const std::string&) { logs_.push_back(key); };
+    hooks_.record = [this](const std::string& line) { records_.push_back(line); };
+  }
+  void TearDown() override { QpRegistry::instance().erase(&qp_); }
+
+  ibv_qp_attr rtr() {
+    ibv_qp_attr a{};
+    a.dest_qp_num = 0xabcd;
+    a.ah_attr.is_global = 1;
+    return a;
+  }
+  static constexpr int kMask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_DEST_QPN;
+
+  ibv_qp qp_{};
+  InterposerHooks hooks_;
+  uint8_t seen_port_ = 0;
+  std::vector<std::string> logs_, records_;
+};
+
+TEST_F(Interposer, PassesTheQpnLabelWithoutTouchingTheCallersAttr) {
+  ibv_qp_attr a = rtr();
+  EXPECT_EQ(interpose_modify_qp(&qp_, &a, kMask, &fake_modify, hooks_), 0);
+  ASSERT_EQ(calls().size(), 1u);
+  EXPECT_EQ(calls()[0].attr.ah_attr.grh.flow_label, 0x34a0bu);
+  EXPECT_EQ(a.ah_attr.grh.flow_label, 0u);
+  ASSERT_EQ(records_.size(), 1u);
+  EXPECT_NE(records_[0].find("\"flow_label\":215563"), std::string::npos) << records_[0];
+}
+
+TEST_F(Interposer, RejectedChangeIsRetriedAsTheProgramAsked) {
+  g_reject_changed = 1;
+  ibv_qp_attr a = rtr();
+  EXPECT_EQ(interpose_modify_qp(&qp_, &a, kMask, &fake_modify, hooks_), 0);
+  ASSERT_EQ(calls().size(), 2u);
+  EXPECT_EQ(calls()[1].attr.ah_attr.grh.flow_label, 0u);
+  EXPECT_EQ(logs_, std::vector<std::string>{"modify_qp_rejected"});
+}
+
+TEST_F(Interposer, CallsWithoutAddressVectorPassStraightThrough) {
+  ibv_qp_attr a{};
+  a.port_num = 2;
+  EXPECT_EQ(interpose_modify_qp(&qp_, &a, IBV_QP_STATE | IBV_QP_PORT, &fake_modify, hooks_), 0);
+  ASSERT_EQ(calls().size(), 1u);
+  EXPECT_TRUE(records_.empty());
+}
+
+TEST_F(Interposer, PortRememberedFromInitTransition) {
+  ibv_qp_attr init{};
+  init.port_num = 2;
+  interpose_modify_qp(&qp_, &init, IBV_QP_STATE | IBV_QP_PORT, &fake_modify, hooks_);
+  ibv_qp_attr a = rtr();
+  interpose_modify_qp(&qp_, &a, kMask, &fake_modify, hooks_);
+  EXPECT_EQ(seen_port_, 2);
+}
+
+TEST_F(Interposer, PortQueriedWhenUnknown) {
+  ibv_qp_attr a = rtr();
+  interpose_modify_qp(&qp_, &a, kMask, &fake_modify, hooks_);
+  EXPECT_EQ(seen_port_, 7);
+}
+
+TEST_F(Interposer, RegisteredCmConnectionGetsTheCmPortLabel) {
+  QpRegistry::instance().set_cm(&qp_, CmConnection{3260, 40000, false});
+  ibv_qp_attr a = rtr();
+  a.ah_attr.grh.flow_label = 0x2f87c;  // the kernel's sport*31+dport
+  interpose_modify_qp(&qp_, &a, kMask, &fake_modify, hooks_);
+  ASSERT_EQ(calls().size(), 1u);
+  EXPECT_EQ(calls()[0].attr.ah_attr.grh.flow_label, 0x27d7du);
+}
+
+TEST_F(Interposer, AhGetsFixedLabel) {
+  hooks_.settings.flow_label = *parse_flow_label_setting("0x42");
+  static ibv_ah_attr seen{};
+  static ibv_ah fake_ah{};
+  auto fake_create = [](ibv_pd*, ibv_ah_attr* attr) -> ibv_ah* {
+    seen = *attr;
+    return &fake_ah;
+  };
+  ibv_pd pd{};
+  ibv_ah_attr ah{};
+  ah.is_global = 1;
+  EXPECT_EQ(interpose_create_ah(&pd, &ah, fake_create, hooks_), &fake_ah);
+  EXPECT_EQ(seen.grh.flow_label, 0x42u);
+  EXPECT_EQ(ah.grh.flow_label, 0u);
+}
+
+}  // namespace
+}  // namespace rdmaqos::providers
