@@ -2,6 +2,8 @@
 // environment and `rdma-qos env` at once; document it in config/man/rdma-qos.conf.5.md too.
 #include "rdma-qos/config/knobs.h"
 
+#include "rdma-qos/config/port_values.h"
+
 #include <fmt/format.h>
 
 #include <array>
@@ -51,6 +53,14 @@ Validator optional_unsigned_up_to(unsigned long long max) {
   };
 }
 
+Validator port_values_up_to(uint64_t max) {
+  return [max](std::string_view v) -> std::optional<std::string> {
+    std::string why;
+    if (parse_port_values(v, max, &why)) return std::nullopt;
+    return why;
+  };
+}
+
 const std::vector<Knob>& table() {
   static const std::vector<Knob> kKnobs = {
       {"policy_file", "RDMA_QOS_POLICY_FILE", "/etc/rdma/qos-policy.conf",
@@ -71,6 +81,13 @@ const std::vector<Knob>& table() {
       {"apply_on_ib", "RDMA_QOS_APPLY_ON_IB", "0",
        "1: the verbs interposer also changes QPs on InfiniBand ports (default: RoCE only)",
        one_of({"0", "1"})},
+      {"kernel_roce_tos", "RDMA_QOS_KERNEL_ROCE_TOS", "",
+       "default TOS (0-255) of kernel rdma_cm users (iSER, NFS/RDMA, NVMe-oF...) per RoCE port: "
+       "[DEV[:PORT]=]TOS, comma-separated; the most specific entry wins; empty: not set",
+       port_values_up_to(255)},
+      {"kernel_roce_mode", "RDMA_QOS_KERNEL_ROCE_MODE", "",
+       "default RoCE mode of kernel rdma_cm users: v1, v2, or empty (not set)",
+       one_of({"", "v1", "v2"})},
       {"log_level", "RDMA_QOS_LOG_LEVEL", "warn", "error, warn, info or debug",
        one_of({"error", "warn", "info", "debug"})},
       {"test_record", "RDMA_QOS_TEST_RECORD", "",

@@ -40,7 +40,9 @@ struct LabelCase {
   bool changed;
 };
 
-void PrintTo(const LabelCase& c, std::ostream* os) { *os << c.name; }
+void PrintTo(const LabelCase& c, std::ostream* os) {
+  *os << c.name;
+}
 
 class LabelTable : public ::testing::TestWithParam<LabelCase> {};
 

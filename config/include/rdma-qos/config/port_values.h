@@ -1,0 +1,30 @@
+// Per-port settings in the host configuration: a comma-separated list of `[DEV[:PORT]=]VALUE`
+// entries, e.g. `kernel_roce_tos 0, mlx5_0=104, rxe0:1=32`. The most specific entry wins:
+// DEV:PORT over DEV over the bare default.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rdmaqos::config {
+
+struct PortValue {
+  std::string device;  // empty: every device
+  uint32_t port = 0;   // 0: every port of the device
+  uint64_t value = 0;
+};
+
+struct PortValues {
+  std::vector<PortValue> entries;
+  // The value for (device, port), or nullopt when no entry covers it.
+  std::optional<uint64_t> lookup(std::string_view device, uint32_t port) const;
+};
+
+// Parses the list; on error returns nullopt and sets `error` to what is wrong, naming the entry.
+std::optional<PortValues> parse_port_values(std::string_view text, uint64_t max_value,
+                                            std::string* error = nullptr);
+
+}  // namespace rdmaqos::config

@@ -1,0 +1,52 @@
+// Per-port value lists: syntax, most-specific-wins lookup, and errors naming the entry.
+#include <gtest/gtest.h>
+
+#include "rdma-qos/config/port_values.h"
+
+namespace rdmaqos::config {
+namespace {
+
+TEST(PortValues, MostSpecificEntryWins) {
+  auto v = parse_port_values("0, mlx5_0=104, rxe0:2=32", 255);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->lookup("rxe0", 2), 32u);
+  EXPECT_EQ(v->lookup("rxe0", 1), 0u);
+  EXPECT_EQ(v->lookup("mlx5_0", 1), 104u);
+  EXPECT_EQ(v->lookup("other", 1), 0u);
+}
+
+TEST(PortValues, NoDefaultMeansUncovered) {
+  auto v = parse_port_values("rxe0:1=0x68", 255);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->lookup("rxe0", 1), 0x68u);
+  EXPECT_FALSE(v->lookup("rxe1", 1));
+}
+
+TEST(PortValues, EmptyListCoversNothing) {
+  auto v = parse_port_values("  ", 255);
+  ASSERT_TRUE(v);
+  EXPECT_TRUE(v->entries.empty());
+}
+
+TEST(PortValues, ErrorsNameTheEntry) {
+  struct Case {
+    const char* text;
+    const char* message;
+  } cases[] = {
+      {"256", "'256': value must be a number 0..255"},
+      {"rxe0:0=1", "'rxe0:0=1': port must be a number 1..255"},
+      {"rxe0:x=1", "'rxe0:x=1': port must be a number 1..255"},
+      {"rx e0=1", "'rx e0=1': bad device name 'rx e0'"},
+      {"1, 2", "'2': a second entry for the same default"},
+      {"rxe0=1,,", "empty entry in the list"},
+      {"rxe0=", "'rxe0=': value must be a number 0..255"},
+  };
+  for (const auto& c : cases) {
+    std::string why;
+    EXPECT_FALSE(parse_port_values(c.text, 255, &why)) << c.text;
+    EXPECT_EQ(why, c.message) << c.text;
+  }
+}
+
+}  // namespace
+}  // namespace rdmaqos::config
