@@ -937,7 +937,10 @@ class Parser {
           group_used[g] = true;
           return;
         }
-      error(at, fmt::format("{} port-group '{}' is not defined", role, name));
+      std::vector<std::string> names;
+      for (const auto& g : p.port_groups) names.push_back(g.name);
+      error(at, fmt::format("{} port-group '{}' is not defined", role, name),
+            did_you_mean(name, names));
     };
     for (const auto& r : p.rules) {
       bool found = false;
@@ -947,8 +950,12 @@ class Parser {
           found = true;
           break;
         }
-      if (!found)
-        error(r.level_location, fmt::format("qos-level '{}' is not defined", r.level_name));
+      if (!found) {
+        std::vector<std::string> names;
+        for (const auto& l : p.levels) names.push_back(l.name);
+        error(r.level_location, fmt::format("qos-level '{}' is not defined", r.level_name),
+              did_you_mean(r.level_name, names));
+      }
       for (size_t s = 0; s < r.sources.size(); ++s)
         use_group(r.sources[s], r.source_locations[s], "source");
       for (size_t d = 0; d < r.destinations.size(); ++d)
@@ -964,6 +971,25 @@ class Parser {
         warning(p.port_groups[g].location,
                 fmt::format("port-group '{}' is never used", p.port_groups[g].name));
     shadowed_rules();
+  }
+
+  // "did you mean 'X'?" for a defined name within two edits (case-insensitive), else "".
+  static std::string did_you_mean(const std::string& wanted,
+                                  const std::vector<std::string>& names) {
+    std::string w = lower(wanted);
+    for (const auto& n : names) {
+      std::string c = lower(n);
+      std::vector<size_t> prev(c.size() + 1), cur(c.size() + 1);
+      for (size_t j = 0; j <= c.size(); ++j) prev[j] = j;
+      for (size_t i = 1; i <= w.size(); ++i) {
+        cur[0] = i;
+        for (size_t j = 1; j <= c.size(); ++j)
+          cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (w[i - 1] != c[j - 1])});
+        std::swap(prev, cur);
+      }
+      if (prev[c.size()] <= 2) return fmt::format("did you mean '{}'?", n);
+    }
+    return {};
   }
 
   static bool names_subset(const std::vector<std::string>& inner,
