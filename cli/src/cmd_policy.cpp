@@ -9,6 +9,7 @@
 
 #include "command.h"
 #include "rdma-qos/policy/compiled_policy.h"
+#include "rdma-qos/policy/opensm_conf.h"
 
 namespace rdmaqos::cli {
 namespace {
@@ -32,6 +33,7 @@ struct Inputs {
   std::string file;
   std::string fabric_file;
   std::string partitions_file;
+  std::string opensm_conf_file;
 };
 
 // The fabric from --fabric / --partitions, or nullopt with the problems printed.
@@ -84,6 +86,19 @@ Loaded load(const Inputs& in) {
   }
   out.text = *text;
   out.compiled = pol::load_policy(out.text, out.fabric ? &*out.fabric : nullptr);
+  if (!in.opensm_conf_file.empty() && out.compiled.policy) {
+    auto conf = read_file(in.opensm_conf_file);
+    if (!conf) {
+      std::cerr << fmt::format("rdma-qos: cannot read '{}'\n", in.opensm_conf_file);
+      out.io_error = true;
+      return out;
+    }
+    pol::OpenSmConfResult cr = pol::parse_opensm_conf(*conf);
+    print(cr.diagnostics, in.opensm_conf_file);
+    out.input_errors |= pol::has_errors(cr.diagnostics);
+    for (auto& d : pol::check_level_sls(out.compiled.policy->policy(), cr.config))
+      out.compiled.diagnostics.push_back(std::move(d));
+  }
   print(out.compiled.diagnostics, in.file);
   return out;
 }
@@ -106,6 +121,8 @@ void setup_check(CLI::App& policy) {
   auto in = std::make_shared<Inputs>();
   auto strict = std::make_shared<bool>(false);
   add_inputs(cmd, *in);
+  cmd->add_option("--opensm-conf", in->opensm_conf_file,
+                  "opensm.conf whose SL2VL tables are checked against the levels' SLs");
   cmd->add_flag("--strict", *strict, "exit 1 when there are warnings");
   cmd->callback([in, strict] {
     Loaded l = load(*in);
@@ -412,12 +429,78 @@ void setup_dump(CLI::App& policy) {
   });
 }
 
+// ---- vlarb ----------------------------------------------------------------------------------
+
+void setup_vlarb(CLI::App& policy) {
+  auto* cmd = policy.add_subcommand(
+      "vlarb",
+      "show each VL's bandwidth share under saturation and the high-priority burst "
+      "from the QoS options of an opensm.conf");
+  auto file = std::make_shared<std::string>();
+  auto mtu = std::make_shared<int>(4096);
+  auto as_json = std::make_shared<bool>(false);
+  cmd->add_option("FILE", *file, "opensm.conf")->required();
+  cmd->add_option("--mtu", *mtu, "packet size in bytes the links carry (default 4096)")
+      ->check(CLI::IsMember({256, 512, 1024, 2048, 4096}));
+  cmd->add_flag("--json", *as_json, "print JSON");
+  cmd->callback([file, mtu, as_json] {
+    auto text = read_file(*file);
+    if (!text) {
+      std::cerr << fmt::format("rdma-qos: cannot read '{}'\n", *file);
+      set_exit_code(kExitErrors);
+      return;
+    }
+    pol::OpenSmConfResult r = pol::parse_opensm_conf(*text);
+    for (const auto& d : r.diagnostics) std::cerr << pol::format_diagnostic(d, *file) << "\n";
+    if (pol::has_errors(r.diagnostics)) {
+      set_exit_code(kExitErrors);
+      return;
+    }
+    json all = json::object();
+    for (pol::PortClass c : pol::kPortClasses) {
+      const pol::QosPortConfig& pc = r.config.port(c);
+      pol::VlArbAnalysis a = pol::analyze_vlarb(pc, *mtu);
+      std::string name(pol::port_class_prefix(c));
+      if (*as_json) {
+        json vls = json::array();
+        for (const auto& v : a.vls)
+          vls.push_back({{"vl", v.vl},
+                         {"high_weight", v.high_weight},
+                         {"low_weight", v.low_weight},
+                         {"share", v.share}});
+        all[name] = {
+            {"max_vls", pc.max_vls},
+            {"high_limit", pc.high_limit},
+            {"high_burst_bytes", a.high_burst_bytes ? json(*a.high_burst_bytes) : json(nullptr)},
+            {"high_fraction", a.high_fraction},
+            {"vls", vls},
+            {"sl2vl", pc.sl2vl},
+            {"warnings", a.warnings}};
+        continue;
+      }
+      std::cout << fmt::format(
+          "qos_{}: max_vls {}, high_limit {} (burst {}), high priority "
+          "{:.1f}% of the link\n",
+          name, pc.max_vls, pc.high_limit,
+          a.high_burst_bytes ? fmt::format("{} bytes", *a.high_burst_bytes)
+                             : std::string("unbounded"),
+          100 * a.high_fraction);
+      for (const auto& v : a.vls)
+        std::cout << fmt::format("  VL{:<2} high {:>3}  low {:>3}  share {:5.1f}%\n", v.vl,
+                                 v.high_weight, v.low_weight, 100 * v.share);
+      for (const auto& w : a.warnings) std::cout << "  warning: " << w << "\n";
+    }
+    if (*as_json) std::cout << all.dump(2) << "\n";
+  });
+}
+
 void setup_policy(CLI::App& app) {
   auto* policy = app.add_subcommand("policy", "check, explain and dump QoS policy files");
   policy->require_subcommand(1);
   setup_check(*policy);
   setup_explain(*policy);
   setup_dump(*policy);
+  setup_vlarb(*policy);
 }
 
 const CommandRegistration kRegistration{"policy", &setup_policy};

@@ -8,7 +8,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 status() { set +e; "$@" >/dev/null 2>&1; echo $?; set -e; }
 
 # --help everywhere.
-for sub in "" check explain dump; do
+for sub in "" check explain dump vlarb; do
   "$bin" policy $sub --help | grep -q -i 'usage' || fail "policy $sub --help"
 done
 
@@ -63,4 +63,16 @@ echo "$out" | jq -e '(.rules | length) == 3
   and .qos_levels[1].packet_life == 16' >/dev/null || fail "dump json: $out"
 "$bin" policy dump "$dir/clean.conf" | grep -qxF "rule 2 (line 27): destination Storage qos-class 0x1-0x3 -> Bulk (sl 2)" \
   || fail "dump text"
+# opensm.conf: SL2VL tables checked against the levels, VL arbitration shares.
+[ "$(status "$bin" policy check --strict "$dir/sl14.conf")" = 0 ] || fail "sl14 without conf"
+out=$("$bin" policy check "$dir/sl14.conf" --opensm-conf "$dir/opensm.conf" 2>&1)
+[ "$out" = "$dir/sl14.conf:2:3: warning: level 'DEFAULT' uses SL 14, which qos_swe_sl2vl maps to VL 15: queries at this level get no path record
+  hint: OpenSM drops such answers silently" ] || fail "sl14 with conf: $out"
+out=$("$bin" policy vlarb "$dir/opensm.conf")
+echo "$out" | grep -qxF "qos_ca: max_vls 15, high_limit 6 (burst 24576 bytes), high priority 85.7% of the link" \
+  || fail "vlarb text: $out"
+echo "$out" | grep -qxF "  VL3  high   0  low 192  share   4.8%" || fail "vlarb VL3: $out"
+"$bin" policy vlarb "$dir/opensm.conf" --json | jq -e '.ca.high_burst_bytes == 24576
+  and (.ca.vls | length) == 7 and .swe.sl2vl[14] == 15 and (.ca.warnings | length) == 1' \
+  >/dev/null || fail "vlarb json"
 echo PASS
