@@ -12,7 +12,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   pol::FabricResult fabric = pol::parse_net_file(text);
   pol::PartitionsResult parts = pol::parse_partitions(text, fabric.fabric);
   fabric.fabric.partitions = parts.partitions;
-  for (const pol::Fabric* f : {static_cast<const pol::Fabric*>(nullptr), &fabric.fabric}) {
+  const pol::Fabric* fabrics[] = {nullptr, &fabric.fabric};
+  for (const pol::Fabric* f : fabrics) {
     pol::CompileResult r = pol::load_policy(text, f);
     if (!r.policy) continue;
     pol::PathQuery q;
