@@ -5,7 +5,9 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <random>
+#include <thread>
 
 #include "rdma-qos/policy/compiled_policy.h"
 
@@ -386,6 +388,30 @@ TEST(PolicyStore, FailedReloadKeepsThePreviousPolicy) {
   EXPECT_TRUE(store.reload("qos-ulps\ndefault : 4\nend-qos-ulps\n", nullptr).empty());
   EXPECT_EQ(store.current()->default_level().sl, 4);
   EXPECT_EQ(first->default_level().sl, 0);  // a reader's snapshot stays valid and unchanged
+}
+
+TEST(PolicyStore, ReadersSeeOneWholePolicyOrTheOtherDuringReloads) {
+  // Two policies whose default SL and rule SL are equal within each: a reader that ever saw a
+  // mix of the two would get different SLs from one snapshot.
+  const std::string a = "qos-ulps\ndefault : 1\nsdp : 1\nend-qos-ulps\n";
+  const std::string b = "qos-ulps\ndefault : 2\nsdp : 2\nend-qos-ulps\n";
+  PolicyStore store;
+  ASSERT_TRUE(store.reload(a, nullptr).empty());
+  std::atomic<bool> stop{false};
+  std::atomic<int> mixed{0};
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 3; ++t)
+    readers.emplace_back([&] {
+      PathQuery q = with_sid(path(1, 2), 0x10001);
+      while (!stop.load()) {
+        auto p = store.current();
+        if (p->match(q).level->sl != p->default_level().sl) ++mixed;
+      }
+    });
+  for (int i = 0; i < 200; ++i) ASSERT_TRUE(store.reload(i % 2 ? a : b, nullptr).empty());
+  stop = true;
+  for (auto& t : readers) t.join();
+  EXPECT_EQ(mixed.load(), 0);
 }
 
 }  // namespace

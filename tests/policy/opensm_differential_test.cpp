@@ -269,6 +269,66 @@ end-qos-match-rules
   return c;
 }
 
+// Switch and lower-case port names, class with pkey, partition groups on both ends, RDS ports.
+Case names_and_combinations_case() {
+  Case c;
+  c.partitions = kPartitions;
+  c.policy = fmt::format(R"(port-groups
+  port-group
+    name: LeafByName
+    port-name: "leaf02 switch/P3"
+  end-port-group
+  port-group
+    name: LowerP
+    port-name: "node002 HCA-1/p1"
+  end-port-group
+  port-group
+    name: StorageMembers
+    partition: Storage
+  end-port-group
+end-port-groups
+qos-levels
+  qos-level
+    name: DEFAULT
+    sl: 0
+  end-qos-level
+{}end-qos-levels
+qos-match-rules
+  qos-match-rule
+    destination: LeafByName
+    qos-level-name: L1
+  end-qos-match-rule
+  qos-match-rule
+    source: LowerP
+    qos-class: 10-20
+    pkey: 0x7fff
+    qos-level-name: L2
+  end-qos-match-rule
+  qos-match-rule
+    source: StorageMembers
+    destination: StorageMembers
+    qos-level-name: L3
+  end-qos-match-rule
+end-qos-match-rules
+qos-ulps
+  rds, port-num 3260      : 4
+  any, service-id 0x1-0x5 : 5
+end-qos-ulps
+)",
+                         levels(1, 3));
+  c.queries = {
+      {"node001", "leaf02", {}, {}, {}, 1},  // an external port names the switch
+      {"node001", "leaf01", {}, {}, {}, 0},
+      {"node002", "node001", {}, 15, 0x7fff, 2},  // class and pkey together
+      {"node002", "node001", {}, 15, {}, 0},      // pkey missing from the mask
+      {"node002", "node001", {}, 30, 0x7fff, 0},
+      {"node001", "node003", {}, {}, {}, 3},         // partition group at both ends
+      {"node001", "node002", 0x1060CBC, {}, {}, 4},  // rds port 3260 is iSER's ID
+      {"node001", "node002", 0x3, {}, {}, 5},
+  };
+  return c;
+}
+
 void expect_same_sl_as_opensm(const Case& c) {
   tb::IbFabricOptions options = tb::fabric_options(tb::make_fat_tree({}));
   options.policy = c.policy;
@@ -337,6 +397,10 @@ TEST(OpenSmDifferential, FullPolicy) {
 
 TEST(OpenSmDifferential, UlpsCombinedWithAFullRule) {
   expect_same_sl_as_opensm(ulps_case());
+}
+
+TEST(OpenSmDifferential, NamesAndCombinations) {
+  expect_same_sl_as_opensm(names_and_combinations_case());
 }
 
 TEST(OpenSmDifferential, CatchAllRuleAndCaseInsensitiveNames) {
