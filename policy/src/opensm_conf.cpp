@@ -1,0 +1,241 @@
+// opensm.conf QoS options and the VL arbitration arithmetic.
+#include "rdma-qos/policy/opensm_conf.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cstdlib>
+
+namespace rdmaqos::policy {
+
+std::string_view port_class_prefix(PortClass c) {
+  switch (c) {
+    case PortClass::kCa: return "ca";
+    case PortClass::kRouter: return "rtr";
+    case PortClass::kSwitchPort0: return "sw0";
+    case PortClass::kSwitchExternal: return "swe";
+  }
+  return "?";
+}
+
+QosPortConfig default_qos_port_config() {
+  QosPortConfig c;
+  c.max_vls = 15;
+  c.high_limit = 0;
+  for (uint8_t vl = 0; vl < 15; ++vl) {
+    c.vlarb_high.push_back({vl, static_cast<uint8_t>(vl == 0 ? 4 : 0)});
+    c.vlarb_low.push_back({vl, static_cast<uint8_t>(vl == 0 ? 0 : 4)});
+  }
+  for (uint8_t sl = 0; sl < 16; ++sl) c.sl2vl[sl] = sl < 15 ? sl : 7;
+  return c;
+}
+
+namespace {
+
+std::optional<long> integer(std::string_view s) {
+  std::string t(s);
+  if (t.empty()) return std::nullopt;
+  char* end = nullptr;
+  long v = std::strtol(t.c_str(), &end, 0);
+  if (*end != '\0') return std::nullopt;
+  return v;
+}
+
+std::vector<std::string> split(std::string_view s, char sep) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t e = s.find(sep, start);
+    if (e == std::string_view::npos) e = s.size();
+    std::string item(s.substr(start, e - start));
+    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.back()))) item.pop_back();
+    size_t b = 0;
+    while (b < item.size() && std::isspace(static_cast<unsigned char>(item[b]))) ++b;
+    out.push_back(item.substr(b));
+    start = e + 1;
+  }
+  return out;
+}
+
+// One option's value applied to a port config; returns an error message or "".
+std::string apply(QosPortConfig& c, std::string_view field, std::string_view value) {
+  if (field == "max_vls") {
+    auto v = integer(value);
+    if (!v || *v < 1 || *v > 15) return fmt::format("max_vls '{}' is out of range (1..15)", value);
+    c.max_vls = static_cast<int>(*v);
+  } else if (field == "high_limit") {
+    auto v = integer(value);
+    if (!v || *v < 0 || *v > 255)
+      return fmt::format("high_limit '{}' is out of range (0..255)", value);
+    c.high_limit = static_cast<int>(*v);
+  } else if (field == "vlarb_high" || field == "vlarb_low") {
+    std::vector<VlArbEntry> table;
+    for (const auto& item : split(value, ',')) {
+      auto parts = split(item, ':');
+      auto vl = parts.size() == 2 ? integer(parts[0]) : std::nullopt;
+      auto w = parts.size() == 2 ? integer(parts[1]) : std::nullopt;
+      if (!vl || !w) return fmt::format("{} entry '{}' is not VL:weight", field, item);
+      if (*vl < 0 || *vl > 14) return fmt::format("{} VL {} is out of range (0..14)", field, *vl);
+      if (*w < 0 || *w > 255)
+        return fmt::format("{} weight {} is out of range (0..255)", field, *w);
+      table.push_back({static_cast<uint8_t>(*vl), static_cast<uint8_t>(*w)});
+    }
+    if (table.size() > 64)
+      return fmt::format("{} has {} entries (at most 64)", field, table.size());
+    (field == "vlarb_high" ? c.vlarb_high : c.vlarb_low) = table;
+  } else if (field == "sl2vl") {
+    auto items = split(value, ',');
+    if (items.size() != 16)
+      return fmt::format("sl2vl has {} entries, needs 16 (one VL per SL)", items.size());
+    for (size_t sl = 0; sl < 16; ++sl) {
+      auto v = integer(items[sl]);
+      if (!v || *v < 0 || *v > 15)
+        return fmt::format("sl2vl VL '{}' for SL {} is out of range (0..15)", items[sl], sl);
+      c.sl2vl[sl] = static_cast<uint8_t>(*v);
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+OpenSmConfResult parse_opensm_conf(std::string_view text) {
+  OpenSmConfResult out;
+  struct Option {
+    std::string prefix, field, value;
+    SourceLocation at;
+  };
+  std::vector<Option> options;
+  size_t start = 0;
+  int line_no = 0;
+  while (start <= text.size()) {
+    size_t nl = text.find('\n', start);
+    if (nl == std::string_view::npos) nl = text.size();
+    std::string_view line = text.substr(start, nl - start);
+    start = nl + 1;
+    ++line_no;
+    size_t b = 0;
+    while (b < line.size() && std::isspace(static_cast<unsigned char>(line[b]))) ++b;
+    if (b >= line.size() || line[b] == '#') continue;
+    size_t e = b;
+    while (e < line.size() && !std::isspace(static_cast<unsigned char>(line[e]))) ++e;
+    std::string key(line.substr(b, e - b));
+    std::string value = split(line.substr(e), '\n')[0];
+    if (key == "qos") {
+      out.config.qos = value == "TRUE" || value == "true";
+      continue;
+    }
+    if (key.rfind("qos_", 0) != 0) continue;
+    std::string rest = key.substr(4), prefix;
+    for (PortClass c : kPortClasses) {
+      std::string p = std::string(port_class_prefix(c)) + "_";
+      if (rest.rfind(p, 0) == 0) {
+        prefix = port_class_prefix(c);
+        rest = rest.substr(p.size());
+      }
+    }
+    if (rest != "max_vls" && rest != "high_limit" && rest != "vlarb_high" && rest != "vlarb_low" &&
+        rest != "sl2vl")
+      continue;                                        // qos_policy_file and others
+    if (value.empty() || value == "(null)") continue;  // "use the default"
+    options.push_back({prefix, rest, value, {line_no, static_cast<int>(b) + 1}});
+  }
+  QosPortConfig base = default_qos_port_config();
+  for (const auto& o : options)
+    if (o.prefix.empty()) {
+      std::string err = apply(base, o.field, o.value);
+      if (!err.empty()) out.diagnostics.push_back({Severity::kError, o.at, "qos_" + err, ""});
+    }
+  for (PortClass c : kPortClasses) {
+    QosPortConfig pc = base;
+    for (const auto& o : options)
+      if (o.prefix == port_class_prefix(c)) {
+        std::string err = apply(pc, o.field, o.value);
+        if (!err.empty())
+          out.diagnostics.push_back(
+              {Severity::kError, o.at, fmt::format("qos_{}_{}", o.prefix, err), ""});
+      }
+    out.config.ports[static_cast<size_t>(c)] = pc;
+  }
+  return out;
+}
+
+VlArbAnalysis analyze_vlarb(const QosPortConfig& c, int mtu_bytes) {
+  VlArbAnalysis a;
+  const uint32_t packet_credits = static_cast<uint32_t>((mtu_bytes + 63) / 64);
+  std::array<uint32_t, 15> high{}, low{};
+  auto sum = [&](const std::vector<VlArbEntry>& table, std::array<uint32_t, 15>& w,
+                 std::string_view name) {
+    for (const auto& e : table) {
+      if (e.weight == 0) continue;
+      if (e.vl >= c.max_vls) {
+        a.warnings.push_back(fmt::format("{} names VL {}, which is not configured (max_vls {})",
+                                         name, e.vl, c.max_vls));
+        continue;
+      }
+      if (e.weight < packet_credits)
+        a.warnings.push_back(fmt::format(
+            "{} weight {} for VL {} is below one {}-byte packet ({} credits): the VL still "
+            "sends a whole packet per turn, so weights below that do not set its share",
+            name, e.weight, e.vl, mtu_bytes, packet_credits));
+      w[e.vl] += e.weight;
+    }
+  };
+  sum(c.vlarb_high, high, "vlarb_high");
+  sum(c.vlarb_low, low, "vlarb_low");
+  uint64_t high_total = 0, low_total = 0;
+  for (int vl = 0; vl < 15; ++vl) {
+    high_total += high[static_cast<size_t>(vl)];
+    low_total += low[static_cast<size_t>(vl)];
+  }
+  if (c.high_limit == 255) {
+    a.high_burst_bytes = std::nullopt;
+  } else {
+    a.high_burst_bytes = c.high_limit == 0 ? static_cast<uint64_t>(mtu_bytes)
+                                           : static_cast<uint64_t>(c.high_limit) * 4096;
+  }
+  if (high_total == 0)
+    a.high_fraction = 0;
+  else if (low_total == 0 || !a.high_burst_bytes)
+    a.high_fraction = 1;
+  else
+    a.high_fraction = static_cast<double>(*a.high_burst_bytes) /
+                      static_cast<double>(*a.high_burst_bytes + static_cast<uint64_t>(mtu_bytes));
+  if (!a.high_burst_bytes && high_total && low_total)
+    a.warnings.push_back(
+        "high_limit 255 is unbounded: saturated high-priority VLs starve the "
+        "low-priority ones");
+  for (int vl = 0; vl < 15; ++vl) {
+    const uint32_t h = high[static_cast<size_t>(vl)], l = low[static_cast<size_t>(vl)];
+    if (!h && !l) continue;
+    VlShare s{static_cast<uint8_t>(vl), h, l, 0};
+    if (h) s.share += a.high_fraction * h / static_cast<double>(high_total);
+    if (l) s.share += (1 - a.high_fraction) * l / static_cast<double>(low_total);
+    a.vls.push_back(s);
+  }
+  return a;
+}
+
+Diagnostics check_level_sls(const Policy& policy, const QosConfig& config) {
+  Diagnostics out;
+  auto check = [&](std::string_view name, uint8_t sl, SourceLocation at) {
+    std::string tables;
+    for (PortClass c : kPortClasses)
+      if (config.port(c).sl2vl[sl] == 15)
+        tables += fmt::format("{}qos_{}_sl2vl", tables.empty() ? "" : ", ", port_class_prefix(c));
+    if (!tables.empty())
+      out.push_back({Severity::kWarning, at,
+                     fmt::format("level '{}' uses SL {}, which {} maps to VL 15: queries at this "
+                                 "level get no path record",
+                                 name, sl, tables),
+                     "OpenSM drops such answers silently"});
+  };
+  for (const auto& l : policy.levels) check(l.name, l.sl, l.location);
+  for (const auto& r : policy.ulp_rules)
+    if (r.ulp_sl) check(r.text, *r.ulp_sl, r.location);
+  if (policy.ulp_default_sl && !policy.default_level())
+    check("default", *policy.ulp_default_sl, policy.ulp_default_location);
+  return out;
+}
+
+}  // namespace rdmaqos::policy

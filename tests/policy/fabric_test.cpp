@@ -1,0 +1,78 @@
+// The partitions.conf and net-file readers that give the policy its fabric.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "rdma-qos/policy/fabric.h"
+
+namespace rdmaqos::policy {
+namespace {
+
+constexpr const char* kNet =
+    "caguid=0x100\n"
+    "Ca 1 \"sm01\" # \"sm01 HCA-1\"\n"
+    "[1] \"leaf01\"[1] w=2 s=4 lid 1\n"
+    "\n"
+    "caguid=0x200\n"
+    "Ca 2 \"node001\" # \"node001 HCA-1\"\n"
+    "[1] \"leaf01\"[2] lid 2\n"
+    "[2](2ff) \"leaf01\"[3] lid 3\n"
+    "\n"
+    "switchguid=0x900\n"
+    "Switch 8 \"leaf01\" # \"leaf01 switch\" lid 10\n"
+    "[1] \"sm01\"[1]\n";
+
+TEST(PolicyFabric, NetFileGivesNodesPortsAndTheSmPort) {
+  FabricResult r = parse_net_file(kNet);
+  EXPECT_TRUE(r.diagnostics.empty());
+  const Fabric& f = r.fabric;
+  ASSERT_EQ(f.nodes.size(), 3u);
+  EXPECT_EQ(f.nodes[0].description, "sm01 HCA-1");
+  EXPECT_EQ(f.nodes[1].port_guids, (std::vector<std::pair<int, uint64_t>>{{1, 0x201}, {2, 0x2ff}}));
+  EXPECT_EQ(f.nodes[1].num_ports, 2);
+  EXPECT_EQ(f.nodes[2].type, NodeType::kSwitch);
+  EXPECT_EQ(f.nodes[2].num_ports, 8);
+  EXPECT_EQ(f.nodes[2].port_guids, (std::vector<std::pair<int, uint64_t>>{{0, 0x900}}));
+  EXPECT_EQ(f.sm_port_guid, 0x101u);
+  ASSERT_EQ(f.partitions.size(), 1u);
+  EXPECT_EQ(f.partitions[0].pkey, 0x7FFF);
+  EXPECT_EQ(f.partitions[0].full_members(), 4);
+}
+
+TEST(PolicyFabric, PartitionsWithMembershipFlagsAndSpecialMembers) {
+  Fabric f = parse_net_file(kNet).fabric;
+  PartitionsResult r = parse_partitions(
+      "# comment\nDefault=0x7fff, ipoib : ALL=full ;\n"
+      "Compute=0x8010, ipoib, sl=1, defmember=full : 0x201, 0x2ff=limited;\n"
+      "Mgmt=0x40 : SELF, ALL_SWITCHES=both ;\nCas=0x50 : ALL_CAS;\n",
+      f);
+  EXPECT_TRUE(r.diagnostics.empty());
+  ASSERT_EQ(r.partitions.size(), 4u);
+  const Partition& c = r.partitions[1];
+  EXPECT_EQ(c.name, "Compute");
+  EXPECT_EQ(c.pkey, 0x10);
+  EXPECT_TRUE(c.ipoib);
+  EXPECT_EQ(c.sl, 1);
+  ASSERT_EQ(c.members.size(), 2u);
+  EXPECT_TRUE(c.members[0].full);
+  EXPECT_FALSE(c.members[1].full);
+  const Partition& m = r.partitions[2];
+  ASSERT_EQ(m.members.size(), 2u);
+  EXPECT_EQ(m.members[0].port_guid, 0x101u);
+  EXPECT_FALSE(m.members[0].full);  // default membership is limited
+  EXPECT_EQ(m.members[1].port_guid, 0x900u);
+  EXPECT_TRUE(m.members[1].full);
+  EXPECT_EQ(r.partitions[3].members.size(), 3u);
+}
+
+TEST(PolicyFabric, UnknownMemberAndMissingSemicolonAreErrors) {
+  Fabric f = parse_net_file(kNet).fabric;
+  PartitionsResult r = parse_partitions("A=0x10 : bogus;\nB=0x20 : ALL", f);
+  ASSERT_EQ(r.diagnostics.size(), 2u);
+  EXPECT_EQ(format_diagnostic(r.diagnostics[0], "parts"),
+            "parts:1:1: error: unknown partition member 'bogus'");
+  EXPECT_EQ(format_diagnostic(r.diagnostics[1], "parts"),
+            "parts:2:1: error: partition definition does not end with ';'");
+}
+
+}  // namespace
+}  // namespace rdmaqos::policy

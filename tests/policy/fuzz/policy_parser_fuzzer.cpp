@@ -1,0 +1,32 @@
+// libFuzzer target: any bytes through the policy, partitions and net-file readers, then the
+// compiler and matcher. Nothing may crash, hang or leak, whatever the input.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "rdma-qos/policy/compiled_policy.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  namespace pol = rdmaqos::policy;
+  std::string_view text(reinterpret_cast<const char*>(data), size);
+  pol::FabricResult fabric = pol::parse_net_file(text);
+  pol::PartitionsResult parts = pol::parse_partitions(text, fabric.fabric);
+  fabric.fabric.partitions = parts.partitions;
+  const pol::Fabric* fabrics[] = {nullptr, &fabric.fabric};
+  for (const pol::Fabric* f : fabrics) {
+    pol::CompileResult r = pol::load_policy(text, f);
+    if (!r.policy) continue;
+    pol::PathQuery q;
+    q.component_mask =
+        pol::kCompServiceIdMsb | pol::kCompServiceIdLsb | pol::kCompPkey | pol::kCompQosClass;
+    for (uint64_t v : {0ULL, 1ULL, 0x10000ULL, 0x1060CBCULL, 0x7FFFULL}) {
+      q.service_id = v;
+      q.qos_class = static_cast<uint16_t>(v & 0xFFF);
+      q.pkey = static_cast<uint16_t>(v);
+      q.source_guid = v;
+      q.destination_guid = v + 1;
+      if (r.policy->match(q).rule != r.policy->explain(q).result.rule) __builtin_trap();
+    }
+  }
+  return 0;
+}
