@@ -1,0 +1,61 @@
+// `rdma-qos env`: every host configuration knob with its value, where the value came from and
+// its documentation (like ucx_info -cf), derived from the one knob table.
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+
+#include "command.h"
+#include "rdma-qos/config/host_config.h"
+#include "rdma-qos/config/knobs.h"
+
+namespace rdmaqos::cli {
+namespace {
+
+void setup_env(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "env", "list every RDMA_QOS_* knob: value, source (default, file, environment), meaning");
+  auto json = std::make_shared<bool>(false);
+  auto config = std::make_shared<std::string>();
+  cmd->add_flag("--json", *json, "print JSON");
+  cmd->add_option("--config", *config,
+                  "configuration file (default: $RDMA_QOS_CONFIG or /etc/rdma/rdma-qos.conf)");
+  cmd->callback([json, config] {
+    auto r = config::load_host_config(&config::process_env,
+                                      config->empty() ? std::nullopt : std::optional(*config));
+    for (const auto& e : r.errors) std::cerr << e.message << "\n";
+    if (*json) {
+      nlohmann::json out{{"config_file", r.config.path()},
+                         {"config_file_found", r.config.file_found()}};
+      auto& list = out["knobs"] = nlohmann::json::array();
+      for (const auto& k : config::knobs()) {
+        const auto& v = r.config.get(k.key);
+        list.push_back({{"key", k.key},
+                        {"env", k.env},
+                        {"value", v.text},
+                        {"default", k.default_value},
+                        {"source", config::to_string(v.source)},
+                        {"origin", v.origin},
+                        {"doc", k.doc}});
+      }
+      auto& errors = out["errors"] = nlohmann::json::array();
+      for (const auto& e : r.errors) errors.push_back(e.message);
+      std::cout << out.dump(2) << "\n";
+    } else {
+      std::cout << fmt::format("# configuration file: {}{}\n", r.config.path(),
+                               r.config.file_found() ? "" : " (not present)");
+      for (const auto& k : config::knobs()) {
+        const auto& v = r.config.get(k.key);
+        std::cout << fmt::format("#\n# {}\n# default: \"{}\"; from {}{}\n{}=\"{}\"\n", k.doc,
+                                 k.default_value, config::to_string(v.source),
+                                 v.origin.empty() ? "" : " (" + v.origin + ")", k.env, v.text);
+      }
+    }
+    set_exit_code(r.errors.empty() ? 0 : 1);
+  });
+}
+
+const CommandRegistration kRegistration{"env", &setup_env};
+
+}  // namespace
+}  // namespace rdmaqos::cli

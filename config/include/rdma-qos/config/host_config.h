@@ -1,0 +1,61 @@
+// Loading the host configuration: the file (`key value` lines, opensm.conf style) with each key
+// overridden by its RDMA_QOS_* environment variable. Problems come back as diagnostics naming
+// the file and line or the variable; the loader never prints.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rdmaqos::config {
+
+enum class Source { kDefault, kFile, kEnvironment };
+std::string_view to_string(Source source);
+
+struct Value {
+  std::string text;
+  Source source = Source::kDefault;
+  std::string origin;  // "FILE:LINE" or the variable name; empty for defaults
+};
+
+struct Diagnostic {
+  std::string message;  // "FILE:LINE: error: ..." or "RDMA_QOS_X: error: ..."
+};
+
+class HostConfig {
+ public:
+  // The value of a known key (the table's default when nothing set it). Throws
+  // std::out_of_range for a key that is not in the table: a programming error.
+  const Value& get(std::string_view key) const;
+  const std::string& text(std::string_view key) const { return get(key).text; }
+  const std::string& path() const { return path_; }  // the file consulted (may not exist)
+  bool file_found() const { return file_found_; }
+
+ private:
+  friend struct Loader;
+  std::map<std::string, Value, std::less<>> values_;
+  std::string path_;
+  bool file_found_ = false;
+};
+
+// Reads the environment through this, so tests can pass their own.
+using EnvLookup = std::optional<std::string> (*)(std::string_view name);
+std::optional<std::string> process_env(std::string_view name);
+
+struct LoadResult {
+  HostConfig config;  // always usable: invalid settings keep their defaults
+  std::vector<Diagnostic> errors;
+};
+
+// Loads `path` (default: $RDMA_QOS_CONFIG or /etc/rdma/rdma-qos.conf; a missing default file
+// is not an error, a missing explicit one is), then applies the environment.
+LoadResult load_host_config(EnvLookup env = &process_env,
+                            std::optional<std::string> path = std::nullopt);
+
+// Parses configuration text (exposed for tests and the fuzzer).
+LoadResult parse_host_config(std::string_view text, std::string_view file_name,
+                             EnvLookup env = &process_env);
+
+}  // namespace rdmaqos::config

@@ -1,0 +1,37 @@
+// The one table of host configuration knobs. Each knob has a key (rdma-qos.conf), an
+// environment variable (RDMA_QOS_<KEY>), a default, its documentation and a validator; the
+// configuration file, the environment and `rdma-qos env` are all derived from it.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace rdmaqos::config {
+
+// Returns an error message, or nullopt when `value` is acceptable.
+using Validator = std::function<std::optional<std::string>(std::string_view value)>;
+
+struct Knob {
+  std::string_view key;            // "flow_label"
+  std::string_view env;            // "RDMA_QOS_FLOW_LABEL"
+  std::string_view default_value;  // as text, parsed by the component that uses it
+  std::string_view doc;
+  Validator validate;
+};
+
+std::span<const Knob> knobs();
+const Knob* find_knob(std::string_view key);
+
+// Reusable validators.
+Validator one_of(std::initializer_list<std::string_view> choices);
+Validator unsigned_up_to(unsigned long long max);  // decimal or 0x-hex
+Validator any_text();
+
+// Where the host configuration file is: $RDMA_QOS_CONFIG, else /etc/rdma/rdma-qos.conf.
+inline constexpr std::string_view kConfigEnv = "RDMA_QOS_CONFIG";
+inline constexpr std::string_view kDefaultConfigPath = "/etc/rdma/rdma-qos.conf";
+
+}  // namespace rdmaqos::config

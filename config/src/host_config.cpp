@@ -1,0 +1,141 @@
+// Host configuration loading: file, then environment (see host_config.h).
+#include "rdma-qos/config/host_config.h"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "rdma-qos/config/knobs.h"
+
+namespace rdmaqos::config {
+
+struct Loader {
+  static void set_defaults(HostConfig& c) {
+    for (const auto& k : knobs())
+      c.values_[std::string(k.key)] = Value{std::string(k.default_value), Source::kDefault, ""};
+  }
+  static void set(HostConfig& c, std::string_view key, Value v) {
+    c.values_[std::string(key)] = std::move(v);
+  }
+  static void set_path(HostConfig& c, std::string path, bool found) {
+    c.path_ = std::move(path);
+    c.file_found_ = found;
+  }
+};
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  size_t b = s.find_first_not_of(" \t\r");
+  if (b == std::string_view::npos) return {};
+  size_t e = s.find_last_not_of(" \t\r");
+  return s.substr(b, e - b + 1);
+}
+
+void apply_file(HostConfig& c, std::string_view text, std::string_view file,
+                std::vector<Diagnostic>& errors) {
+  size_t line_no = 0;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t nl = text.find('\n', pos);
+    std::string_view line =
+        text.substr(pos, nl == std::string_view::npos ? text.size() - pos : nl - pos);
+    pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
+    ++line_no;
+    // '#' starts a comment anywhere: no value of ours contains one.
+    if (size_t hash = line.find('#'); hash != std::string_view::npos) line = line.substr(0, hash);
+    line = trim(line);
+    if (line.empty()) continue;
+    size_t sep = line.find_first_of(" \t");
+    std::string_view key = line.substr(0, sep);
+    std::string_view value =
+        sep == std::string_view::npos ? std::string_view{} : trim(line.substr(sep));
+    const Knob* knob = find_knob(key);
+    if (knob == nullptr) {
+      errors.push_back({fmt::format(
+          "{}:{}: error: unknown key '{}' (see rdma-qos env for the keys)", file, line_no, key)});
+      continue;
+    }
+    if (auto why = knob->validate(value)) {
+      errors.push_back({fmt::format("{}:{}: error: {}: {}", file, line_no, key, *why)});
+      continue;
+    }
+    Loader::set(c, key,
+                Value{std::string(value), Source::kFile, fmt::format("{}:{}", file, line_no)});
+  }
+}
+
+void apply_env(HostConfig& c, EnvLookup env, std::vector<Diagnostic>& errors) {
+  for (const auto& k : knobs()) {
+    auto v = env(k.env);
+    if (!v) continue;
+    std::string value(trim(*v));
+    if (auto why = k.validate(value)) {
+      errors.push_back({fmt::format("{}: error: {}", k.env, *why)});
+      continue;
+    }
+    Loader::set(c, k.key, Value{value, Source::kEnvironment, std::string(k.env)});
+  }
+}
+
+}  // namespace
+
+std::string_view to_string(Source s) {
+  switch (s) {
+    case Source::kDefault: return "default";
+    case Source::kFile: return "file";
+    case Source::kEnvironment: return "environment";
+  }
+  return "?";
+}
+
+const Value& HostConfig::get(std::string_view key) const {
+  auto it = values_.find(key);
+  if (it == values_.end()) throw std::out_of_range(fmt::format("no configuration knob '{}'", key));
+  return it->second;
+}
+
+std::optional<std::string> process_env(std::string_view name) {
+  const char* v = getenv(std::string(name).c_str());  // NOLINT(concurrency-mt-unsafe): read-only
+  if (v == nullptr) return std::nullopt;
+  return std::string(v);
+}
+
+LoadResult parse_host_config(std::string_view text, std::string_view file_name, EnvLookup env) {
+  LoadResult r;
+  Loader::set_defaults(r.config);
+  Loader::set_path(r.config, std::string(file_name), true);
+  apply_file(r.config, text, file_name, r.errors);
+  apply_env(r.config, env, r.errors);
+  return r;
+}
+
+LoadResult load_host_config(EnvLookup env, std::optional<std::string> path) {
+  bool explicit_path = path.has_value();
+  if (!path) {
+    if (auto p = env(kConfigEnv); p && !p->empty()) {
+      path = *p;
+      explicit_path = true;
+    } else {
+      path = std::string(kDefaultConfigPath);
+    }
+  }
+  std::ifstream in(*path);
+  if (!in) {
+    LoadResult r;
+    Loader::set_defaults(r.config);
+    Loader::set_path(r.config, *path, false);
+    if (explicit_path)
+      r.errors.push_back({fmt::format("{}: error: cannot read the configuration file", *path)});
+    apply_env(r.config, env, r.errors);
+    return r;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parse_host_config(ss.str(), *path, env);
+}
+
+}  // namespace rdmaqos::config

@@ -1,0 +1,41 @@
+// The flow-label modes (RDMA_QOS_FLOW_LABEL: rfc, linux, spread, off, or a fixed label) and
+// the label each gives a connection.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace rdmaqos::providers {
+
+enum class FlowLabelMode { kRfc, kLinux, kSpread, kOff, kFixed };
+
+struct FlowLabelSetting {
+  FlowLabelMode mode = FlowLabelMode::kRfc;
+  uint32_t fixed_label = 0;  // kFixed only: 1..0xFFFFF
+};
+
+struct ParseError {
+  std::string message;
+};
+
+// "rfc" (default), "linux", "spread", "off", or a label in decimal or 0x-hex (1..0xFFFFF).
+// Case-insensitive; surrounding blanks ignored.
+std::optional<FlowLabelSetting> parse_flow_label_setting(std::string_view text,
+                                                         ParseError* error = nullptr);
+std::string to_string(const FlowLabelSetting& setting);
+
+// The label for an rdma_cm connection with CM service port `dport` and active-side CM source
+// port `sport`; nullopt for kOff (leave the kernel's label alone).
+std::optional<uint32_t> cm_flow_label(const FlowLabelSetting& setting, uint16_t dport,
+                                      uint16_t sport);
+// The label for a QP pair not set up by rdma_cm; nullopt for kOff. kLinux gives the QPN label
+// too (it is what Linux does for such QPs), kSpread folds the QPNs like the RFC.
+std::optional<uint32_t> qpn_flow_label(const FlowLabelSetting& setting, uint32_t lqpn,
+                                       uint32_t rqpn);
+
+// Parses a decimal or 0x-hex unsigned number that must fit `max`; nullopt otherwise.
+std::optional<uint64_t> parse_unsigned(std::string_view text, uint64_t max);
+
+}  // namespace rdmaqos::providers

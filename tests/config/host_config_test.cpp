@@ -1,0 +1,133 @@
+// rdma-qos.conf and RDMA_QOS_* variables: defaults, file, environment over file, and errors
+// that name the line or the variable.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+
+#include "rdma-qos/config/host_config.h"
+#include "rdma-qos/config/knobs.h"
+
+namespace rdmaqos::config {
+namespace {
+
+std::map<std::string, std::string>& fake_env() {
+  static std::map<std::string, std::string> env;
+  return env;
+}
+
+std::optional<std::string> lookup(std::string_view name) {
+  auto it = fake_env().find(std::string(name));
+  if (it == fake_env().end()) return std::nullopt;
+  return it->second;
+}
+
+class HostConfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override { fake_env().clear(); }
+};
+
+TEST_F(HostConfigTest, EveryKnobHasAnEnvNameDocAndValidDefault) {
+  for (const auto& k : knobs()) {
+    std::string expected = "RDMA_QOS_";
+    for (char c : k.key) expected.push_back(static_cast<char>(toupper(c)));
+    EXPECT_EQ(k.env, expected);
+    EXPECT_FALSE(k.doc.empty()) << k.key;
+    EXPECT_FALSE(k.validate(k.default_value)) << k.key << " default is invalid";
+  }
+}
+
+TEST_F(HostConfigTest, DefaultsWhenNothingIsSet) {
+  auto r = parse_host_config("", "t.conf", &lookup);
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_EQ(r.config.text("flow_label"), "rfc");
+  EXPECT_EQ(r.config.get("flow_label").source, Source::kDefault);
+}
+
+TEST_F(HostConfigTest, FileValuesWithCommentsAndBlanks) {
+  auto r =
+      parse_host_config("# header\n\n  flow_label   spread  # trailing\nsl 3\n", "t.conf", &lookup);
+  ASSERT_TRUE(r.errors.empty()) << r.errors[0].message;
+  EXPECT_EQ(r.config.text("flow_label"), "spread");
+  EXPECT_EQ(r.config.get("flow_label").origin, "t.conf:3");
+  EXPECT_EQ(r.config.get("sl").source, Source::kFile);
+}
+
+TEST_F(HostConfigTest, EnvironmentOverridesFile) {
+  fake_env()["RDMA_QOS_FLOW_LABEL"] = "0x12345";
+  auto r = parse_host_config("flow_label spread\n", "t.conf", &lookup);
+  EXPECT_EQ(r.config.text("flow_label"), "0x12345");
+  EXPECT_EQ(r.config.get("flow_label").source, Source::kEnvironment);
+  EXPECT_EQ(r.config.get("flow_label").origin, "RDMA_QOS_FLOW_LABEL");
+}
+
+TEST_F(HostConfigTest, UnknownKeyNamesFileAndLine) {
+  auto r = parse_host_config("sl 1\nflow_lable rfc\n", "t.conf", &lookup);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].message,
+            "t.conf:2: error: unknown key 'flow_lable' (see rdma-qos env for the keys)");
+  EXPECT_EQ(r.config.text("sl"), "1");  // the rest of the file still applies
+}
+
+TEST_F(HostConfigTest, InvalidValueKeepsTheDefaultAndSaysWhy) {
+  auto r = parse_host_config("sl 16\ntclass 0x100\n", "t.conf", &lookup);
+  ASSERT_EQ(r.errors.size(), 2u);
+  EXPECT_EQ(r.errors[0].message,
+            "t.conf:1: error: sl: '16' is not a number 0..15 (decimal or 0x-hex)");
+  EXPECT_EQ(r.errors[1].message,
+            "t.conf:2: error: tclass: '0x100' is not a number 0..255 (decimal or 0x-hex)");
+  EXPECT_EQ(r.config.text("sl"), "");
+}
+
+TEST_F(HostConfigTest, InvalidEnvironmentValueNamesTheVariable) {
+  fake_env().emplace("RDMA_QOS_FLOW_LABEL",
+                     std::string(1, '0'));  // not "0": GCC 12 -Wrestrict false positive
+  auto r = parse_host_config("", "t.conf", &lookup);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].message,
+            "RDMA_QOS_FLOW_LABEL: error: '0' is not rfc, linux, spread, off or a label 1..0xfffff");
+  EXPECT_EQ(r.config.text("flow_label"), "rfc");
+}
+
+TEST_F(HostConfigTest, MissingDefaultFileIsNotAnError) {
+  auto r = load_host_config(&lookup, std::nullopt);
+  // /etc/rdma/rdma-qos.conf may or may not exist on a test machine; without it no error.
+  if (!r.config.file_found()) {
+    EXPECT_TRUE(r.errors.empty());
+  }
+  EXPECT_EQ(r.config.path(), "/etc/rdma/rdma-qos.conf");
+}
+
+TEST_F(HostConfigTest, MissingExplicitFileIsAnError) {
+  fake_env()["RDMA_QOS_CONFIG"] = "/nonexistent/rdma-qos.conf";
+  auto r = load_host_config(&lookup, std::nullopt);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].message,
+            "/nonexistent/rdma-qos.conf: error: cannot read the configuration file");
+}
+
+TEST_F(HostConfigTest, ConfigPathFromEnvironment) {
+  char path[] = "/tmp/rdmaqos-conf-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  {
+    std::ofstream out(path);
+    out << "log_level debug\n";
+  }
+  fake_env()["RDMA_QOS_CONFIG"] = path;
+  auto r = load_host_config(&lookup, std::nullopt);
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_EQ(r.config.text("log_level"), "debug");
+  EXPECT_TRUE(r.config.file_found());
+  close(fd);
+  remove(path);
+}
+
+TEST_F(HostConfigTest, UnknownKeyLookupIsAProgrammingError) {
+  auto r = parse_host_config("", "t.conf", &lookup);
+  EXPECT_THROW(r.config.get("nope"), std::out_of_range);
+}
+
+}  // namespace
+}  // namespace rdmaqos::config
