@@ -13,12 +13,16 @@ out=$(cd "$out" && pwd)
 
 pkg=${RDMA_QOS_VM_KERNEL_PKG:-$(apt-cache depends linux-image-amd64 2>/dev/null |
     sed -n 's/^ *Depends: \(linux-image-[0-9].*-amd64\)$/\1/p' | head -n1)}
-[ -n "$pkg" ] || { echo "prepare-kernel: cannot find the kernel package (apt-cache depends linux-image-amd64)" >&2; exit 1; }
+if [ -z "$pkg" ]; then
+    echo "prepare-kernel: no kernel package known to apt (apt-cache depends linux-image-amd64);" \
+        "run apt-get update" >&2
+    exit 1
+fi
 kver=${pkg#linux-image-}
 
 # The initramfs embeds paths of this build directory and the init script: rebuild it when
 # either changes.
-stamp="$pkg $(sha256sum "$src/init" "$src/modprobe" | sha256sum | cut -d' ' -f1) $out"
+stamp="$pkg $(sha256sum "$0" "$src/init" "$src/modprobe" | sha256sum | cut -d' ' -f1) $out"
 if [ -f "$out/kernel.env" ] && [ "$(cat "$out/stamp" 2>/dev/null)" = "$stamp" ]; then
     exit 0
 fi

@@ -16,8 +16,15 @@ limit=${4:-150}
 mkdir -p "$results"
 results=$(cd "$results" && pwd)
 script=$(cd "$(dirname "$script")" && pwd)/$(basename "$script")
-# Start from an empty results directory so no stale status passes for a fresh one.
+# Start from an empty results directory so no stale status passes for a fresh one; only a
+# directory this script used before (marker, or a console log) is ever emptied.
+marker=$results/.rdma-qos-vm-results
+if [ -n "$(ls -A "$results")" ] && [ ! -f "$marker" ] && [ ! -f "$results/console.log" ]; then
+    echo "run-vm: $results is not empty and not a results directory of ours" >&2
+    exit 1
+fi
 find "$results" -mindepth 1 -delete
+touch "$marker"
 
 # /dev/kvm alone is not enough: on this kind of host it may be a software virtualiser (kvm_pvm)
 # on which a stock kernel does not boot in useful time. Hardware KVM means kvm_intel/kvm_amd.

@@ -50,8 +50,17 @@ case $case_ in
     killed-runner)
         "$run_vm" "$kdir" "$res" "$here/guest-hang.sh" 100 > "$res.runner.log" 2>&1 &
         runner=$!
-        for n in $(seq 1 40); do [ -n "$(qemu_pids)" ] && break; sleep 0.25; done
-        [ -n "$(qemu_pids)" ] || { echo "FAIL: QEMU never started"; kill -KILL "$runner"; exit 1; }
+        for n in $(seq 1 40); do
+            [ -n "$(qemu_pids)" ] && break
+            kill -0 "$runner" 2>/dev/null || break
+            sleep 0.25
+        done
+        if [ -z "$(qemu_pids)" ]; then
+            echo "FAIL: QEMU never started"
+            cat "$res.runner.log"
+            kill -KILL "$runner" 2>/dev/null
+            exit 1
+        fi
         sleep 2
         kill -KILL "$runner"
         wait "$runner" 2>/dev/null
