@@ -1,0 +1,3 @@
+# Guest of the harness self-test: never finishes, so only the runner's timeout ends the VM.
+echo "guest: hanging on purpose"
+exec sleep 100000
