@@ -129,17 +129,9 @@ Result<std::vector<std::span<const uint8_t>>> response_records(const SaMad& m,
   if (method != method::kGetTableResp && method != method::kGetMultiResp)
     return make_error(ErrorCode::kMalformed,
                       fmt::format("method 0x{:02x} is not a response", method));
-  // With RMPP-active the payload length says how much of the (padded) data is records. A
-  // transport without RMPP (umad2sim) delivers a single MAD whose RMPP header may still be
-  // filled in: PayloadLength then bounds the 200 bytes that arrived.
-  if (m.rmpp.active() && m.rmpp.payload_length != 0) {
-    if (m.rmpp.payload_length < kSaHeaderSize)
-      return make_error(ErrorCode::kMalformed,
-                        fmt::format("RMPP PayloadLength {} is shorter than the SA header",
-                                    m.rmpp.payload_length));
-    size_t announced = m.rmpp.payload_length - kSaHeaderSize;
-    if (announced < data.size()) data = data.first(announced);
-  }
+  // The record count comes from the length alone: the kernel trims a reassembled RMPP
+  // answer to its exact size, and PayloadLength cannot be trusted (OpenSM under umad2sim
+  // echoes the request's RMPP header into its GetMultiResp).
   if (data.empty()) return out;
   size_t record_size = size_t{m.sa.attr_offset} * 8;
   if (record_size == 0)

@@ -33,8 +33,10 @@ Result<PortAttributes> read_port(const std::string& ca, int portnum) {
   a.sm_lid = static_cast<uint16_t>(port.sm_lid);
   a.sm_sl = static_cast<uint8_t>(port.sm_sl);
   a.gid = make_gid(be64toh(port.gid_prefix), be64toh(port.port_guid));
+  // sysfs says "InfiniBand"; umad2sim says "IB".
   bool usable = port.state == kPortStateActive &&
-                (port.link_layer[0] == 0 || std::strcmp(port.link_layer, "InfiniBand") == 0);
+                (port.link_layer[0] == 0 || std::strcmp(port.link_layer, "InfiniBand") == 0 ||
+                 std::strcmp(port.link_layer, "IB") == 0);
   umad_release_port(&port);
   if (!usable)
     return make_error(ErrorCode::kTransport,

@@ -87,8 +87,12 @@ inline SaMad response_to(const SaMad& request, uint8_t method, uint16_t status =
   return m;
 }
 
+// As the umad layer hands over an answer: exactly as long as its data (kernel RMPP
+// reassembly trims to the payload; umad2sim passes the sender's length).
 inline ReceivedMad received(const SaMad& m) {
-  return ReceivedMad{0, encode_sa_mad(m)};
+  auto bytes = encode_sa_mad(m);
+  bytes.resize(kSaDataOffset + m.data.size());
+  return ReceivedMad{0, bytes};
 }
 
 }  // namespace rdmaqos::sa::testing

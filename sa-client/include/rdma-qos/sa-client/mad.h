@@ -125,7 +125,7 @@ std::vector<uint8_t> encode_sa_mad(const SaMad& mad);
 Result<SaMad> decode_sa_mad(std::span<const uint8_t> bytes);
 
 // Records in a response (GetResp: the one record; GetTableResp/GetMultiResp: every record of
-// AttributeOffset*8 bytes in the data; with RMPP-active, PayloadLength bounds the data).
+// AttributeOffset*8 bytes in the data; a trailing partial record is ignored).
 Result<std::vector<std::span<const uint8_t>>> response_records(const SaMad& mad,
                                                                size_t min_record_size);
 
