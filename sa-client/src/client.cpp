@@ -1,6 +1,8 @@
 // The windowed SA query engine and the typed queries built on it.
 #include "rdma-qos/sa-client/client.h"
 
+#include "rdma-qos/sa-client/path_cache.h"
+
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -145,7 +147,10 @@ std::vector<Result<std::vector<PathRecord>>> Client::path_records(
   std::vector<SaRequest> requests;
   std::vector<size_t> where;  // request index -> query index
   std::vector<std::optional<Error>> invalid(queries.size());
+  std::vector<std::optional<std::vector<PathRecord>>> cached(queries.size());
+  if (cache_) maybe_refresh_port();
   for (size_t i = 0; i < queries.size(); ++i) {
+    if (cache_ && (cached[i] = cache_->lookup(queries[i], sm_generation_))) continue;
     auto r = make_path_request(queries[i]);
     if (!r) {
       invalid[i] = r.error();
@@ -161,9 +166,16 @@ std::vector<Result<std::vector<PathRecord>>> Client::path_records(
       slots[where[k]] = responses[k].error();
     else
       slots[where[k]] = decode_path_response(*responses[k]);
+    if (cache_ && *slots[where[k]])
+      cache_->insert(queries[where[k]], slots[where[k]]->value(), sm_generation_);
   }
-  for (size_t i = 0; i < queries.size(); ++i)
+  for (size_t i = 0; i < queries.size(); ++i) {
+    if (cached[i]) {
+      out.push_back(std::move(*cached[i]));
+      continue;
+    }
     out.push_back(invalid[i] ? Result<std::vector<PathRecord>>(*invalid[i]) : std::move(*slots[i]));
+  }
   return out;
 }
 

@@ -19,6 +19,8 @@
 
 namespace rdmaqos::sa {
 
+class PathCache;
+
 struct ClientOptions {
   UmadOptions port;                // CA/port (used by Client::open only)
   std::optional<uint16_t> sa_lid;  // default: the port's SM LID
@@ -77,10 +79,14 @@ class Client {
   Result<ClassPortInfo> class_port_info();
   Result<bool> qos_supported();
 
+  // Answers found in the cache (set_cache) are not asked again; fresh answers are stored.
   Result<std::vector<PathRecord>> path_records(const PathQuery& query);
   // Many queries with up to options.window outstanding; results in query order.
   std::vector<Result<std::vector<PathRecord>>> path_records(std::span<const PathQuery> queries);
   Result<std::vector<PathRecord>> multipath_records(const MultiPathQuery& query);
+
+  // Shares a path cache with this client (nullptr: none).
+  void set_cache(std::shared_ptr<PathCache> cache) { cache_ = std::move(cache); }
 
   // The engine: sends every request (windowed, retried) and returns each response MAD.
   // A non-zero MAD status is an error (kMadStatus, message with the status name).
@@ -94,6 +100,7 @@ class Client {
   std::unique_ptr<Transport> transport_;
   ClientOptions options_;
   std::optional<ClassPortInfo> cpi_;
+  std::shared_ptr<PathCache> cache_;
   uint64_t sm_generation_ = 0;
   uint32_t next_tid_;
   std::chrono::steady_clock::time_point last_refresh_;
