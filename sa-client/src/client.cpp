@@ -196,6 +196,7 @@ struct Pending {
   Clock::time_point due;  // response deadline, or when to resend
   bool waiting_resend = false;
   uint16_t last_status = 0;  // BUSY seen on the previous attempt
+  Clock::time_point first_sent;
 };
 
 }  // namespace
@@ -265,6 +266,7 @@ std::vector<Result<SaMad>> Client::execute(std::span<const SaRequest> requests) 
       Pending p;
       p.index = next++;
       p.bytes = encode_sa_mad(m);
+      p.first_sent = Clock::now();
       auto [it, inserted] = active.emplace(tid, std::move(p));
       (void)inserted;
       transmit(tid, it->second);
@@ -316,6 +318,7 @@ std::vector<Result<SaMad>> Client::execute(std::span<const SaRequest> requests) 
                                                mad_status_name(mad->mad.status), mad->mad.status),
                                    mad->mad.status));
           } else {
+            if (latency_observer_) latency_observer_(Clock::now() - p.first_sent);
             finish(tid, std::move(*mad));
           }
         }

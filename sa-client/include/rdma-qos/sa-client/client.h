@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -88,6 +89,11 @@ class Client {
   // Shares a path cache with this client (nullptr: none).
   void set_cache(std::shared_ptr<PathCache> cache) { cache_ = std::move(cache); }
 
+  // Called with the round-trip time of every answered request (benchmarks, metrics).
+  void set_latency_observer(std::function<void(std::chrono::nanoseconds)> observer) {
+    latency_observer_ = std::move(observer);
+  }
+
   // The engine: sends every request (windowed, retried) and returns each response MAD.
   // A non-zero MAD status is an error (kMadStatus, message with the status name).
   std::vector<Result<SaMad>> execute(std::span<const SaRequest> requests);
@@ -101,6 +107,7 @@ class Client {
   ClientOptions options_;
   std::optional<ClassPortInfo> cpi_;
   std::shared_ptr<PathCache> cache_;
+  std::function<void(std::chrono::nanoseconds)> latency_observer_;
   uint64_t sm_generation_ = 0;
   uint32_t next_tid_;
   std::chrono::steady_clock::time_point last_refresh_;
