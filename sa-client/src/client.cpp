@@ -105,7 +105,10 @@ void Client::maybe_refresh_port() {
   auto fresh = transport_->refresh_port();
   if (fresh && fresh->sm_lid != before) {
     ++sm_generation_;
-    if (!options_.sa_lid) cpi_.reset();
+    if (!options_.sa_lid) {
+      cpi_.reset();
+      cpi_tried_ = false;
+    }
   }
 }
 
@@ -203,6 +206,13 @@ struct Pending {
 
 std::vector<Result<SaMad>> Client::execute(std::span<const SaRequest> requests) {
   maybe_refresh_port();
+  // The per-attempt timeout comes from the SA's RespTimeValue: read ClassPortInfo once per
+  // SA first (that also answers qos_supported()). If the SA does not answer it, the queries
+  // go ahead with the bootstrap timeout.
+  if (!options_.timeout && !cpi_ && !cpi_tried_ && !requests.empty()) {
+    cpi_tried_ = true;
+    (void)class_port_info();
+  }
   const milliseconds timeout = attempt_timeout();
   const uint16_t dlid = sa_lid();
   const uint8_t sl = transport_->port().sm_sl;

@@ -322,6 +322,37 @@ TEST(Client, TimeoutComesFromRespTimeValue) {
   EXPECT_EQ(fake->sent.at(1).response_timeout, 536ms);
 }
 
+TEST(Client, FirstQueryReadsClassPortInfoForItsTimeout) {
+  FakeTransport* fake;
+  auto t = std::make_unique<FakeTransport>([](const SaMad& r) {
+    if (r.mad.attr_id == attr::kClassPortInfo)
+      return std::vector<ReceivedMad>{received(cpi_response(r, true, 12))};
+    return std::vector<ReceivedMad>{received(table_of(r, 1))};
+  });
+  fake = t.get();
+  Client c(std::move(t), ClientOptions{});
+  ASSERT_TRUE(c.path_records(dlid_query(3)));
+  ASSERT_TRUE(c.path_records(dlid_query(4)));
+  ASSERT_EQ(fake->sent.size(), 3u);  // ClassPortInfo once, then the two queries
+  EXPECT_EQ(fake->sent[0].mad.mad.attr_id, attr::kClassPortInfo);
+  // 2 x 4.096 us x 2^12 = 33.5 ms, raised to the 100 ms floor
+  EXPECT_EQ(fake->sent[1].response_timeout, 100ms);
+  EXPECT_EQ(fake->sent[2].mad.mad.attr_id, attr::kPathRecord);
+}
+
+TEST(Client, QueriesGoAheadWhenClassPortInfoIsRefused) {
+  FakeTransport* fake;
+  auto t = std::make_unique<FakeTransport>([](const SaMad& r) {
+    if (r.mad.attr_id == attr::kClassPortInfo)
+      return std::vector<ReceivedMad>{received(response_to(r, method::kGetResp, 0x000C))};
+    return std::vector<ReceivedMad>{received(table_of(r, 1))};
+  });
+  fake = t.get();
+  Client c(std::move(t), ClientOptions{});
+  ASSERT_TRUE(c.path_records(dlid_query(3)));
+  EXPECT_EQ(fake->sent.at(1).response_timeout, kBootstrapTimeout);
+}
+
 TEST(Client, MultiPathIsGetMultiRmppActiveWithGidCounts) {
   FakeTransport* fake;
   auto c = client_with(fake, [](const SaMad& r) {

@@ -106,6 +106,7 @@ class Client {
   std::unique_ptr<Transport> transport_;
   ClientOptions options_;
   std::optional<ClassPortInfo> cpi_;
+  bool cpi_tried_ = false;  // ClassPortInfo asked for (once per SA) before the first query
   std::shared_ptr<PathCache> cache_;
   std::function<void(std::chrono::nanoseconds)> latency_observer_;
   uint64_t sm_generation_ = 0;
