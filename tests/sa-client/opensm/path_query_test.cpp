@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <signal.h>
+
 #include <set>
+#include <thread>
 
 #include "rdma-qos/sa-client/gid.h"
 #include "rdma-qos/testbed/ib_fabric.h"
@@ -250,6 +253,23 @@ TEST(SaClientOpenSmWithoutQos, ClassPortInfoQosBitIsClear) {
   ASSERT_FALSE(j.is_discarded()) << r.output;
   EXPECT_EQ(j.value("qos_supported", true), false) << r.output;
   EXPECT_EQ(j.value("multipath_supported", false), true) << r.output;
+}
+
+TEST(SaClientOpenSmStopped, QueryTimesOutWhenTheSmIsGone) {
+  IbFabric fabric(testbed::fabric_options(testbed::make_fat_tree({})));
+  auto pids = fabric.pids();  // ibsim, then OpenSM
+  ASSERT_EQ(pids.size(), 2u);
+  ASSERT_EQ(::kill(pids[1], SIGKILL), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  // The port still names LID 1 as its SM, but nothing answers there any more.
+  RunResult r = fabric.run_at("node001", {RDMA_QOS_CLI, "path", "--dlid",
+                                          std::to_string(fabric.topology().node("node002").lid),
+                                          "--timeout", "200", "--retries", "2", "--json"});
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  json j = json::parse(r.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.output;
+  EXPECT_EQ(j["error"].value("code", ""), "timeout") << r.output;
+  EXPECT_NE(j["error"].value("message", "").find("3 attempt"), std::string::npos) << r.output;
 }
 
 }  // namespace
