@@ -1,0 +1,124 @@
+// The SA client: PathRecord / MultiPathRecord / ClassPortInfo queries with many requests
+// outstanding at once, retries with backoff, BUSY handling, and the SA's QoS capability read
+// once per SA (again after an SM LID change).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "rdma-qos/sa-client/class_port_info.h"
+#include "rdma-qos/sa-client/mad.h"
+#include "rdma-qos/sa-client/multipath_record.h"
+#include "rdma-qos/sa-client/path_record.h"
+#include "rdma-qos/sa-client/result.h"
+#include "rdma-qos/sa-client/transport.h"
+
+namespace rdmaqos::sa {
+
+class PathCache;
+
+struct ClientOptions {
+  UmadOptions port;                // CA/port (used by Client::open only)
+  std::optional<uint16_t> sa_lid;  // default: the port's SM LID
+  // Per-attempt response timeout; default: from ClassPortInfo RespTimeValue (2x, clamped to
+  // kMinTimeout..kMaxTimeout).
+  std::optional<std::chrono::milliseconds> timeout;
+  int retries = 3;     // resends after the first attempt (timeouts and BUSY alike)
+  size_t window = 16;  // requests outstanding at once
+  std::chrono::milliseconds backoff{10};  // first BUSY/failed-send backoff, doubled each time
+  // How often an unchanged SM LID is re-read from the port (an SM change drops the cached
+  // ClassPortInfo).
+  std::chrono::milliseconds port_refresh{1000};
+};
+
+constexpr std::chrono::milliseconds kMinTimeout{100};
+constexpr std::chrono::milliseconds kMaxTimeout{4000};
+// Used for the ClassPortInfo query itself, before RespTimeValue is known.
+constexpr std::chrono::milliseconds kBootstrapTimeout{1000};
+
+struct PathQuery {
+  PathRecord record;
+  uint64_t comp_mask = 0;
+  bool get_table = true;  // GetTable (every matching path) or Get (one path)
+};
+
+struct MultiPathQuery {
+  MultiPathRecord record;
+  uint64_t comp_mask = 0;  // SGIDCount and DGIDCount are always added
+};
+
+// One raw request the engine sends; exposed for the CLI and tests.
+struct SaRequest {
+  uint8_t method = method::kGet;
+  uint16_t attr_id = 0;
+  uint64_t comp_mask = 0;
+  std::vector<uint8_t> data;
+  bool rmpp = false;  // send RMPP-active (GetMulti)
+};
+
+class Client {
+ public:
+  // Opens the umad port named in options.port.
+  static Result<std::unique_ptr<Client>> open(const ClientOptions& options);
+  Client(std::unique_ptr<Transport> transport, ClientOptions options);
+  ~Client();
+  Client(const Client&) = delete;
+  Client& operator=(const Client&) = delete;
+
+  // The SA this client queries now.
+  uint16_t sa_lid() const;
+  const PortAttributes& port() const;
+  // Increases every time the SM LID of the port changes (caches key their validity on it).
+  uint64_t sm_generation() const { return sm_generation_; }
+
+  // Read once per SA and kept until the SM LID changes.
+  Result<ClassPortInfo> class_port_info();
+  Result<bool> qos_supported();
+
+  // Answers found in the cache (set_cache) are not asked again; fresh answers are stored.
+  Result<std::vector<PathRecord>> path_records(const PathQuery& query);
+  // Many queries with up to options.window outstanding; results in query order.
+  std::vector<Result<std::vector<PathRecord>>> path_records(std::span<const PathQuery> queries);
+  Result<std::vector<PathRecord>> multipath_records(const MultiPathQuery& query);
+
+  // Shares a path cache with this client (nullptr: none).
+  void set_cache(std::shared_ptr<PathCache> cache) { cache_ = std::move(cache); }
+
+  // Called with the round-trip time of every answered request (benchmarks, metrics).
+  void set_latency_observer(std::function<void(std::chrono::nanoseconds)> observer) {
+    latency_observer_ = std::move(observer);
+  }
+
+  // The engine: sends every request (windowed, retried) and returns each response MAD.
+  // A non-zero MAD status is an error (kMadStatus, message with the status name).
+  std::vector<Result<SaMad>> execute(std::span<const SaRequest> requests);
+
+ private:
+  struct Impl;
+  void maybe_refresh_port();
+  std::chrono::milliseconds attempt_timeout();
+
+  std::unique_ptr<Transport> transport_;
+  ClientOptions options_;
+  std::optional<ClassPortInfo> cpi_;
+  bool cpi_tried_ = false;  // ClassPortInfo asked for (once per SA) before the first query
+  std::shared_ptr<PathCache> cache_;
+  std::function<void(std::chrono::nanoseconds)> latency_observer_;
+  uint64_t sm_generation_ = 0;
+  uint32_t next_tid_;
+  std::chrono::steady_clock::time_point last_refresh_;
+};
+
+// Builds the request for a PathRecord query (Service-ID mask bits always both or none).
+Result<SaRequest> make_path_request(const PathQuery& query);
+Result<SaRequest> make_multipath_request(const MultiPathQuery& query);
+// Decodes every PathRecord of a response.
+Result<std::vector<PathRecord>> decode_path_response(const SaMad& response);
+Result<ClassPortInfo> decode_class_port_info_response(const SaMad& response);
+
+}  // namespace rdmaqos::sa

@@ -1,0 +1,165 @@
+// The C API over Client: every entry point catches everything so no exception crosses into C.
+#include <cstring>
+#include <exception>
+
+#include "rdma-qos/sa-client/client.h"
+#include "rdma-qos/sa-client/path_cache.h"
+#include "rdma-qos/sa-client/sa_client.h"
+
+struct rdma_qos_sa_client {
+  std::unique_ptr<rdmaqos::sa::Client> client;
+};
+
+namespace {
+
+using namespace rdmaqos::sa;
+
+void copy_message(char* dst, size_t len, const std::string& text) {
+  if (len == 0) return;
+  size_t n = std::min(len - 1, text.size());
+  std::memcpy(dst, text.data(), n);
+  dst[n] = '\0';
+}
+
+void set_error(rdma_qos_sa_error* err, rdma_qos_sa_error_code code, const std::string& message,
+               uint16_t mad_status = 0) {
+  if (!err) return;
+  err->code = code;
+  err->mad_status = mad_status;
+  copy_message(err->message, sizeof err->message, message);
+}
+
+rdma_qos_sa_error_code c_code(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::kTruncated: return RDMA_QOS_SA_TRUNCATED;
+    case ErrorCode::kMalformed: return RDMA_QOS_SA_MALFORMED;
+    case ErrorCode::kMadStatus: return RDMA_QOS_SA_MAD_STATUS;
+    case ErrorCode::kTimeout: return RDMA_QOS_SA_TIMEOUT;
+    case ErrorCode::kTransport: return RDMA_QOS_SA_TRANSPORT;
+    case ErrorCode::kInvalidArgument: return RDMA_QOS_SA_INVALID_ARGUMENT;
+  }
+  return RDMA_QOS_SA_MALFORMED;
+}
+
+void set_error(rdma_qos_sa_error* err, const Error& e) {
+  set_error(err, c_code(e.code), e.message, e.mad_status);
+}
+
+void clear_error(rdma_qos_sa_error* err) {
+  set_error(err, RDMA_QOS_SA_OK, "");
+}
+
+}  // namespace
+
+namespace rdmaqos::sa {
+rdma_qos_sa_client* wrap_c_client(std::unique_ptr<Client> client) {
+  return new rdma_qos_sa_client{std::move(client)};
+}
+}  // namespace rdmaqos::sa
+
+extern "C" {
+
+rdma_qos_sa_client* rdma_qos_sa_open(const rdma_qos_sa_options* options, rdma_qos_sa_error* err) {
+  try {
+    ClientOptions o;
+    rdma_qos_sa_options none{};
+    const rdma_qos_sa_options& c = options ? *options : none;
+    if (c.ca) o.port.ca = c.ca;
+    o.port.port = c.port;
+    if (c.sa_lid) o.sa_lid = c.sa_lid;
+    if (c.timeout_ms > 0) o.timeout = std::chrono::milliseconds(c.timeout_ms);
+    if (c.retries >= 0 && options) o.retries = c.retries;
+    auto client = Client::open(o);
+    if (!client) {
+      set_error(err, client.error());
+      return nullptr;
+    }
+    if (c.cache_ttl_ms > 0) {
+      PathCacheOptions co;
+      co.ttl = std::chrono::milliseconds(c.cache_ttl_ms);
+      if (c.cache_capacity) co.capacity = c.cache_capacity;
+      (*client)->set_cache(std::make_shared<PathCache>(co));
+    }
+    clear_error(err);
+    return wrap_c_client(std::move(*client));
+  } catch (const std::exception& e) {
+    set_error(err, RDMA_QOS_SA_TRANSPORT, e.what());
+    return nullptr;
+  }
+}
+
+void rdma_qos_sa_close(rdma_qos_sa_client* client) {
+  delete client;
+}
+
+int rdma_qos_sa_path_query(rdma_qos_sa_client* client, const ibv_path_record* query,
+                           uint64_t comp_mask, ibv_path_record* paths, int max_paths,
+                           rdma_qos_sa_error* err) {
+  try {
+    if (!client || !query || (max_paths > 0 && !paths) || max_paths < 0) {
+      set_error(err, RDMA_QOS_SA_INVALID_ARGUMENT, "NULL client/query/paths or max_paths < 0");
+      return -1;
+    }
+    auto record = decode_path_record(
+        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(query), sizeof *query));
+    if (!record) {
+      set_error(err, record.error());
+      return -1;
+    }
+    PathQuery q;
+    q.record = *record;
+    q.comp_mask = comp_mask;
+    auto answer = client->client->path_records(q);
+    if (!answer) {
+      set_error(err, answer.error());
+      return -1;
+    }
+    int n = 0;
+    for (const auto& p : *answer) {
+      if (n < max_paths) {
+        auto bytes = encode_path_record(p);
+        if (!bytes) {
+          set_error(err, bytes.error());
+          return -1;
+        }
+        std::memcpy(&paths[n], bytes->data(), sizeof paths[n]);
+      }
+      ++n;
+    }
+    clear_error(err);
+    return n;
+  } catch (const std::exception& e) {
+    set_error(err, RDMA_QOS_SA_TRANSPORT, e.what());
+    return -1;
+  }
+}
+
+int rdma_qos_sa_qos_supported(rdma_qos_sa_client* client, rdma_qos_sa_error* err) {
+  try {
+    if (!client) {
+      set_error(err, RDMA_QOS_SA_INVALID_ARGUMENT, "NULL client");
+      return -1;
+    }
+    auto q = client->client->qos_supported();
+    if (!q) {
+      set_error(err, q.error());
+      return -1;
+    }
+    clear_error(err);
+    return *q ? 1 : 0;
+  } catch (const std::exception& e) {
+    set_error(err, RDMA_QOS_SA_TRANSPORT, e.what());
+    return -1;
+  }
+}
+
+const char* rdma_qos_sa_mad_status_name(uint16_t mad_status, char* buf, size_t len) {
+  try {
+    copy_message(buf, len, mad_status_name(mad_status));
+  } catch (const std::exception&) {
+    copy_message(buf, len, "?");
+  }
+  return buf;
+}
+
+}  // extern "C"

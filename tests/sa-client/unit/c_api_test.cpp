@@ -1,0 +1,95 @@
+// The C API over a client on a scripted transport: wire-layout paths in and out, errors with
+// the MAD status name, argument checks.
+#include <endian.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "fake_transport.h"
+#include "rdma-qos/sa-client/client.h"
+#include "rdma-qos/sa-client/sa_client.h"
+
+extern "C" int rdma_qos_sa_c_header_is_plain_c(void);
+
+namespace rdmaqos::sa {
+namespace {
+
+using namespace std::chrono_literals;
+
+rdma_qos_sa_client* c_client(uint16_t status, int records) {
+  auto t = std::make_unique<testing::FakeTransport>([=](const SaMad& r) {
+    SaMad m = testing::response_to(r, method::kGetTableResp, status);
+    m.sa.attr_offset = 8;
+    for (int i = 0; i < records; ++i) {
+      PathRecord p = *decode_path_record(r.data);  // echo the query ...
+      p.sl = 3;                                    // ... with the SL the policy gives
+      p.rate = 5;
+      auto b = encode_path_record(p);
+      m.data.insert(m.data.end(), b->begin(), b->end());
+    }
+    return std::vector<ReceivedMad>{testing::received(m)};
+  });
+  ClientOptions o;
+  o.timeout = 5ms;
+  return wrap_c_client(std::make_unique<Client>(std::move(t), o));
+}
+
+TEST(CApi, HeaderIsPlainC) {
+  EXPECT_EQ(rdma_qos_sa_c_header_is_plain_c(), 1);
+}
+
+TEST(CApi, PathQueryReturnsWireLayoutRecords) {
+  rdma_qos_sa_client* c = c_client(0, 2);
+  ibv_path_record q{};
+  q.service_id = htobe64(0x1060CBC);
+  q.dlid = htobe16(3);
+  ibv_path_record out[4]{};
+  rdma_qos_sa_error err{};
+  int n = rdma_qos_sa_path_query(c, &q, RDMA_QOS_PR_COMP_SERVICE_ID | RDMA_QOS_PR_COMP_DLID, out, 4,
+                                 &err);
+  EXPECT_EQ(n, 2) << err.message;
+  EXPECT_EQ(err.code, RDMA_QOS_SA_OK);
+  EXPECT_EQ(be64toh(out[0].service_id), 0x1060CBCu);
+  EXPECT_EQ(be16toh(out[0].dlid), 3);
+  EXPECT_EQ(be16toh(out[0].qosclass_sl) & 0xF, 3);
+  EXPECT_EQ(out[1].rate & 0x3F, 5);
+  rdma_qos_sa_close(c);
+}
+
+TEST(CApi, CountsPathsBeyondTheBuffer) {
+  rdma_qos_sa_client* c = c_client(0, 3);
+  ibv_path_record q{};
+  ibv_path_record out[1]{};
+  EXPECT_EQ(rdma_qos_sa_path_query(c, &q, RDMA_QOS_PR_COMP_DLID, out, 1, nullptr), 3);
+  rdma_qos_sa_close(c);
+}
+
+TEST(CApi, SaStatusComesBackWithItsName) {
+  rdma_qos_sa_client* c = c_client(0x0300, 0);
+  ibv_path_record q{};
+  ibv_path_record out[1]{};
+  rdma_qos_sa_error err{};
+  EXPECT_EQ(rdma_qos_sa_path_query(c, &q, RDMA_QOS_PR_COMP_DLID, out, 1, &err), -1);
+  EXPECT_EQ(err.code, RDMA_QOS_SA_MAD_STATUS);
+  EXPECT_EQ(err.mad_status, 0x0300);
+  EXPECT_NE(std::strstr(err.message, "SA_NO_RECORDS"), nullptr) << err.message;
+  rdma_qos_sa_close(c);
+}
+
+TEST(CApi, NullArgumentsAreRejected) {
+  rdma_qos_sa_error err{};
+  ibv_path_record q{};
+  EXPECT_EQ(rdma_qos_sa_path_query(nullptr, &q, 0, nullptr, 0, &err), -1);
+  EXPECT_EQ(err.code, RDMA_QOS_SA_INVALID_ARGUMENT);
+  EXPECT_EQ(rdma_qos_sa_qos_supported(nullptr, &err), -1);
+}
+
+TEST(CApi, StatusNamesFitTheBuffer) {
+  char buf[8];
+  EXPECT_STREQ(rdma_qos_sa_mad_status_name(0x0600, buf, sizeof buf), "SA_INSU");
+  char big[64];
+  EXPECT_STREQ(rdma_qos_sa_mad_status_name(0x0001, big, sizeof big), "BUSY");
+}
+
+}  // namespace
+}  // namespace rdmaqos::sa
