@@ -63,7 +63,7 @@ AvOutcome decide_qp_av(ibv_qp_attr& attr, int& mask, uint32_t lqpn, LinkKind lin
         why = "application's label kept";
       } else {
         label = cm_flow_label(s.flow_label, cm->dport, cm->sport);
-        why = "CM ports";
+        why = label ? "CM ports" : "mode off";
       }
     } else if (ah.grh.flow_label != 0) {
       why = "program's label kept";
@@ -72,7 +72,7 @@ AvOutcome decide_qp_av(ibv_qp_attr& attr, int& mask, uint32_t lqpn, LinkKind lin
       why = "fixed label";
     } else if (mask & IBV_QP_DEST_QPN) {
       label = qpn_flow_label(s.flow_label, lqpn, attr.dest_qp_num);
-      why = "QPNs";
+      why = label ? "QPNs" : "mode off";
     } else {
       why = "no remote QPN";
     }

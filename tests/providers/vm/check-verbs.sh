@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Host-side check of one scenario of the providers `verbs` VM group (vm/verbs.sh.in): the
+# programs transferred, the UDP source port on the wire in both directions is the fold of the
+# label the mode prescribes, and the module passed exactly that label (its test hook).
+# Expected values are computed here from the RFC formulas, never by the code under test.
+#   check-verbs.sh SCENARIO RESULTS_DIR ROCE_PCAP_DUMP
+set -euo pipefail
+scenario=$1
+dir=$2
+dump=$3
+failures=0
+fail() { echo "FAIL: $scenario: $*"; failures=$((failures + 1)); }
+fold() { echo $(( (($1 & 0x3FFF) ^ (($1 & 0xFC000) >> 14)) | 0xC000 )); }
+qpn_label() {
+    local v=$(( $1 * $2 ))
+    v=$(( v ^ (v >> 20) )); v=$(( v ^ (v >> 40) ))
+    echo $(( v & 0xFFFFF ))
+}
+
+[ -d "$dir" ] || { echo "FAIL: $scenario: no results in $dir (did the VM group run?)"; exit 1; }
+cat "$dir/log" 2>/dev/null || true
+for side in client server; do
+    st=$(cat "$dir/$side.status" 2>/dev/null || echo missing)
+    [ "$st" = 0 ] || { fail "$side exit status $st"; sed 's/^/  | /' "$dir/$side.log" || true; }
+    grep -q '^5 iters in' "$dir/$side.log" || fail "$side: no 5 iterations"
+done
+case $scenario in
+    *_ipv6) client=fd00::1 server=fd00::2 ;;
+    *) client=10.0.0.1 server=10.0.0.2 ;;
+esac
+
+lqpn=$(sed -n 's/.*local address: .*QPN \(0x[0-9a-f]*\),.*/\1/p' "$dir/client.log")
+rqpn=$(sed -n 's/.*remote address: .*QPN \(0x[0-9a-f]*\),.*/\1/p' "$dir/client.log")
+[ -n "$lqpn" ] && [ -n "$rqpn" ] || { fail "no QPNs in client.log"; lqpn=0 rqpn=0; }
+# The label each mode prescribes for a plain verbs QP pair, and what the module passes on.
+case $scenario in
+    rfc_*|spread_*) label=$(qpn_label "$lqpn" "$rqpn"); passed=$label ;;
+    fixed_*) label=$((0x12345)); passed=$label ;;
+    off_*) label=$(qpn_label "$lqpn" "$rqpn"); passed=0 ;;   # the kernel's own QPN hash
+    program_label_*) label=$((0x777)); passed=$label ;;
+    tclass_*) label=$(qpn_label "$lqpn" "$rqpn"); passed=$label ;;
+    *) echo "FAIL: unknown scenario $scenario"; exit 1 ;;
+esac
+want=$(fold "$label")
+echo "QPNs $lqpn/$rqpn: label $(printf 0x%05x "$label"), expected UDP source port $want"
+
+# The test hook: each side's RTR transition passed the label (and SL / traffic class).
+for side in client server; do
+    rec=$(grep '"call":"ibv_modify_qp"' "$dir/$side.record" 2>/dev/null | grep -v '"dest_qp":0,' | tail -1 || true)
+    if [ -z "$rec" ]; then
+        fail "$side: the module recorded no RTR transition"
+        continue
+    fi
+    echo "$side record: $rec"
+    got=$(sed -n 's/.*"flow_label":\([0-9]*\).*/\1/p' <<<"$rec")
+    [ "$got" = "$passed" ] || fail "$side: module passed label $got, expected $passed"
+    if [[ $scenario == tclass_* ]]; then
+        [[ $rec == *'"sl":3,'* ]] || fail "$side: SL 3 not passed"
+        [[ $rec == *'"traffic_class":104,'* ]] || fail "$side: traffic class 104 not passed"
+    fi
+done
+
+tsv=$("$dump" "$dir/cap.pcap") || { fail "cannot read $dir/cap.pcap"; tsv=; }
+echo "$tsv" | awk 'NR <= 8'
+data_rows() { echo "$tsv" | tail -n +2 | awk -F'\t' '$9 != 1'; }
+for d in "$client $server" "$server $client"; do
+    set -- $d
+    n=$(data_rows | awk -F'\t' -v s="$1" -v t="$2" '$2 == s && $3 == t' | wc -l)
+    [ "$n" -gt 0 ] || fail "no data packet from $1 to $2"
+    bad=$(data_rows | awk -F'\t' -v s="$1" -v t="$2" -v w="$want" '$2 == s && $3 == t && $4 != w' | wc -l)
+    [ "$bad" = 0 ] || fail "$bad packets from $1 to $2 not from UDP source port $want"
+done
+if [[ $scenario == tclass_* ]]; then
+    bad=$(data_rows | awk -F'\t' '$6 != 26' | wc -l)   # traffic class 104 = DSCP 26
+    [ "$bad" = 0 ] || fail "$bad data packets without DSCP 26"
+fi
+
+if [ "$failures" -gt 0 ]; then
+    echo "$scenario: $failures failures"
+    exit 1
+fi
+echo "PASS: $scenario"
