@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Host-side check of one scenario of the kmod-shim `kernel` VM group (vm/kernel.sh.in):
+# `rdma-qos kernel apply` set the configfs default (and a second run kept it), the connection
+# worked, and its data packets carry the DSCP of that TOS in both directions (the passive side
+# follows the active side's path). DSCP = TOS >> 2, computed here.
+#   check-kernel.sh SCENARIO RESULTS_DIR ROCE_PCAP_DUMP
+set -euo pipefail
+scenario=$1
+dir=$2
+dump=$3
+failures=0
+fail() { echo "FAIL: $scenario: $*"; failures=$((failures + 1)); }
+
+[ -d "$dir" ] || { echo "FAIL: $scenario: no results in $dir (did the VM group run?)"; exit 1; }
+cat "$dir/log" 2>/dev/null || true
+for f in apply1.log apply2.log show.json; do echo "--- $f"; cat "$dir/$f" 2>/dev/null || true; done
+for side in client server; do
+    st=$(cat "$dir/$side.status" 2>/dev/null || echo missing)
+    [ "$st" = 0 ] || { fail "$side exit status $st"; sed 's/^/  | /' "$dir/$side.log" 2>/dev/null || true; }
+done
+
+case $scenario in
+    ucmatose_default_tos) tos=72 ;;
+    nvme_default_tos) tos=104 ;;
+    *) echo "FAIL: unknown scenario $scenario"; exit 1 ;;
+esac
+dscp=$((tos >> 2))
+
+grep -q "set rxe0:1 default_roce_tos: $tos" "$dir/apply1.log" || fail "first apply did not set $tos"
+grep -q "kept rxe0:1 default_roce_tos: $tos" "$dir/apply2.log" || fail "second apply was not idempotent"
+got=$(jq -r '.[] | select(.device == "rxe0") | .default_roce_tos' "$dir/show.json" 2>/dev/null || true)
+[ "$got" = "$tos" ] || fail "kernel show reports '$got' for rxe0, expected $tos"
+if [ "$scenario" = nvme_default_tos ]; then
+    # rxe1 is covered by the bare default 0 and both ports got the v2 mode.
+    got=$(jq -r '.[] | select(.device == "rxe1") | .default_roce_tos' "$dir/show.json" 2>/dev/null || true)
+    [ "$got" = 0 ] || fail "rxe1 default_roce_tos '$got', expected 0"
+    modes=$(jq -r '.[].default_roce_mode' "$dir/show.json" 2>/dev/null | sort -u)
+    [ "$modes" = "RoCE v2" ] || fail "modes '$modes', expected RoCE v2"
+    grep -q '8+0 records in' "$dir/client.log" || fail "no block read over NVMe/RDMA"
+fi
+
+tsv=$("$dump" "$dir/cap.pcap") || { fail "cannot read $dir/cap.pcap"; tsv=; }
+echo "$tsv" | awk 'NR <= 6'
+data_rows() { echo "$tsv" | tail -n +2 | awk -F'\t' '$9 != 1'; }
+for d in "10.0.0.1 10.0.0.2" "10.0.0.2 10.0.0.1"; do
+    set -- $d
+    n=$(data_rows | awk -F'\t' -v s="$1" -v t="$2" '$2 == s && $3 == t' | wc -l)
+    [ "$n" -gt 0 ] || fail "no data packet from $1 to $2"
+    bad=$(data_rows | awk -F'\t' -v s="$1" -v t="$2" -v d="$dscp" '$2 == s && $3 == t && $6 != d' | wc -l)
+    [ "$bad" = 0 ] || fail "$bad of $n data packets from $1 to $2 without DSCP $dscp"
+done
+
+if [ "$failures" -gt 0 ]; then
+    echo "$scenario: $failures failures"
+    exit 1
+fi
+echo "PASS: $scenario"
