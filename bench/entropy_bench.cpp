@@ -1,0 +1,150 @@
+// Entropy benchmark: how well each flow-label mode spreads RoCE v2 connections between two
+// hosts over ECMP next hops. Prints one markdown table per scenario (distinct UDP source ports,
+// max/mean next-hop load for 8 and 64 next hops under a CRC32 and a modulo switch hash), each
+// mode side by side with an ideal random hash, all measured in this one run.
+#include <fmt/format.h>
+#include <zlib.h>
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "rdma-qos/providers/entropy.h"
+
+namespace {
+
+constexpr uint16_t kServerPorts[] = {3260, 4420, 7471, 18515};
+constexpr int kNextHops[] = {8, 64};
+constexpr int kTrials = 20;  // random client ports / ideal hash: averaged over seeds
+
+struct Stats {
+  double distinct_pct = 0;
+  double crc_max_mean[2] = {0, 0};
+  double mod_max_mean[2] = {0, 0};
+};
+
+// A switch's CRC hash over the 5-tuple; only the source port varies between two hosts.
+uint32_t crc_hash(uint16_t sport) {
+  std::array<uint8_t, 13> tuple = {10, 0, 0, 1, 10, 0, 0, 2, 0, 0, 0x12, 0xB7, 17};
+  tuple[8] = static_cast<uint8_t>(sport >> 8);
+  tuple[9] = static_cast<uint8_t>(sport);
+  return static_cast<uint32_t>(crc32(0, tuple.data(), static_cast<uInt>(tuple.size())));
+}
+
+double max_over_mean(const std::vector<uint16_t>& sports, int hops,
+                     const std::function<uint32_t(uint16_t)>& hash) {
+  std::vector<int> load(static_cast<size_t>(hops), 0);
+  for (uint16_t s : sports) ++load[hash(s) % static_cast<uint32_t>(hops)];
+  int max = 0;
+  for (int l : load) max = std::max(max, l);
+  return max / (static_cast<double>(sports.size()) / hops);
+}
+
+Stats measure(const std::vector<uint16_t>& sports) {
+  Stats st;
+  st.distinct_pct = 100.0 *
+                    static_cast<double>(std::set<uint16_t>(sports.begin(), sports.end()).size()) /
+                    static_cast<double>(sports.size());
+  for (int i = 0; i < 2; ++i) {
+    st.crc_max_mean[i] = max_over_mean(sports, kNextHops[i], crc_hash);
+    st.mod_max_mean[i] = max_over_mean(sports, kNextHops[i], [](uint16_t s) { return s; });
+  }
+  return st;
+}
+
+void add(Stats& sum, const Stats& s, double weight) {
+  sum.distinct_pct += s.distinct_pct * weight;
+  for (int i = 0; i < 2; ++i) {
+    sum.crc_max_mean[i] += s.crc_max_mean[i] * weight;
+    sum.mod_max_mean[i] += s.mod_max_mean[i] * weight;
+  }
+}
+
+using LabelFn = std::function<uint32_t(uint16_t server, uint16_t client)>;
+
+void cm_table(int conns, bool random_clients) {
+  struct Mode {
+    const char* name;
+    LabelFn label;
+  };
+  const std::vector<Mode> modes = {
+      {"rfc (RFC CM ports)",
+       [](uint16_t d, uint16_t s) { return rdma_qos_flow_label_from_cm_ports(d, s); }},
+      {"spread (rdma-qos)",
+       [](uint16_t d, uint16_t s) { return rdma_qos_flow_label_spread(d, s); }},
+      {"linux (sport*31+dport)",
+       [](uint16_t d, uint16_t s) { return rdma_qos_flow_label_linux_cm(s, d); }},
+  };
+  fmt::print(
+      "\n### {} connections, {} client ports (mean over server ports 3260, 4420, 7471, 18515)\n\n",
+      conns, random_clients ? "random" : "consecutive");
+  fmt::print(
+      "| mode | distinct UDP sports | CRC max/mean, 8 hops | CRC, 64 hops | modulo, 8 hops | "
+      "modulo, 64 hops |\n");
+  fmt::print("|---|---|---|---|---|---|\n");
+  const int trials = random_clients ? kTrials : 1;
+  const double weight = 1.0 / (trials * std::size(kServerPorts));
+  auto row = [](const char* name, const Stats& s) {
+    fmt::print("| {} | {:.1f}% | {:.2f} | {:.2f} | {:.2f} | {:.2f} |\n", name, s.distinct_pct,
+               s.crc_max_mean[0], s.crc_max_mean[1], s.mod_max_mean[0], s.mod_max_mean[1]);
+  };
+  for (const auto& m : modes) {
+    Stats sum;
+    for (int t = 0; t < trials; ++t) {
+      std::mt19937 rng(1000 + static_cast<unsigned>(t));
+      std::vector<uint16_t> clients;
+      for (int i = 0; i < conns; ++i)
+        clients.push_back(random_clients ? static_cast<uint16_t>(32768 + rng() % 28232)
+                                         : static_cast<uint16_t>(40000 + i));
+      for (uint16_t server : kServerPorts) {
+        std::vector<uint16_t> sports;
+        for (uint16_t c : clients)
+          sports.push_back(rdma_qos_udp_sport_from_flow_label(m.label(server, c)));
+        add(sum, measure(sports), weight);
+      }
+    }
+    row(m.name, sum);
+  }
+  Stats ideal;
+  for (int t = 0; t < kTrials; ++t) {
+    std::mt19937 rng(5000 + static_cast<unsigned>(t));
+    std::vector<uint16_t> sports;
+    for (int i = 0; i < conns; ++i)
+      sports.push_back(static_cast<uint16_t>(0xC000 | (rng() & 0x3FFF)));
+    add(ideal, measure(sports), 1.0 / kTrials);
+  }
+  row("ideal random hash", ideal);
+}
+
+void qpn_table(int conns) {
+  fmt::print("\n### {} QP pairs (QPNs allocated consecutively on both hosts)\n\n", conns);
+  fmt::print(
+      "| mode | distinct UDP sports | CRC max/mean, 8 hops | CRC, 64 hops | modulo, 8 hops | "
+      "modulo, 64 hops |\n");
+  fmt::print("|---|---|---|---|---|---|\n");
+  std::vector<uint16_t> sports;
+  for (int i = 0; i < conns; ++i) {
+    uint32_t l = 0x100 + static_cast<uint32_t>(i), r = 0x2a0 + static_cast<uint32_t>(i);
+    sports.push_back(rdma_qos_udp_sport_from_flow_label(rdma_qos_flow_label_from_qpns(l, r)));
+  }
+  Stats s = measure(sports);
+  fmt::print("| rfc / linux / spread (QPN hash) | {:.1f}% | {:.2f} | {:.2f} | {:.2f} | {:.2f} |\n",
+             s.distinct_pct, s.crc_max_mean[0], s.crc_max_mean[1], s.mod_max_mean[0],
+             s.mod_max_mean[1]);
+}
+
+}  // namespace
+
+int main() {
+  fmt::print("# RoCE v2 entropy by flow-label mode\n");
+  for (int conns : {64, 1024}) {
+    cm_table(conns, true);
+    cm_table(conns, false);
+    qpn_table(conns);
+  }
+  return 0;
+}
