@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The systemd units pass `systemd-analyze verify` (syntax, directives, executables) with an
+# instance name, and name the command they run.
+set -euo pipefail
+dir=$1
+bin=$2
+fail() { echo "FAIL: $*"; exit 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cp "$dir/rdma-qos-kernel@.service" "$work/rdma-qos-kernel@rxe0.service"
+grep -q "^ExecStart=$bin kernel apply --dev %I$" "$work/rdma-qos-kernel@rxe0.service" || fail "ExecStart"
+out=$(SYSTEMD_LOG_LEVEL=warning systemd-analyze verify --man=no "$work/rdma-qos-kernel@rxe0.service" 2>&1 || true)
+echo "$out"
+# Without a running systemd, references to units of the host (rdma-hw.target) may be unknown;
+# anything about our own file is a failure.
+if grep -E "rdma-qos-kernel@rxe0.service:[0-9]+" <<<"$out"; then fail "unit file problems"; fi
+if grep -qiE "unknown (key|section)|invalid|not executable|no such file" <<<"$out"; then fail "verify"; fi
+echo PASS
