@@ -41,7 +41,13 @@ case $accel in
 esac
 
 console=$results/console.log
-cmdline="console=ttyS0 panic=-1 quiet rq_results=$results rq_run=$script"
+# The guest mounts tmpfs over /tmp, /run, /var/tmp, /root and /dev/shm; the trees it runs from
+# (this checkout, the build directory holding the kernel, the guest script's directory) stay
+# visible even when they live there.
+source_tree=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+build_tree=$(cd "$kdir/../../.." && pwd)
+expose="$source_tree,$build_tree,$(dirname "$script")"
+cmdline="console=ttyS0 panic=-1 quiet rq_results=$results rq_run=$script rq_expose=$expose"
 start=$(date +%s)
 # Both setpriv layers make QEMU die with this script even when it is SIGKILLed (ctest timeout);
 # timeout bounds the boot itself.
