@@ -27,7 +27,7 @@ for side in client server; do
 done
 
 # Per scenario: tool, port, addresses, and the level qos-policy.conf gives it (sl, traffic
-# class = DSCP << 2 through roce_sl2tclass 0,0,0,104,0,72,184; mtu: the level's limit).
+# class = DSCP << 2 through roce_sl2tclass 0,32,0,104,0,72,184; mtu: the level's limit).
 # Fault cases: no decision (sl/tclass "null"), the kernel's DSCP 0.
 mtu=
 case $scenario in
@@ -35,6 +35,7 @@ case $scenario in
     rping_ipv6) tool=rping port=7492 sl=3 dscp=26 ;;
     ucmatose_ipv4) tool=ucmatose port=7493 sl=5 dscp=18 mtu=2 ;;
     ucmatose_ipv6) tool=ucmatose port=7494 sl=5 dscp=18 mtu=2 ;;
+    rstream_ipv4) tool=rstream port=7498 sl=1 dscp=8 ;;
     ucmatose_class) tool=ucmatose port=7495 sl=6 dscp=46 ;;
     fault_no_policy) tool=rping port=7491 sl=null dscp=0 ;;
     fault_bad_policy) tool=ucmatose port=7493 sl=null dscp=0 ;;
@@ -55,6 +56,10 @@ count() { grep -c -- "$1" "$dir/$2" 2>/dev/null || true; }
 if [ "$tool" = rping ]; then
     [ "$(count 'ping data: rdma-ping-' client.log)" = 3 ] || fail "client did not ping 3 times"
     [ "$(count 'server ping data: rdma-ping-' server.log)" = 3 ] || fail "server saw no 3 pings"
+elif [ "$tool" = rstream ]; then
+    for side in client server; do
+        grep -Eq '^custom +4k +20 ' "$dir/$side.log" || fail "$side: no 20 transfers of 4k"
+    done
 else
     for side in client server; do
         grep -q 'data transfers complete' "$dir/$side.log" || fail "$side: no data transfer"
