@@ -27,7 +27,7 @@ for side in client server; do
 done
 
 # Per scenario: tool, port, addresses, and the level qos-policy.conf gives it (sl, traffic
-# class = DSCP << 2 through roce_sl2tclass 0,32,0,104,0,72,184; mtu: the level's limit).
+# class = DSCP << 2 through roce_sl2tclass 0,32,136,104,0,72,184; mtu: the level's limit).
 # Fault cases: no decision (sl/tclass "null"), the kernel's DSCP 0.
 mtu=
 case $scenario in
@@ -36,6 +36,7 @@ case $scenario in
     ucmatose_ipv4) tool=ucmatose port=7493 sl=5 dscp=18 mtu=2 ;;
     ucmatose_ipv6) tool=ucmatose port=7494 sl=5 dscp=18 mtu=2 ;;
     rstream_ipv4) tool=rstream port=7498 sl=1 dscp=8 ;;
+    perftest_ipv4) tool=perftest port=7499 sl=2 dscp=34 mtu=2 ;;
     ucmatose_class) tool=ucmatose port=7495 sl=6 dscp=46 ;;
     fault_no_policy) tool=rping port=7491 sl=null dscp=0 ;;
     fault_bad_policy) tool=ucmatose port=7493 sl=null dscp=0 ;;
@@ -56,6 +57,10 @@ count() { grep -c -- "$1" "$dir/$2" 2>/dev/null || true; }
 if [ "$tool" = rping ]; then
     [ "$(count 'ping data: rdma-ping-' client.log)" = 3 ] || fail "client did not ping 3 times"
     [ "$(count 'server ping data: rdma-ping-' server.log)" = 3 ] || fail "server saw no 3 pings"
+elif [ "$tool" = perftest ]; then
+    for side in client server; do
+        grep -Eq '^ 1024 +10 ' "$dir/$side.log" || fail "$side: no 10 iterations of 1024 bytes"
+    done
 elif [ "$tool" = rstream ]; then
     for side in client server; do
         grep -Eq '^custom +4k +20 ' "$dir/$side.log" || fail "$side: no 20 transfers of 4k"
@@ -74,63 +79,75 @@ rows() { echo "$tsv" | tail -n +2; }
 data_rows() { rows | awk -F'\t' '$9 != 1'; }
 mad_rows() { rows | awk -F'\t' '$9 == 1'; }
 
-# The CM REQ: the service (RDMA_PS_TCP << 16 | port) and the active side's source port.
-req=$(mad_rows | awk -F'\t' '$11 == "0x7" && $12 == "0x10" && !n++')
-want=
-if [ -z "$req" ]; then
-    fail "no CM REQ captured"
-else
-    sid=$(cut -f13 <<<"$req")
-    cm_sport=$(cut -f14 <<<"$req")
+# The CM REQs (one per connection; perftest opens two): the service (RDMA_PS_TCP << 16 | port)
+# and the active side's source port, from which each connection's label follows.
+reqs=$(mad_rows | awk -F'\t' '$11 == "0x7" && $12 == "0x10"')
+[ -n "$reqs" ] || fail "no CM REQ captured"
+declare -A label_of=()   # cm source port -> RFC label
+wants=" "
+while IFS=$'\t' read -r -a f; do
+    [ ${#f[@]} -ge 14 ] || continue
+    sid=${f[12]} cm_sport=${f[13]}
     [ $((sid)) = $(( (0x0106 << 16) | port )) ] || fail "REQ service ID $sid, expected port $port"
-    label=$(cm_rfc_label "$port" "$cm_sport")
-    want=$(fold "$label")
-    echo "CM ports $cm_sport -> $port: RFC label $(printf 0x%05x "$label"), UDP source port $want"
-fi
+    label_of[$cm_sport]=$(cm_rfc_label "$port" "$cm_sport")
+    want=$(fold "${label_of[$cm_sport]}")
+    wants+="$want "
+    echo "CM ports $cm_sport -> $port: RFC label $(printf 0x%05x "${label_of[$cm_sport]}"), UDP source port $want"
+done <<<"$reqs"
 
 for d in "$client $server" "$server $client"; do
     set -- $d
     n=$(data_rows | awk -F'\t' -v s="$1" -v t="$2" '$2 == s && $3 == t' | wc -l)
     [ "$n" -gt 0 ] || fail "no data packet from $1 to $2"
-    if [ -n "$want" ]; then
-        bad=$(data_rows | awk -F'\t' -v s="$1" -v t="$2" -v w="$want" '$2 == s && $3 == t && $4 != w' | wc -l)
-        [ "$bad" = 0 ] || fail "$bad packets from $1 to $2 not from UDP source port $want"
-    fi
+    # Every data packet leaves from the port of one of the connections, and every connection's
+    # port is seen.
+    bad=$(data_rows | awk -F'\t' -v s="$1" -v t="$2" -v w="$wants" '$2 == s && $3 == t && index(w, " " $4 " ") == 0' | wc -l)
+    [ "$bad" = 0 ] || fail "$bad packets from $1 to $2 not from the UDP source ports$wants"
+    for w in $wants; do
+        n=$(data_rows | awk -F'\t' -v s="$1" -v t="$2" -v w="$w" '$2 == s && $3 == t && $4 == w' | wc -l)
+        [ "$n" -gt 0 ] || fail "no packet from $1 to $2 from UDP source port $w"
+    done
     bad=$(data_rows | awk -F'\t' -v s="$1" -v t="$2" -v d="$dscp" '$2 == s && $3 == t && $6 != d' | wc -l)
     [ "$bad" = 0 ] || fail "$bad packets from $1 to $2 without DSCP $dscp"
 done
 
-# The test hook: the rdma_cm layer's decision on each side, and the RTR transition it led to.
+# The test hook: the rdma_cm layer's decision on each side for each connection, and the RTR
+# transition it led to (the label of the connection's CM ports, the decided SL and MTU).
 for side in client server; do
     rec=$dir/$side.record
     [ "$side" = client ] && call=rdma_connect || call=rdma_accept
     [ "$side" = client ] && want_sl=$sl || want_sl=$server_sl
-    cm=$(grep "\"call\":\"$call\"" "$rec" 2>/dev/null | tail -1 || true)
-    if [ -z "$cm" ]; then
-        fail "$side: the module recorded no $call"
-    else
+    n=0
+    while read -r cm; do
+        [ -n "$cm" ] || continue
+        n=$((n + 1))
         echo "$side $call: $cm"
         [[ $cm == *"\"sl\":$want_sl,"* ]] || fail "$side: $call decided no SL $want_sl"
         [[ $cm == *"\"service_id\":$(( (0x0106 << 16) | port )),"* ]] || fail "$side: wrong Service-ID"
-        if [ -n "${cm_sport:-}" ]; then
-            [[ $cm == *"\"cm_dport\":$port,\"cm_sport\":$cm_sport}"* ]] ||
-                fail "$side: CM ports not $port/$cm_sport"
+        cs=$(sed -n 's/.*"cm_dport":\([0-9]*\),"cm_sport":\([0-9]*\)}.*/\1 \2/p' <<<"$cm")
+        set -- $cs
+        if [ "${1:-}" != "$port" ] || [ -z "${label_of[${2:-x}]:-}" ]; then
+            fail "$side: CM ports '$cs' are not $port and the source port of a REQ"
         fi
-    fi
-    rtr=$(grep '"call":"ibv_modify_qp"' "$rec" 2>/dev/null | grep -v '"dest_qp":0,' | tail -1 || true)
-    if [ -z "$rtr" ]; then
-        fail "$side: the module recorded no RTR transition"
-        continue
-    fi
-    echo "$side RTR: $rtr"
-    [ -z "${label:-}" ] || [[ $rtr == *"\"flow_label\":$label,"* ]] ||
-        fail "$side: label $label not passed to the provider"
-    if [ "$want_sl" != null ]; then
-        [[ $rtr == *"\"sl\":$want_sl,"* ]] || fail "$side: SL $want_sl not passed to the provider"
-    fi
-    if [ -n "$mtu" ]; then
-        [[ $rtr == *"mtu=$mtu"* ]] || fail "$side: path MTU not capped to $mtu"
-    fi
+    done < <(grep "\"call\":\"$call\"" "$rec" 2>/dev/null || true)
+    [ "$n" = "${#label_of[@]}" ] || fail "$side: $n $call records for ${#label_of[@]} connections"
+    n=0
+    while read -r rtr; do
+        [ -n "$rtr" ] || continue
+        n=$((n + 1))
+        echo "$side RTR: $rtr"
+        got=$(sed -n 's/.*"flow_label":\([0-9]*\),.*/\1/p' <<<"$rtr")
+        ok=
+        for l in "${label_of[@]}"; do [ "$got" = "$l" ] && ok=1; done
+        [ -n "$ok" ] || fail "$side: label $got passed to the provider is no connection's RFC label"
+        if [ "$want_sl" != null ]; then
+            [[ $rtr == *"\"sl\":$want_sl,"* ]] || fail "$side: SL $want_sl not passed to the provider"
+        fi
+        if [ -n "$mtu" ]; then
+            [[ $rtr == *"mtu=$mtu"* ]] || fail "$side: path MTU not capped to $mtu"
+        fi
+    done < <(grep '"call":"ibv_modify_qp"' "$rec" 2>/dev/null | grep -v '"dest_qp":0,' || true)
+    [ "$n" = "${#label_of[@]}" ] || fail "$side: $n RTR transitions for ${#label_of[@]} connections"
 done
 if [ "$scenario" = ucmatose_class ]; then
     grep -q '"call":"rdma_resolve_route".*"qos_class":32,' "$dir/client.record" ||
