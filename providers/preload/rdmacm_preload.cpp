@@ -6,7 +6,9 @@
 // log once and do what the program asked.
 #include <dlfcn.h>
 #include <infiniband/verbs.h>
+#include <netinet/in.h>
 #include <rdma/rdma_cma.h>
+#include <rdma/rsocket.h>
 
 #include <cerrno>
 #include <cstring>
@@ -209,12 +211,35 @@ bool resolve_ib(rdma_cm_id* id) {
   return true;
 }
 
+// rsockets: what rsetsockopt(IP_TOS / SO_PRIORITY) asked for each socket, and, while rconnect
+// runs, for the socket it connects (rsockets resolves the route inside rconnect, on this thread,
+// for blocking sockets).
+struct SocketQos {
+  std::optional<uint8_t> tos;         // IP_TOS: the connection's TOS (and QoS-Class)
+  std::optional<uint16_t> qos_class;  // SO_PRIORITY: the QoS-Class (SDP semantics)
+};
+std::mutex socket_mutex;
+std::map<int, SocketQos>& socket_qos() {
+  static auto* m = new std::map<int, SocketQos>;
+  return *m;
+}
+thread_local std::optional<SocketQos> connecting_socket;
+
 // Active side, before route resolution: decide, and set the level's TOS so the route (and the
 // DSCP on the wire) carries it.
 void before_resolve_route(rdma_cm_id* id) {
   const Layer& l = layer();
   if (!is_ethernet(id)) return;
   auto& ids = IdRegistry::instance();
+  if (connecting_socket) {
+    // rsockets passes no TOS to its id itself: give it the one the socket asked for.
+    if (connecting_socket->tos && real_set_option() != nullptr) {
+      uint8_t byte = *connecting_socket->tos;
+      if (real_set_option()(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &byte, sizeof byte) == 0)
+        ids.set_program_tos(id, byte);
+    }
+    if (connecting_socket->qos_class) ids.set_class(id, *connecting_socket->qos_class);
+  }
   IdState st = ids.get(id);
   uint64_t sid =
       effective_service_id(id->ps, address_port(&id->route.addr.dst_addr), st.inputs, l.settings);
@@ -338,6 +363,60 @@ __attribute__((visibility("default"))) int rdma_accept(rdma_cm_id* id,
     }
   }
   return next(id, conn_param);
+}
+
+// rsockets rejects IP_TOS and SO_PRIORITY (or passes the int where one byte is required): take
+// them here, as an int or a byte, and apply them when the socket connects.
+__attribute__((visibility("default"))) int rsetsockopt(int socket, int level, int optname,
+                                                       const void* optval, socklen_t optlen) {
+  using RsetsockoptFn = int (*)(int, int, int, const void*, socklen_t);
+  static RsetsockoptFn next = rdmaqos::rdmacm::next_symbol<RsetsockoptFn>("rsetsockopt");
+  if (next == nullptr) {
+    errno = ENOSYS;
+    return -1;
+  }
+  bool tos = level == IPPROTO_IP && optname == IP_TOS;
+  bool priority = level == SOL_SOCKET && optname == SO_PRIORITY;
+  if ((!tos && !priority) || optval == nullptr || optlen < 1)
+    return next(socket, level, optname, optval, optlen);
+  int value = optlen >= static_cast<socklen_t>(sizeof(int)) ? *static_cast<const int*>(optval)
+                                                            : *static_cast<const uint8_t*>(optval);
+  if (value < 0 || value > (tos ? 255 : 0xFFF)) {
+    errno = EINVAL;
+    return -1;
+  }
+  int saved = errno;
+  if (next(socket, level, optname, optval, optlen) != 0) errno = saved;  // ours from here
+  try {
+    std::lock_guard lock(rdmaqos::rdmacm::socket_mutex);
+    auto& q = rdmaqos::rdmacm::socket_qos()[socket];
+    if (tos)
+      q.tos = static_cast<uint8_t>(value);
+    else
+      q.qos_class = static_cast<uint16_t>(value);
+  } catch (...) {
+    rdmaqos::providers::log_once_impl("rsetsockopt", "cannot record a socket's TOS; ignored");
+  }
+  return 0;
+}
+
+__attribute__((visibility("default"))) int rconnect(int socket, const sockaddr* addr,
+                                                    socklen_t addrlen) {
+  using RconnectFn = int (*)(int, const sockaddr*, socklen_t);
+  static RconnectFn next = rdmaqos::rdmacm::next_symbol<RconnectFn>("rconnect");
+  if (next == nullptr) {
+    errno = ENOSYS;
+    return -1;
+  }
+  try {
+    std::lock_guard lock(rdmaqos::rdmacm::socket_mutex);
+    auto it = rdmaqos::rdmacm::socket_qos().find(socket);
+    if (it != rdmaqos::rdmacm::socket_qos().end()) rdmaqos::rdmacm::connecting_socket = it->second;
+  } catch (...) {
+  }
+  int rc = next(socket, addr, addrlen);
+  rdmaqos::rdmacm::connecting_socket.reset();
+  return rc;
 }
 
 // Ids created without an event channel are synchronous: librdmacm gives them a private

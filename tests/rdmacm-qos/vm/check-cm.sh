@@ -38,6 +38,7 @@ case $scenario in
     rstream_ipv4) tool=rstream port=7498 sl=1 dscp=8 ;;
     perftest_ipv4) tool=perftest port=7499 sl=2 dscp=34 mtu=2 ;;
     ucmatose_class) tool=ucmatose port=7495 sl=6 dscp=46 ;;
+    rsocket_tos_ipv4) tool=rsocket_tos port=7500 sl=6 dscp=46 ;;
     fault_no_policy) tool=rping port=7491 sl=null dscp=0 ;;
     fault_bad_policy) tool=ucmatose port=7493 sl=null dscp=0 ;;
     fault_garbage) tool=rping port=7492 sl=null dscp=0 ;;
@@ -48,6 +49,7 @@ esac
 # side's TOS, which the REQ carries.
 server_sl=$sl
 [ "$scenario" = ucmatose_class ] && server_sl=5
+[ "$scenario" = rsocket_tos_ipv4 ] && server_sl=0   # port 7500: no rule, the DEFAULT level
 case $scenario in
     *_ipv6) client=fd00::1 server=fd00::2 ;;
     *) client=10.0.0.1 server=10.0.0.2 ;;
@@ -57,6 +59,10 @@ count() { grep -c -- "$1" "$dir/$2" 2>/dev/null || true; }
 if [ "$tool" = rping ]; then
     [ "$(count 'ping data: rdma-ping-' client.log)" = 3 ] || fail "client did not ping 3 times"
     [ "$(count 'server ping data: rdma-ping-' server.log)" = 3 ] || fail "server saw no 3 pings"
+elif [ "$tool" = rsocket_tos ]; then
+    for side in client server; do
+        grep -q "rsocket_tos: $side ok" "$dir/$side.log" || fail "$side: no 10 exchanges"
+    done
 elif [ "$tool" = perftest ]; then
     for side in client server; do
         grep -Eq '^ 1024 +10 ' "$dir/$side.log" || fail "$side: no 10 iterations of 1024 bytes"
@@ -149,7 +155,7 @@ for side in client server; do
     done < <(grep '"call":"ibv_modify_qp"' "$rec" 2>/dev/null | grep -v '"dest_qp":0,' || true)
     [ "$n" = "${#label_of[@]}" ] || fail "$side: $n RTR transitions for ${#label_of[@]} connections"
 done
-if [ "$scenario" = ucmatose_class ]; then
+if [ "$scenario" = ucmatose_class ] || [ "$scenario" = rsocket_tos_ipv4 ]; then
     grep -q '"call":"rdma_resolve_route".*"qos_class":32,' "$dir/client.record" ||
         fail "client: TOS 32 was not taken as the QoS-Class"
 fi
