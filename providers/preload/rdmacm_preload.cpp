@@ -106,6 +106,15 @@ const Layer& layer() {
   return *l;
 }
 
+// The configuration and the policy are read when the program starts, not inside its first
+// connection setup (parsing and compiling a policy costs milliseconds).
+__attribute__((constructor)) void load_at_start() {
+  try {
+    layer();
+  } catch (...) {
+  }
+}
+
 bool is_ethernet(rdma_cm_id* id) {
   if (id->verbs == nullptr || id->port_num == 0) return false;
   ibv_port_attr pa{};
