@@ -61,6 +61,42 @@ Validator port_values_up_to(uint64_t max) {
   };
 }
 
+// roce_sl2tclass: up to 16 comma-separated traffic classes, for SL 0, 1, ...
+std::optional<std::string> sl2tclass_value(std::string_view v) {
+  if (v.empty()) return std::nullopt;
+  size_t count = 0;
+  while (true) {
+    size_t comma = v.find(',');
+    std::string_view item = v.substr(0, comma);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    auto n = parse_number(item);
+    if (!n || *n > 255)
+      return fmt::format("'{}' is not a list of traffic classes 0..255 for SL 0..15", v);
+    if (++count > 16) return fmt::format("'{}' lists more than 16 SLs", v);
+    if (comma == std::string_view::npos) break;
+    v.remove_prefix(comma + 1);
+  }
+  return std::nullopt;
+}
+
+Validator number_between(unsigned long long min, unsigned long long max) {
+  return [min, max](std::string_view v) -> std::optional<std::string> {
+    auto n = parse_number(v);
+    if (n && *n >= min && *n <= max) return std::nullopt;
+    return fmt::format("'{}' is not a number {}..{} (decimal or 0x-hex)", v, min, max);
+  };
+}
+
+// A unicast LID, or empty.
+Validator sa_lid_value() {
+  auto inner = number_between(1, 0xBFFF);
+  return [inner](std::string_view v) -> std::optional<std::string> {
+    if (v.empty()) return std::nullopt;
+    return inner(v);
+  };
+}
+
 const std::vector<Knob>& table() {
   static const std::vector<Knob> kKnobs = {
       {"policy_file", "RDMA_QOS_POLICY_FILE", "/etc/rdma/qos-policy.conf",
@@ -88,10 +124,43 @@ const std::vector<Knob>& table() {
       {"kernel_roce_mode", "RDMA_QOS_KERNEL_ROCE_MODE", "",
        "default RoCE mode of kernel rdma_cm users: v1, v2, or empty (not set)",
        one_of({"", "v1", "v2"})},
+      {"class", "RDMA_QOS_CLASS", "",
+       "QoS-Class (0-4095) of rdma_cm connections whose program sets no TOS; empty: none",
+       optional_unsigned_up_to(0xFFF)},
+      {"tos", "RDMA_QOS_TOS", "",
+       "TOS (0-255) given to rdma_cm connections whose program sets none and whose level maps "
+       "to no traffic class; empty: the kernel's default",
+       optional_unsigned_up_to(255)},
+      {"service_id", "RDMA_QOS_SERVICE_ID", "",
+       "Service-ID (64-bit) used instead of port space << 16 | port for every rdma_cm "
+       "connection of the program; empty: computed per connection",
+       optional_unsigned_up_to(~0ULL)},
+      {"roce_sl2tclass", "RDMA_QOS_ROCE_SL2TCLASS", "",
+       "RoCE: traffic class (DSCP << 2, 0-255) for SL 0, 1, ... 15, comma-separated like "
+       "opensm.conf's sl2vl; SLs not listed keep the program's TOS; empty: no mapping",
+       &sl2tclass_value},
+      {"sa", "RDMA_QOS_SA", "auto",
+       "InfiniBand: query the SA with Service-ID and QoS-Class before route resolution: on, "
+       "off, or auto (when an SA answers)",
+       one_of({"on", "off", "auto"})},
+      {"sa_lid", "RDMA_QOS_SA_LID", "",
+       "InfiniBand: LID of the SA (1-0xbfff); empty: the port's SM LID", sa_lid_value()},
+      {"sa_timeout_ms", "RDMA_QOS_SA_TIMEOUT_MS", "1000",
+       "InfiniBand: timeout of one SA query attempt in milliseconds (1-60000)",
+       number_between(1, 60000)},
+      {"sa_retries", "RDMA_QOS_SA_RETRIES", "2",
+       "InfiniBand: SA query retries after the first attempt (0-10)", number_between(0, 10)},
+      {"mpr", "RDMA_QOS_MPR", "0",
+       "InfiniBand: 1 asks MultiPathRecord when the SA advertises it, 0 PathRecord",
+       one_of({"0", "1"})},
+      {"cache_ttl", "RDMA_QOS_CACHE_TTL", "300",
+       "seconds a path answer stays in the per-process cache (0: no cache, up to 86400)",
+       number_between(0, 86400)},
       {"log_level", "RDMA_QOS_LOG_LEVEL", "warn", "error, warn, info or debug",
        one_of({"error", "warn", "info", "debug"})},
       {"test_record", "RDMA_QOS_TEST_RECORD", "",
-       "test hook: append what the verbs interposer passed on to this file (JSON lines)",
+       "test hook: append the rdma_cm decisions and what the verbs interposer passed on to this "
+       "file (JSON lines)",
        any_text()},
   };
   return kKnobs;

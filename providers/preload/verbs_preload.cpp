@@ -12,11 +12,45 @@
 #include <set>
 #include <string>
 
+#include "preload_common.h"
 #include "rdma-qos/config/host_config.h"
 #include "rdma-qos/providers/qp_registry.h"
 #include "rdma-qos/providers/verbs_interposer.h"
 
 namespace rdmaqos::providers {
+
+// Shared with the rdma_cm layer (preload_common.h): one log, one configuration per process.
+void log_once_impl(const std::string& key, const std::string& message) {
+  static std::mutex mutex;
+  static std::set<std::string>* seen = new std::set<std::string>;
+  std::lock_guard lock(mutex);
+  if (!seen->insert(key).second) return;
+  fprintf(stderr, "rdma-qos[%d]: %s\n", static_cast<int>(getpid()), message.c_str());
+}
+
+void record_impl(const std::string& path, const std::string& line) {
+  static std::mutex mutex;
+  std::lock_guard lock(mutex);
+  if (FILE* f = fopen(path.c_str(), "a")) {
+    fprintf(f, "%s\n", line.c_str());
+    fclose(f);
+  }
+}
+
+const config::HostConfig* preload_config() {
+  static const config::HostConfig* loaded = []() -> const config::HostConfig* {
+    try {
+      auto r = config::load_host_config();
+      for (const auto& e : r.errors) log_once_impl(e.message, e.message + " (default used)");
+      return new config::HostConfig(std::move(r.config));
+    } catch (...) {
+      log_once_impl("config", "cannot load the host configuration; using defaults");
+      return nullptr;
+    }
+  }();
+  return loaded;
+}
+
 namespace {
 
 // The real functions, by the version librdmacm and current programs link against.
@@ -25,14 +59,6 @@ Fn next_symbol(const char* name) {
   void* sym = dlvsym(RTLD_NEXT, name, "IBVERBS_1.1");
   if (sym == nullptr) sym = dlsym(RTLD_NEXT, name);
   return reinterpret_cast<Fn>(sym);
-}
-
-void log_once_impl(const std::string& key, const std::string& message) {
-  static std::mutex mutex;
-  static std::set<std::string>* seen = new std::set<std::string>;
-  std::lock_guard lock(mutex);
-  if (!seen->insert(key).second) return;
-  fprintf(stderr, "rdma-qos[%d]: %s\n", static_cast<int>(getpid()), message.c_str());
 }
 
 LinkKind probe_link(ibv_context* ctx, uint8_t port, uint8_t sgid_index) {
@@ -56,15 +82,6 @@ uint8_t probe_qp_port(ibv_qp* qp) {
   return attr.port_num;
 }
 
-void record_impl(const std::string& path, const std::string& line) {
-  static std::mutex mutex;
-  std::lock_guard lock(mutex);
-  if (FILE* f = fopen(path.c_str(), "a")) {
-    fprintf(f, "%s\n", line.c_str());
-    fclose(f);
-  }
-}
-
 // Loaded on first use, once: the host configuration and the environment.
 const InterposerHooks& hooks() {
   static InterposerHooks* h = [] {
@@ -73,9 +90,9 @@ const InterposerHooks& hooks() {
     out->probe.link_kind = &probe_link;
     out->probe.qp_port = &probe_qp_port;
     try {
-      auto loaded = config::load_host_config();
-      for (const auto& e : loaded.errors) log_once_impl(e.message, e.message + " (default used)");
-      const auto& c = loaded.config;
+      const config::HostConfig* loaded = preload_config();
+      if (loaded == nullptr) return out;
+      const auto& c = *loaded;
       out->settings = verbs_settings_from(c.text("flow_label"), c.text("sl"), c.text("tclass"),
                                           c.text("apply_on_ib"));
       std::string record_path = c.text("test_record");

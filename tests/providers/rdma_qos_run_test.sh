@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # rdma-qos-run preloads the module into an unmodified program, which still runs normally, and
-# exports only the interposed verbs symbols.
+# exports only the interposed verbs and rdma_cm symbols and the rdma_qos.h API.
 set -euo pipefail
 run=$1
 module=$2
@@ -20,7 +20,12 @@ set -e
 [ "$plain" = "$preloaded" ] || fail "ibv_devices exits $preloaded under rdma-qos-run, $plain without"
 
 exports=$(nm -D --defined-only "$module" | awk '{print $3}' | sort | tr '\n' ' ')
-[ "$exports" = "ibv_create_ah ibv_destroy_qp ibv_modify_qp " ] || fail "exports: $exports"
+want="ibv_create_ah ibv_destroy_qp ibv_modify_qp rconnect rdma_accept rdma_connect rdma_create_id \
+rdma_destroy_id rdma_qos_get_class rdma_qos_get_service_id rdma_qos_query rdma_qos_set_class \
+rdma_qos_set_service_id rdma_qos_version rdma_resolve_route rdma_set_option rsetsockopt "
+[ "$exports" = "$want" ] || fail "exports: $exports"
+# librdmacm is reached through dlsym only: programs without rdma_cm do not load it.
+readelf -d "$module" | grep -q 'librdmacm' && fail "module links librdmacm"
 readelf -d "$module" | grep -q SONAME && fail "module has a soname"
 
 "$run" --help | grep -q 'Usage: rdma-qos-run' || fail "--help"

@@ -1,0 +1,16 @@
+// What the preload module's layers (verbs_preload.cpp, rdmacm_preload.cpp) share: one
+// once-per-process log, the test hook's file writer and the host configuration, loaded once.
+#pragma once
+
+#include <string>
+
+#include "rdma-qos/config/host_config.h"
+
+namespace rdmaqos::providers {
+
+void log_once_impl(const std::string& key, const std::string& message);
+void record_impl(const std::string& path, const std::string& line);
+// Null when the configuration could not be loaded at all (then: stock behaviour).
+const config::HostConfig* preload_config();
+
+}  // namespace rdmaqos::providers

@@ -1,0 +1,468 @@
+// The preload module's rdma_cm layer: interposes rdma_create_id, rdma_set_option,
+// rdma_resolve_route, rdma_connect, rdma_accept and rdma_destroy_id in unmodified programs. On
+// RoCE it matches the host policy on Service-ID and QoS-Class, gives the id the level's traffic
+// class as TOS before route resolution and tells the verbs layer (QP registry) the CM ports and
+// the decision; on InfiniBand it asks the SA with them and installs the answer. Any failure:
+// log once and do what the program asked.
+#include <dlfcn.h>
+#include <infiniband/verbs.h>
+#include <netinet/in.h>
+#include <rdma/rdma_cma.h>
+#include <rdma/rsocket.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "preload_common.h"
+#include "rdma-qos/providers/qp_registry.h"
+#include "rdma-qos/rdmacm-qos/cm_qos.h"
+#include "rdma-qos/rdmacm-qos/ib_route.h"
+#include "rdma-qos/sa-client/sa_client.h"
+
+namespace rdmaqos::rdmacm {
+namespace {
+
+using providers::log_once_impl;
+
+template <typename Fn>
+Fn next_symbol(const char* name) {
+  void* sym = dlvsym(RTLD_NEXT, name, "RDMACM_1.0");
+  if (sym == nullptr) sym = dlsym(RTLD_NEXT, name);
+  return reinterpret_cast<Fn>(sym);
+}
+
+using SetOptionFn = int (*)(rdma_cm_id*, int, int, void*, size_t);
+using ResolveRouteFn = int (*)(rdma_cm_id*, int);
+using ConnectFn = int (*)(rdma_cm_id*, rdma_conn_param*);
+using DestroyIdFn = int (*)(rdma_cm_id*);
+
+SetOptionFn real_set_option() {
+  static SetOptionFn fn = next_symbol<SetOptionFn>("rdma_set_option");
+  return fn;
+}
+
+struct Layer {
+  CmSettings settings;
+  std::string record_path;
+  bool sa = true;  // sa knob: off disables the InfiniBand path query
+  rdma_qos_sa_options sa_options{};
+};
+
+unsigned knob_number(const config::HostConfig& c, std::string_view key) {
+  try {
+    return static_cast<unsigned>(std::stoul(c.text(key), nullptr, 0));
+  } catch (...) {
+    return 0;
+  }
+}
+
+// Loaded on first use, once.
+const Layer& layer() {
+  static Layer* l = [] {
+    auto* out = new Layer;
+    try {
+      const config::HostConfig* c = providers::preload_config();
+      if (c == nullptr) return out;
+      out->settings = cm_settings_from(c->text("class"), c->text("tos"), c->text("service_id"),
+                                       c->text("roce_sl2tclass"));
+      out->record_path = c->text("test_record");
+      out->sa = c->text("sa") != "off";
+      out->sa_options.sa_lid = static_cast<uint16_t>(knob_number(*c, "sa_lid"));
+      out->sa_options.timeout_ms = static_cast<int>(knob_number(*c, "sa_timeout_ms"));
+      out->sa_options.retries = static_cast<int>(knob_number(*c, "sa_retries"));
+      out->sa_options.cache_ttl_ms = knob_number(*c, "cache_ttl") * 1000;
+      out->sa_options.cache_capacity = 1024;
+      const auto& file = c->get("policy_file");
+      std::ifstream in(file.text);
+      if (!in) {
+        // The default file is optional; one named by the administrator must exist.
+        if (file.source != config::Source::kDefault)
+          log_once_impl("policy_open", fmt::format("cannot read the policy file {}; rdma_cm "
+                                                   "connections keep the stock QoS",
+                                                   file.text));
+        return out;
+      }
+      std::stringstream text;
+      text << in.rdbuf();
+      HostPolicy p = load_host_policy(text.str(), file.text);
+      for (const auto& m : p.messages) log_once_impl(m, m);
+      if (!p.policy)
+        log_once_impl("policy_errors", fmt::format("the policy {} has errors; rdma_cm "
+                                                   "connections keep the stock QoS",
+                                                   file.text));
+      out->settings.policy = p.policy;
+    } catch (...) {
+      log_once_impl("cm_config", "cannot load the rdma_cm settings; stock behaviour");
+    }
+    return out;
+  }();
+  return *l;
+}
+
+// The configuration and the policy are read when the program starts, not inside its first
+// connection setup (parsing and compiling a policy costs milliseconds).
+__attribute__((constructor)) void load_at_start() {
+  try {
+    layer();
+  } catch (...) {
+  }
+}
+
+bool is_ethernet(rdma_cm_id* id) {
+  if (id->verbs == nullptr || id->port_num == 0) return false;
+  ibv_port_attr pa{};
+  if (ibv_query_port(id->verbs, id->port_num, &pa) != 0) return false;
+  return pa.link_layer == IBV_LINK_LAYER_ETHERNET;
+}
+
+std::string opt(const auto& v) {
+  return v ? fmt::format("{}", static_cast<unsigned>(*v)) : "null";
+}
+
+void record(const Layer& l, const char* call, const std::optional<CmDecision>& d, uint64_t sid,
+            std::optional<uint16_t> qos_class, std::optional<uint8_t> tos_set,
+            const providers::CmConnection* cm) {
+  if (l.record_path.empty()) return;
+  std::string line = fmt::format(
+      R"({{"call":"{}","service_id":{},"qos_class":{},"level":"{}","sl":{},"traffic_class":{},)"
+      R"("mtu_limit":{},"rate_limit":{},"tos_set":{},"cm_dport":{},"cm_sport":{}}})",
+      call, sid, opt(qos_class), d ? d->level : "", d ? fmt::format("{}", d->sl) : "null",
+      d ? opt(d->traffic_class) : "null", d ? opt(d->mtu_limit) : "null",
+      d ? opt(d->rate_limit) : "null", opt(tos_set), cm ? fmt::format("{}", cm->dport) : "null",
+      cm ? fmt::format("{}", cm->sport) : "null");
+  providers::record_impl(l.record_path, line);
+}
+
+bool is_infiniband(rdma_cm_id* id) {
+  if (id->verbs == nullptr || id->port_num == 0) return false;
+  ibv_port_attr pa{};
+  if (ibv_query_port(id->verbs, id->port_num, &pa) != 0) return false;
+  return pa.link_layer == IBV_LINK_LAYER_INFINIBAND;
+}
+
+// One SA client per (device, port), opened on first use and kept for the process.
+rdma_qos_sa_client* sa_client(rdma_cm_id* id, const Layer& l) {
+  static std::mutex mutex;
+  static auto* clients = new std::map<std::pair<std::string, int>, rdma_qos_sa_client*>;
+  std::lock_guard lock(mutex);
+  std::pair<std::string, int> key{ibv_get_device_name(id->verbs->device), id->port_num};
+  auto it = clients->find(key);
+  if (it != clients->end()) return it->second;
+  rdma_qos_sa_options o = l.sa_options;
+  o.ca = key.first.c_str();
+  o.port = key.second;
+  rdma_qos_sa_error err{};
+  rdma_qos_sa_client* c = rdma_qos_sa_open(&o, &err);
+  if (c == nullptr)
+    log_once_impl("sa_open", fmt::format("cannot reach the SA from {} port {} ({}); rdma_cm "
+                                         "keeps the stock route resolution",
+                                         key.first, key.second, err.message));
+  (*clients)[key] = c;  // a failure is remembered too: no retry per connection
+  return c;
+}
+
+// InfiniBand: query the SA with Service-ID and QoS-Class and install the answer. True when
+// the route is resolved (the caller must not call the real rdma_resolve_route).
+bool resolve_ib(rdma_cm_id* id) {
+  const Layer& l = layer();
+  if (!l.sa || !is_infiniband(id)) return false;
+  rdma_qos_sa_client* client = sa_client(id, l);
+  if (client == nullptr) return false;
+  IdState st = IdRegistry::instance().get(id);
+  IbRouteInputs in;
+  in.sgid = id->route.addr.addr.ibaddr.sgid;
+  in.dgid = id->route.addr.addr.ibaddr.dgid;
+  in.pkey = ntohs(id->route.addr.addr.ibaddr.pkey);
+  in.service_id =
+      effective_service_id(id->ps, address_port(&id->route.addr.dst_addr), st.inputs, l.settings);
+  in.qos_class = effective_qos_class(st.inputs, l.settings);
+  if (id->route.addr.src_addr.sa_family == AF_INET6) {
+    uint32_t flowinfo = ntohl(id->route.addr.src_sin6.sin6_flowinfo);
+    if ((flowinfo >> 20) & 0xFF) in.tclass = static_cast<uint8_t>(flowinfo >> 20);
+  }
+  IbRouteOps ops;
+  ops.sa_qos_supported = [client] {
+    rdma_qos_sa_error err{};
+    return rdma_qos_sa_qos_supported(client, &err);
+  };
+  ops.path_query = [client](const PathQuery& q, ibv_path_record* answer) {
+    rdma_qos_sa_error err{};
+    return rdma_qos_sa_path_query(client, &q.record, q.comp_mask, answer, 1, &err);
+  };
+  ops.set_path = [id](ibv_path_data* data, size_t len) {
+    SetOptionFn set = real_set_option();
+    return set == nullptr ? -1 : set(id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, data, len);
+  };
+  ops.consume_route_resolved = [id] {
+    using GetEventFn = int (*)(rdma_event_channel*, rdma_cm_event**);
+    using AckEventFn = int (*)(rdma_cm_event*);
+    static GetEventFn get = next_symbol<GetEventFn>("rdma_get_cm_event");
+    static AckEventFn ack = next_symbol<AckEventFn>("rdma_ack_cm_event");
+    rdma_cm_event* ev = nullptr;
+    if (get == nullptr || ack == nullptr || get(id->channel, &ev) != 0) return -1;
+    bool ok = ev->event == RDMA_CM_EVENT_ROUTE_RESOLVED && ev->status == 0;
+    ack(ev);
+    return ok ? 0 : -1;
+  };
+  IbRouteResult r = resolve_ib_route(in, st.synchronous, ops);
+  if (!r.installed) {
+    log_once_impl("ib_fallback:" + r.why, r.why + "; stock route resolution used");
+    return false;
+  }
+  if (!r.why.empty()) log_once_impl("ib_sync", r.why);
+  return true;
+}
+
+// rsockets: what rsetsockopt(IP_TOS / SO_PRIORITY) asked for each socket, and, while rconnect
+// runs, for the socket it connects (rsockets resolves the route inside rconnect, on this thread,
+// for blocking sockets).
+struct SocketQos {
+  std::optional<uint8_t> tos;         // IP_TOS: the connection's TOS (and QoS-Class)
+  std::optional<uint16_t> qos_class;  // SO_PRIORITY: the QoS-Class (SDP semantics)
+};
+std::mutex socket_mutex;
+std::map<int, SocketQos>& socket_qos() {
+  static auto* m = new std::map<int, SocketQos>;
+  return *m;
+}
+thread_local std::optional<SocketQos> connecting_socket;
+
+// Active side, before route resolution: decide, and set the level's TOS so the route (and the
+// DSCP on the wire) carries it.
+void before_resolve_route(rdma_cm_id* id) {
+  const Layer& l = layer();
+  if (!is_ethernet(id)) return;
+  auto& ids = IdRegistry::instance();
+  if (connecting_socket) {
+    // rsockets passes no TOS to its id itself: give it the one the socket asked for.
+    if (connecting_socket->tos && real_set_option() != nullptr) {
+      uint8_t byte = *connecting_socket->tos;
+      if (real_set_option()(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &byte, sizeof byte) == 0)
+        ids.set_program_tos(id, byte);
+    }
+    if (connecting_socket->qos_class) ids.set_class(id, *connecting_socket->qos_class);
+  }
+  IdState st = ids.get(id);
+  uint64_t sid =
+      effective_service_id(id->ps, address_port(&id->route.addr.dst_addr), st.inputs, l.settings);
+  auto qos_class = effective_qos_class(st.inputs, l.settings);
+  auto d = decide_roce(sid, qos_class, 0xFFFF, l.settings);
+  auto tos = tos_to_set(d, st.inputs, l.settings);
+  if (tos && real_set_option() != nullptr) {
+    uint8_t byte = *tos;
+    if (real_set_option()(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &byte, sizeof byte) != 0)
+      log_once_impl("set_tos", fmt::format("rdma_set_option(TOS {}) failed: {}; the connection "
+                                           "keeps its TOS",
+                                           byte, strerror(errno)));
+  }
+  if (d) ids.set_decision(id, *d);
+  record(l, "rdma_resolve_route", d, sid, qos_class, tos, nullptr);
+}
+
+// Both sides, when the QP is about to reach RTR: tell the verbs layer.
+void register_qp(rdma_cm_id* id, bool passive) {
+  if (id->qp == nullptr || !is_ethernet(id)) return;
+  const Layer& l = layer();
+  auto& ids = IdRegistry::instance();
+  providers::CmConnection cm =
+      cm_connection(&id->route.addr.src_addr, &id->route.addr.dst_addr, passive);
+  if (cm.dport != 0 && cm.sport != 0) providers::QpRegistry::instance().set_cm(id->qp, cm);
+  IdState st = ids.get(id);
+  std::optional<CmDecision> d = st.decision;
+  // Without a decision (no policy) the record still names what was matched on.
+  uint64_t sid = d ? d->service_id : effective_service_id(id->ps, cm.dport, st.inputs, l.settings);
+  std::optional<uint16_t> qos_class = d ? d->qos_class : effective_qos_class(st.inputs, l.settings);
+  if (passive) {
+    d = decide_roce(sid, qos_class, 0xFFFF, l.settings);
+    if (d) {
+      // The active side's traffic class arrives in the REQ and both directions follow it, as
+      // the kernel does: the passive side's own match sets SL, MTU and rate only.
+      d->traffic_class.reset();
+      ids.set_decision(id, *d);
+    }
+  }
+  if (d) providers::QpRegistry::instance().set_decision(id->qp, to_qos_decision(*d));
+  record(l, passive ? "rdma_accept" : "rdma_connect", d, sid, qos_class, std::nullopt, &cm);
+}
+
+}  // namespace
+}  // namespace rdmaqos::rdmacm
+
+using rdmaqos::rdmacm::ConnectFn;
+using rdmaqos::rdmacm::DestroyIdFn;
+using rdmaqos::rdmacm::ResolveRouteFn;
+using rdmaqos::rdmacm::SetOptionFn;
+
+extern "C" {
+
+__attribute__((visibility("default"))) int rdma_set_option(rdma_cm_id* id, int level, int optname,
+                                                           void* optval, size_t optlen) {
+  SetOptionFn next = rdmaqos::rdmacm::real_set_option();
+  if (next == nullptr) {  // no librdmacm behind us: nothing could succeed
+    errno = ENOSYS;
+    return -1;
+  }
+  int rc = next(id, level, optname, optval, optlen);
+  if (rc == 0 && id != nullptr && level == RDMA_OPTION_ID && optname == RDMA_OPTION_ID_TOS &&
+      optval != nullptr && optlen >= 1) {
+    try {
+      rdmaqos::rdmacm::IdRegistry::instance().set_program_tos(id, *static_cast<uint8_t*>(optval));
+    } catch (...) {
+    }
+  }
+  return rc;
+}
+
+__attribute__((visibility("default"))) int rdma_resolve_route(rdma_cm_id* id, int timeout_ms) {
+  static ResolveRouteFn next = rdmaqos::rdmacm::next_symbol<ResolveRouteFn>("rdma_resolve_route");
+  if (next == nullptr) {  // no librdmacm behind us: nothing could succeed
+    errno = ENOSYS;
+    return -1;
+  }
+  if (id != nullptr) {
+    try {
+      if (rdmaqos::rdmacm::resolve_ib(id)) return 0;
+      rdmaqos::rdmacm::before_resolve_route(id);
+    } catch (...) {
+      rdmaqos::providers::log_once_impl("resolve_route_exception",
+                                        "internal error before rdma_resolve_route; stock QoS");
+    }
+  }
+  return next(id, timeout_ms);
+}
+
+__attribute__((visibility("default"))) int rdma_connect(rdma_cm_id* id,
+                                                        rdma_conn_param* conn_param) {
+  static ConnectFn next = rdmaqos::rdmacm::next_symbol<ConnectFn>("rdma_connect");
+  if (next == nullptr) {  // no librdmacm behind us: nothing could succeed
+    errno = ENOSYS;
+    return -1;
+  }
+  if (id != nullptr) {
+    try {
+      rdmaqos::rdmacm::register_qp(id, false);
+    } catch (...) {
+      rdmaqos::providers::log_once_impl("connect_exception",
+                                        "internal error in rdma_connect; stock QoS");
+    }
+  }
+  return next(id, conn_param);
+}
+
+__attribute__((visibility("default"))) int rdma_accept(rdma_cm_id* id,
+                                                       rdma_conn_param* conn_param) {
+  static ConnectFn next = rdmaqos::rdmacm::next_symbol<ConnectFn>("rdma_accept");
+  if (next == nullptr) {  // no librdmacm behind us: nothing could succeed
+    errno = ENOSYS;
+    return -1;
+  }
+  if (id != nullptr) {
+    try {
+      rdmaqos::rdmacm::register_qp(id, true);
+    } catch (...) {
+      rdmaqos::providers::log_once_impl("accept_exception",
+                                        "internal error in rdma_accept; stock QoS");
+    }
+  }
+  return next(id, conn_param);
+}
+
+// rsockets rejects IP_TOS and SO_PRIORITY (or passes the int where one byte is required): take
+// them here, as an int or a byte, and apply them when the socket connects.
+__attribute__((visibility("default"))) int rsetsockopt(int socket, int level, int optname,
+                                                       const void* optval, socklen_t optlen) {
+  using RsetsockoptFn = int (*)(int, int, int, const void*, socklen_t);
+  static RsetsockoptFn next = rdmaqos::rdmacm::next_symbol<RsetsockoptFn>("rsetsockopt");
+  if (next == nullptr) {
+    errno = ENOSYS;
+    return -1;
+  }
+  bool tos = level == IPPROTO_IP && optname == IP_TOS;
+  bool priority = level == SOL_SOCKET && optname == SO_PRIORITY;
+  if ((!tos && !priority) || optval == nullptr || optlen < 1)
+    return next(socket, level, optname, optval, optlen);
+  int value = optlen >= static_cast<socklen_t>(sizeof(int)) ? *static_cast<const int*>(optval)
+                                                            : *static_cast<const uint8_t*>(optval);
+  if (value < 0 || value > (tos ? 255 : 0xFFF)) {
+    errno = EINVAL;
+    return -1;
+  }
+  int saved = errno;
+  if (next(socket, level, optname, optval, optlen) != 0) errno = saved;  // ours from here
+  try {
+    std::lock_guard lock(rdmaqos::rdmacm::socket_mutex);
+    auto& q = rdmaqos::rdmacm::socket_qos()[socket];
+    if (tos)
+      q.tos = static_cast<uint8_t>(value);
+    else
+      q.qos_class = static_cast<uint16_t>(value);
+  } catch (...) {
+    rdmaqos::providers::log_once_impl("rsetsockopt", "cannot record a socket's TOS; ignored");
+  }
+  return 0;
+}
+
+__attribute__((visibility("default"))) int rconnect(int socket, const sockaddr* addr,
+                                                    socklen_t addrlen) {
+  using RconnectFn = int (*)(int, const sockaddr*, socklen_t);
+  static RconnectFn next = rdmaqos::rdmacm::next_symbol<RconnectFn>("rconnect");
+  if (next == nullptr) {
+    errno = ENOSYS;
+    return -1;
+  }
+  try {
+    std::lock_guard lock(rdmaqos::rdmacm::socket_mutex);
+    auto it = rdmaqos::rdmacm::socket_qos().find(socket);
+    if (it != rdmaqos::rdmacm::socket_qos().end()) rdmaqos::rdmacm::connecting_socket = it->second;
+  } catch (...) {
+  }
+  int rc = next(socket, addr, addrlen);
+  rdmaqos::rdmacm::connecting_socket.reset();
+  return rc;
+}
+
+// Ids created without an event channel are synchronous: librdmacm gives them a private
+// channel, and an event the kernel raises for them must be consumed by whoever caused it.
+__attribute__((visibility("default"))) int rdma_create_id(rdma_event_channel* channel,
+                                                          rdma_cm_id** id, void* context,
+                                                          rdma_port_space ps) {
+  using CreateIdFn = int (*)(rdma_event_channel*, rdma_cm_id**, void*, rdma_port_space);
+  static CreateIdFn next = rdmaqos::rdmacm::next_symbol<CreateIdFn>("rdma_create_id");
+  if (next == nullptr) {
+    errno = ENOSYS;
+    return -1;
+  }
+  int rc = next(channel, id, context, ps);
+  if (rc == 0 && channel == nullptr && id != nullptr && *id != nullptr) {
+    try {
+      rdmaqos::rdmacm::IdRegistry::instance().set_synchronous(*id);
+    } catch (...) {
+    }
+  }
+  return rc;
+}
+
+__attribute__((visibility("default"))) int rdma_destroy_id(rdma_cm_id* id) {
+  static DestroyIdFn next = rdmaqos::rdmacm::next_symbol<DestroyIdFn>("rdma_destroy_id");
+  if (next == nullptr) {  // no librdmacm behind us: nothing could succeed
+    errno = ENOSYS;
+    return -1;
+  }
+  int rc = next(id);
+  if (rc == 0) {
+    try {
+      rdmaqos::rdmacm::IdRegistry::instance().erase(id);
+    } catch (...) {
+    }
+  }
+  return rc;
+}
+
+}  // extern "C"

@@ -1,0 +1,121 @@
+// The rdma_cm layer's decisions as pure functions (Service-ID, QoS-Class, host-side policy match
+// on RoCE, CM ports of a connection) and the per-id state, so they are tested without a device.
+// The preload module wires them to librdmacm.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rdma-qos/policy/compiled_policy.h"
+#include "rdma-qos/providers/av_policy.h"
+
+namespace rdmaqos::rdmacm {
+
+// Port spaces (rdma_cma.h enum rdma_port_space).
+inline constexpr int kPsIpoib = 0x0002;
+inline constexpr int kPsTcp = 0x0106;
+inline constexpr int kPsUdp = 0x0111;
+inline constexpr int kPsIb = 0x013F;
+
+// Service-ID = port space << 16 | port (Linux cma.c rdma_get_service_id).
+constexpr uint64_t service_id(int port_space, uint16_t port) {
+  return (static_cast<uint64_t>(static_cast<uint32_t>(port_space)) << 16) | port;
+}
+
+// The port of an AF_INET / AF_INET6 address in host order; 0 for anything else.
+uint16_t address_port(const sockaddr* addr);
+// The flow label an AF_INET6 address carries (sin6_flowinfo), 0 otherwise.
+uint32_t address_flow_label(const sockaddr* addr);
+
+// The CM ports the verbs layer folds into the symmetric label: dport is the service port,
+// sport the active side's source port, on both sides. `local`/`remote` are the id's
+// route.addr.src_addr / dst_addr.
+providers::CmConnection cm_connection(const sockaddr* local, const sockaddr* remote, bool passive);
+
+// Program-wide settings (host configuration knobs class, tos, service_id, roce_sl2tclass).
+struct CmSettings {
+  std::optional<uint16_t> qos_class;
+  std::optional<uint8_t> tos;
+  std::optional<uint64_t> service_id;
+  std::array<std::optional<uint8_t>, 16> sl2tclass{};
+  std::shared_ptr<const policy::CompiledPolicy> policy;  // null: no policy, stock behaviour
+};
+
+// Settings from the knobs' text; invalid text was reported by the loader and means "not set".
+CmSettings cm_settings_from(const std::string& qos_class, const std::string& tos,
+                            const std::string& service_id, const std::string& sl2tclass);
+
+// The traffic classes of roce_sl2tclass ("104,0,72": SL 0, 1, 2); nullopt on bad text.
+std::optional<std::array<std::optional<uint8_t>, 16>> parse_sl2tclass(const std::string& text);
+
+// A policy for host-side matching, and what the host should say about it.
+struct HostPolicy {
+  std::shared_ptr<const policy::CompiledPolicy> policy;  // null when it has errors
+  std::vector<std::string> messages;                     // errors and warnings, formatted
+};
+// Compiles `text` (OpenSM syntax) without a fabric. Rules that name source or destination
+// groups cannot match on RoCE (no GUIDs there): each one gets a warning.
+HostPolicy load_host_policy(const std::string& text, const std::string& file_name);
+
+// Per-id inputs set by the program (rdma_set_option TOS, the rdma_qos.h overrides).
+struct IdInputs {
+  std::optional<uint16_t> class_override;
+  std::optional<uint64_t> service_id_override;
+  std::optional<uint8_t> program_tos;
+};
+
+struct CmDecision {
+  uint64_t service_id = 0;
+  std::optional<uint16_t> qos_class;
+  uint8_t sl = 0;
+  std::optional<uint8_t> traffic_class;  // from roce_sl2tclass; nullopt: TOS left alone
+  std::optional<uint8_t> mtu_limit;      // enum ibv_mtu (IBA code)
+  std::optional<uint8_t> rate_limit;     // enum ibv_rate (IBA code)
+  std::optional<size_t> rule;
+  std::string level;
+};
+
+// The Service-ID and QoS-Class a connection queries with: overrides first, then the program's
+// TOS as QoS-Class, then the settings.
+uint64_t effective_service_id(int port_space, uint16_t port, const IdInputs& in,
+                              const CmSettings& s);
+std::optional<uint16_t> effective_qos_class(const IdInputs& in, const CmSettings& s);
+
+// RoCE: the host-side match (Service-ID, QoS-Class, PKey); nullopt without a policy.
+std::optional<CmDecision> decide_roce(uint64_t sid, std::optional<uint16_t> qos_class,
+                                      uint16_t pkey, const CmSettings& s);
+
+// The TOS to give the id before route resolution: the level's traffic class, else the
+// program's own (nothing to do), else the configured default; nullopt: leave it.
+std::optional<uint8_t> tos_to_set(const std::optional<CmDecision>& d, const IdInputs& in,
+                                  const CmSettings& s);
+
+// What the verbs layer applies to the connection's QP.
+providers::QosDecision to_qos_decision(const CmDecision& d);
+
+// Per-id state, keyed by the id's address; thread-safe.
+struct IdState {
+  IdInputs inputs;
+  std::optional<CmDecision> decision;
+  bool synchronous = false;  // created without an event channel
+};
+
+class IdRegistry {
+ public:
+  static IdRegistry& instance();
+  IdState get(const void* id) const;  // empty state when unknown
+  void set_class(const void* id, uint16_t qos_class);
+  void set_service_id(const void* id, uint64_t sid);
+  void set_program_tos(const void* id, uint8_t tos);
+  void set_decision(const void* id, CmDecision d);
+  void set_synchronous(const void* id);
+  void erase(const void* id);
+};
+
+}  // namespace rdmaqos::rdmacm

@@ -1,0 +1,63 @@
+// InfiniBand route resolution with the policy's inputs: the PathRecord query carrying the
+// Service-ID and (when the SA advertises QoS) the QoS-Class, and the path installed through
+// rdma_set_option(RDMA_OPTION_IB, RDMA_OPTION_IB_PATH) in place of rdma_resolve_route. The
+// sequence runs over injected operations so tests drive it with a fake librdmacm and SA.
+#pragma once
+
+#include <infiniband/sa.h>
+#include <infiniband/verbs.h>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace rdmaqos::rdmacm {
+
+// The only flags the kernel accepts for the path it uses (DESIGN.md 6): 0x2B.
+inline constexpr uint32_t kInstalledPathFlags =
+    IBV_PATH_FLAG_GMP | IBV_PATH_FLAG_PRIMARY | IBV_PATH_FLAG_BIDIRECTIONAL;
+
+struct IbRouteInputs {
+  ibv_gid sgid{};
+  ibv_gid dgid{};
+  uint16_t pkey = 0xFFFF;
+  uint64_t service_id = 0;
+  std::optional<uint16_t> qos_class;  // sent only when the SA advertises QoS
+  std::optional<uint8_t> tclass;      // IPv6: the source's traffic class
+};
+
+struct PathQuery {
+  ibv_path_record record{};  // wire layout
+  uint64_t comp_mask = 0;    // IBA 15.2.5.16 bits (sa_client.h rdma_qos_pr_comp)
+};
+
+// The query: SGID, DGID, PKey, Service-ID, reversible, one path; QoS-Class only when
+// `sa_advertises_qos`; TClass when given.
+PathQuery build_path_query(const IbRouteInputs& in, bool sa_advertises_qos);
+
+// What rdma_set_option(RDMA_OPTION_IB_PATH) gets for an answer.
+ibv_path_data path_data(const ibv_path_record& answer);
+
+struct IbRouteOps {
+  // 1 when the SA advertises QoS, 0 when not, -1 when it cannot be asked.
+  std::function<int()> sa_qos_supported;
+  // Number of records the SA answered (the first stored in *answer), or -1.
+  std::function<int(const PathQuery& query, ibv_path_record* answer)> path_query;
+  // rdma_set_option(id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, data, len): 0 or -1.
+  std::function<int(ibv_path_data* data, size_t len)> set_path;
+  // Synchronous ids: take the ROUTE_RESOLVED event the kernel queued (0, or -1).
+  std::function<int()> consume_route_resolved;
+};
+
+struct IbRouteResult {
+  bool installed = false;  // false: call the real rdma_resolve_route (nothing was changed)
+  std::string why;         // for the log when not installed
+  std::optional<ibv_path_record> path;
+};
+
+// Query, install, and for synchronous ids consume the queued event. Any failure before the
+// path is installed leaves the id untouched, so the caller falls back to rdma_resolve_route.
+IbRouteResult resolve_ib_route(const IbRouteInputs& in, bool synchronous_id, const IbRouteOps& ops);
+
+}  // namespace rdmaqos::rdmacm

@@ -1,0 +1,224 @@
+// The rdma_cm layer's decisions (see cm_qos.h): Service-ID and QoS-Class of a connection, the
+// host-side policy match for RoCE, the CM ports of both sides, and the per-id state.
+#include "rdma-qos/rdmacm-qos/cm_qos.h"
+
+#include <netinet/in.h>
+
+#include <charconv>
+#include <mutex>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+namespace rdmaqos::rdmacm {
+namespace {
+
+std::optional<unsigned long long> parse_number(std::string_view t) {
+  int base = 10;
+  if (t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) {
+    base = 16;
+    t.remove_prefix(2);
+  }
+  unsigned long long v = 0;
+  auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v, base);
+  if (t.empty() || ec != std::errc{} || end != t.data() + t.size()) return std::nullopt;
+  return v;
+}
+
+template <typename T>
+std::optional<T> parse_up_to(const std::string& text, unsigned long long max) {
+  auto n = parse_number(text);
+  if (!n || *n > max) return std::nullopt;
+  return static_cast<T>(*n);
+}
+
+}  // namespace
+
+uint16_t address_port(const sockaddr* addr) {
+  if (addr == nullptr) return 0;
+  if (addr->sa_family == AF_INET)
+    return ntohs(reinterpret_cast<const sockaddr_in*>(addr)->sin_port);
+  if (addr->sa_family == AF_INET6)
+    return ntohs(reinterpret_cast<const sockaddr_in6*>(addr)->sin6_port);
+  return 0;
+}
+
+uint32_t address_flow_label(const sockaddr* addr) {
+  if (addr == nullptr || addr->sa_family != AF_INET6) return 0;
+  return ntohl(reinterpret_cast<const sockaddr_in6*>(addr)->sin6_flowinfo) & 0xFFFFF;
+}
+
+providers::CmConnection cm_connection(const sockaddr* local, const sockaddr* remote, bool passive) {
+  providers::CmConnection c;
+  // The passive side's local port is the service port, its remote port the active side's
+  // source port: the same pair on both sides is what makes the label symmetric.
+  c.dport = passive ? address_port(local) : address_port(remote);
+  c.sport = passive ? address_port(remote) : address_port(local);
+  // Only the active side sees the program's own label; the passive side receives the kernel's
+  // choice in the REQ and cannot tell them apart.
+  c.application_label = !passive && address_flow_label(local) != 0;
+  return c;
+}
+
+std::optional<std::array<std::optional<uint8_t>, 16>> parse_sl2tclass(const std::string& text) {
+  std::array<std::optional<uint8_t>, 16> out{};
+  if (text.empty()) return out;
+  std::string_view v = text;
+  size_t sl = 0;
+  while (true) {
+    if (sl >= out.size()) return std::nullopt;
+    size_t comma = v.find(',');
+    std::string_view item = v.substr(0, comma);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    auto n = parse_number(item);
+    if (!n || *n > 255) return std::nullopt;
+    out[sl++] = static_cast<uint8_t>(*n);
+    if (comma == std::string_view::npos) break;
+    v.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
+CmSettings cm_settings_from(const std::string& qos_class, const std::string& tos,
+                            const std::string& service_id, const std::string& sl2tclass) {
+  CmSettings s;
+  s.qos_class = parse_up_to<uint16_t>(qos_class, 0xFFF);
+  s.tos = parse_up_to<uint8_t>(tos, 255);
+  s.service_id = parse_up_to<uint64_t>(service_id, ~0ULL);
+  if (auto table = parse_sl2tclass(sl2tclass)) s.sl2tclass = *table;
+  return s;
+}
+
+HostPolicy load_host_policy(const std::string& text, const std::string& file_name) {
+  HostPolicy out;
+  auto compiled = policy::load_policy(text, nullptr);
+  for (const auto& d : compiled.diagnostics)
+    out.messages.push_back(policy::format_diagnostic(d, file_name));
+  out.policy = compiled.policy;
+  if (!out.policy) return out;
+  for (const policy::MatchRule* r : out.policy->rules()) {
+    if (r->sources.empty() && r->destinations.empty() && !r->source_guids && !r->destination_guids)
+      continue;
+    out.messages.push_back(fmt::format(
+        "{}:{}:{}: warning: this rule names source or destination ports; on RoCE there is no "
+        "SA and no port GUID to match, so the host never selects it",
+        file_name, r->location.line, r->location.column));
+  }
+  return out;
+}
+
+uint64_t effective_service_id(int port_space, uint16_t port, const IdInputs& in,
+                              const CmSettings& s) {
+  if (in.service_id_override) return *in.service_id_override;
+  if (s.service_id) return *s.service_id;
+  return service_id(port_space, port);
+}
+
+std::optional<uint16_t> effective_qos_class(const IdInputs& in, const CmSettings& s) {
+  if (in.class_override) return in.class_override;
+  if (in.program_tos) return *in.program_tos;
+  return s.qos_class;
+}
+
+std::optional<CmDecision> decide_roce(uint64_t sid, std::optional<uint16_t> qos_class,
+                                      uint16_t pkey, const CmSettings& s) {
+  if (!s.policy) return std::nullopt;
+  policy::PathQuery q;
+  q.component_mask = policy::kCompServiceIdMsb | policy::kCompServiceIdLsb | policy::kCompPkey;
+  q.service_id = sid;
+  q.pkey = pkey;
+  if (qos_class) {
+    q.component_mask |= policy::kCompQosClass;
+    q.qos_class = *qos_class;
+  }
+  auto m = s.policy->match(q);
+  if (m.level == nullptr) return std::nullopt;
+  CmDecision d;
+  d.service_id = sid;
+  d.qos_class = qos_class;
+  d.sl = m.level->sl & 0xF;
+  d.traffic_class = s.sl2tclass[d.sl];
+  d.mtu_limit = m.level->mtu_limit;
+  d.rate_limit = m.level->rate_limit;
+  d.rule = m.rule;
+  d.level = m.level->name;
+  return d;
+}
+
+std::optional<uint8_t> tos_to_set(const std::optional<CmDecision>& d, const IdInputs& in,
+                                  const CmSettings& s) {
+  if (d && d->traffic_class) return d->traffic_class;
+  if (in.program_tos) return std::nullopt;  // already in the id
+  return s.tos;
+}
+
+providers::QosDecision to_qos_decision(const CmDecision& d) {
+  providers::QosDecision q;
+  q.sl = d.sl;
+  q.traffic_class = d.traffic_class;
+  if (d.rate_limit) q.static_rate = *d.rate_limit;
+  if (d.mtu_limit) q.path_mtu = static_cast<ibv_mtu>(*d.mtu_limit);
+  return q;
+}
+
+namespace {
+struct Registry {
+  mutable std::mutex mutex;
+  std::unordered_map<const void*, IdState> ids;
+};
+Registry& registry() {
+  static Registry* r = new Registry;  // never destroyed: ids may be used from atexit handlers
+  return *r;
+}
+}  // namespace
+
+IdRegistry& IdRegistry::instance() {
+  static IdRegistry r;
+  return r;
+}
+
+IdState IdRegistry::get(const void* id) const {
+  auto& r = registry();
+  std::lock_guard lock(r.mutex);
+  auto it = r.ids.find(id);
+  return it == r.ids.end() ? IdState{} : it->second;
+}
+
+void IdRegistry::set_class(const void* id, uint16_t qos_class) {
+  auto& r = registry();
+  std::lock_guard lock(r.mutex);
+  r.ids[id].inputs.class_override = qos_class;
+}
+
+void IdRegistry::set_service_id(const void* id, uint64_t sid) {
+  auto& r = registry();
+  std::lock_guard lock(r.mutex);
+  r.ids[id].inputs.service_id_override = sid;
+}
+
+void IdRegistry::set_program_tos(const void* id, uint8_t tos) {
+  auto& r = registry();
+  std::lock_guard lock(r.mutex);
+  r.ids[id].inputs.program_tos = tos;
+}
+
+void IdRegistry::set_decision(const void* id, CmDecision d) {
+  auto& r = registry();
+  std::lock_guard lock(r.mutex);
+  r.ids[id].decision = std::move(d);
+}
+
+void IdRegistry::set_synchronous(const void* id) {
+  auto& r = registry();
+  std::lock_guard lock(r.mutex);
+  r.ids[id].synchronous = true;
+}
+
+void IdRegistry::erase(const void* id) {
+  auto& r = registry();
+  std::lock_guard lock(r.mutex);
+  r.ids.erase(id);
+}
+
+}  // namespace rdmaqos::rdmacm

@@ -1,0 +1,244 @@
+// The rdma_cm layer's decisions: Service-ID and QoS-Class of a connection, the host-side match
+// on RoCE and its traffic class, the CM ports on both sides, the roce_sl2tclass table.
+#include "rdma-qos/rdmacm-qos/cm_qos.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+
+namespace rdmaqos::rdmacm {
+namespace {
+
+const char* kPolicy =
+    "qos-levels\n"
+    "qos-level\nname: DEFAULT\nsl: 0\nend-qos-level\n"
+    "qos-level\nname: RPING\nsl: 3\nend-qos-level\n"
+    "qos-level\nname: UCMA\nsl: 5\nmtu-limit: 3\nrate-limit: 7\nend-qos-level\n"
+    "qos-level\nname: GOLD\nsl: 6\nend-qos-level\n"
+    "end-qos-levels\n"
+    "qos-match-rules\n"
+    "qos-match-rule\nqos-class: 32\nqos-level-name: GOLD\nend-qos-match-rule\n"
+    "qos-match-rule\nservice-id: 0x1061d27\nqos-level-name: RPING\nend-qos-match-rule\n"
+    "qos-match-rule\nservice-id: 0x1061d28-0x1061d29\nqos-level-name: UCMA\n"
+    "end-qos-match-rule\n"
+    "end-qos-match-rules\n";
+
+CmSettings settings_with_policy(const std::string& sl2tclass = "0,0,0,104,0,72,184") {
+  CmSettings s = cm_settings_from("", "", "", sl2tclass);
+  auto p = load_host_policy(kPolicy, "test.conf");
+  EXPECT_TRUE(p.policy) << (p.messages.empty() ? "" : p.messages[0]);
+  s.policy = p.policy;
+  return s;
+}
+
+sockaddr_in v4(const char* ip, uint16_t port) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  inet_pton(AF_INET, ip, &a.sin_addr);
+  return a;
+}
+
+sockaddr_in6 v6(const char* ip, uint16_t port, uint32_t flowinfo = 0) {
+  sockaddr_in6 a{};
+  a.sin6_family = AF_INET6;
+  a.sin6_port = htons(port);
+  a.sin6_flowinfo = htonl(flowinfo);
+  inet_pton(AF_INET6, ip, &a.sin6_addr);
+  return a;
+}
+
+const sockaddr* sa(const auto& a) {
+  return reinterpret_cast<const sockaddr*>(&a);
+}
+
+TEST(ServiceId, IsPortSpaceShiftedOverThePort) {
+  EXPECT_EQ(service_id(kPsTcp, 3260), 0x0000000001060CBCULL);
+  EXPECT_EQ(service_id(kPsTcp, 18634), 0x00000000010648CAULL);
+  EXPECT_EQ(service_id(kPsIb, 0x1234), 0x00000000013F1234ULL);
+  EXPECT_EQ(service_id(kPsUdp, 7471), 0x0000000001111D2FULL);
+}
+
+TEST(ServiceId, OverrideWinsOverSettingWinsOverPort) {
+  CmSettings s;
+  IdInputs in;
+  EXPECT_EQ(effective_service_id(kPsTcp, 7471, in, s), 0x1061D2FULL);
+  s.service_id = 0x42;
+  EXPECT_EQ(effective_service_id(kPsTcp, 7471, in, s), 0x42ULL);
+  in.service_id_override = 0x43;
+  EXPECT_EQ(effective_service_id(kPsTcp, 7471, in, s), 0x43ULL);
+}
+
+TEST(QosClass, OverrideThenProgramTosThenSetting) {
+  CmSettings s;
+  IdInputs in;
+  EXPECT_FALSE(effective_qos_class(in, s));
+  s.qos_class = 7;
+  EXPECT_EQ(effective_qos_class(in, s), 7);
+  in.program_tos = 0x20;
+  EXPECT_EQ(effective_qos_class(in, s), 0x20);
+  in.class_override = 9;
+  EXPECT_EQ(effective_qos_class(in, s), 9);
+}
+
+TEST(CmPorts, ActiveSideTakesTheRemoteServicePortAndItsOwnSourcePort) {
+  auto local = v4("10.0.0.1", 40000), remote = v4("10.0.0.2", 7471);
+  auto c = cm_connection(sa(local), sa(remote), false);
+  EXPECT_EQ(c.dport, 7471);
+  EXPECT_EQ(c.sport, 40000);
+  EXPECT_FALSE(c.application_label);
+}
+
+TEST(CmPorts, PassiveSideTakesItsOwnServicePortAndTheRemoteSourcePort) {
+  auto local = v6("fd00::2", 7471), remote = v6("fd00::1", 40000);
+  auto c = cm_connection(sa(local), sa(remote), true);
+  EXPECT_EQ(c.dport, 7471);
+  EXPECT_EQ(c.sport, 40000);
+}
+
+TEST(CmPorts, ActiveIpv6SourceFlowInfoIsTheProgramsLabel) {
+  auto local = v6("fd00::1", 40000, 0x12345), remote = v6("fd00::2", 7471);
+  EXPECT_TRUE(cm_connection(sa(local), sa(remote), false).application_label);
+}
+
+TEST(Sl2Tclass, ListsTrafficClassesBySl) {
+  auto t = parse_sl2tclass("0, 0x68 ,72");
+  ASSERT_TRUE(t);
+  EXPECT_EQ((*t)[0], 0);
+  EXPECT_EQ((*t)[1], 104);
+  EXPECT_EQ((*t)[2], 72);
+  EXPECT_FALSE((*t)[3]);
+}
+
+TEST(Sl2Tclass, RejectsBadText) {
+  EXPECT_FALSE(parse_sl2tclass("256"));
+  EXPECT_FALSE(parse_sl2tclass("1,,2"));
+  EXPECT_FALSE(parse_sl2tclass("x"));
+  EXPECT_FALSE(parse_sl2tclass("0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0,0"));  // 17 SLs
+  EXPECT_TRUE(parse_sl2tclass(""));
+}
+
+TEST(Settings, GarbageMeansNotSet) {
+  CmSettings s = cm_settings_from("zz", "300", "-1", "1,2,x");
+  EXPECT_FALSE(s.qos_class);
+  EXPECT_FALSE(s.tos);
+  EXPECT_FALSE(s.service_id);
+  for (const auto& t : s.sl2tclass) EXPECT_FALSE(t);
+}
+
+TEST(DecideRoce, WithoutPolicyThereIsNoDecision) {
+  CmSettings s;
+  EXPECT_FALSE(decide_roce(0x1061D27, std::nullopt, 0xFFFF, s));
+}
+
+TEST(DecideRoce, ServiceIdSelectsTheLevelAndSl2TclassItsTrafficClass) {
+  CmSettings s = settings_with_policy();
+  auto d = decide_roce(0x1061D27, std::nullopt, 0xFFFF, s);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->level, "RPING");
+  EXPECT_EQ(d->sl, 3);
+  EXPECT_EQ(d->traffic_class, 104);
+  EXPECT_FALSE(d->mtu_limit);
+  ASSERT_TRUE(d->rule);
+  EXPECT_EQ(*d->rule, 1u);
+}
+
+TEST(DecideRoce, LevelCarriesMtuAndRateLimits) {
+  CmSettings s = settings_with_policy();
+  auto d = decide_roce(0x1061D29, std::nullopt, 0xFFFF, s);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->sl, 5);
+  EXPECT_EQ(d->traffic_class, 72);
+  EXPECT_EQ(d->mtu_limit, 3);
+  EXPECT_EQ(d->rate_limit, 7);
+  auto q = to_qos_decision(*d);
+  EXPECT_EQ(q.sl, 5);
+  EXPECT_EQ(q.traffic_class, 72);
+  EXPECT_EQ(q.path_mtu, IBV_MTU_1024);
+  EXPECT_EQ(q.static_rate, 7);
+}
+
+TEST(DecideRoce, QosClassRuleComesFirst) {
+  CmSettings s = settings_with_policy();
+  auto d = decide_roce(0x1061D27, uint16_t{32}, 0xFFFF, s);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->level, "GOLD");
+  EXPECT_EQ(d->traffic_class, 184);
+}
+
+TEST(DecideRoce, UnmatchedGoesToTheDefaultLevel) {
+  CmSettings s = settings_with_policy();
+  auto d = decide_roce(0x1060001, std::nullopt, 0xFFFF, s);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->sl, 0);
+  EXPECT_FALSE(d->rule);
+  EXPECT_EQ(d->traffic_class, 0);
+}
+
+TEST(DecideRoce, SlWithoutTrafficClassLeavesTos) {
+  CmSettings s = settings_with_policy("0,0,0");  // SL 3 not listed
+  auto d = decide_roce(0x1061D27, std::nullopt, 0xFFFF, s);
+  ASSERT_TRUE(d);
+  EXPECT_FALSE(d->traffic_class);
+}
+
+TEST(TosToSet, LevelTrafficClassElseProgramsElseSetting) {
+  CmSettings s;
+  IdInputs in;
+  CmDecision d;
+  d.traffic_class = 104;
+  EXPECT_EQ(tos_to_set(d, in, s), 104);
+  d.traffic_class.reset();
+  EXPECT_FALSE(tos_to_set(d, in, s));
+  s.tos = 32;
+  EXPECT_EQ(tos_to_set(d, in, s), 32);
+  in.program_tos = 8;
+  EXPECT_FALSE(tos_to_set(d, in, s));  // the program's TOS is already in the id
+}
+
+TEST(HostPolicy, RulesNamingPortGroupsGetARoceWarning) {
+  std::string text =
+      "port-groups\nport-group\nname: A\nport-guid: 0x1\nend-port-group\nend-port-groups\n"
+      "qos-levels\nqos-level\nname: DEFAULT\nsl: 0\nend-qos-level\n"
+      "qos-level\nname: L1\nsl: 1\nend-qos-level\nend-qos-levels\n"
+      "qos-match-rules\nqos-match-rule\nsource: A\nqos-level-name: L1\nend-qos-match-rule\n"
+      "qos-match-rule\nservice-id: 1\nqos-level-name: L1\nend-qos-match-rule\n"
+      "end-qos-match-rules\n";
+  auto p = load_host_policy(text, "p.conf");
+  ASSERT_TRUE(p.policy);
+  int roce_warnings = 0;
+  for (const auto& m : p.messages)
+    if (m.find("on RoCE") != std::string::npos) {
+      ++roce_warnings;
+      EXPECT_NE(m.find("p.conf:"), std::string::npos) << m;
+    }
+  EXPECT_EQ(roce_warnings, 1);
+}
+
+TEST(HostPolicy, ErrorsLeaveNoPolicyAndSayWhere) {
+  auto p = load_host_policy("qos-levels\nqos-level\nsl: 99\n", "bad.conf");
+  EXPECT_FALSE(p.policy);
+  ASSERT_FALSE(p.messages.empty());
+  EXPECT_NE(p.messages[0].find("bad.conf:"), std::string::npos);
+}
+
+TEST(IdRegistry, KeepsInputsAndDecisionPerIdUntilErased) {
+  auto& r = IdRegistry::instance();
+  int a = 0, b = 0;
+  r.set_class(&a, 5);
+  r.set_program_tos(&a, 0x20);
+  r.set_service_id(&b, 0x99);
+  CmDecision d;
+  d.sl = 4;
+  r.set_decision(&a, d);
+  EXPECT_EQ(r.get(&a).inputs.class_override, 5);
+  EXPECT_EQ(r.get(&a).inputs.program_tos, 0x20);
+  EXPECT_EQ(r.get(&a).decision->sl, 4);
+  EXPECT_FALSE(r.get(&b).inputs.class_override);
+  EXPECT_EQ(r.get(&b).inputs.service_id_override, 0x99ULL);
+  r.erase(&a);
+  EXPECT_FALSE(r.get(&a).decision);
+  r.erase(&b);
+}
+
+}  // namespace
+}  // namespace rdmaqos::rdmacm

@@ -1,0 +1,142 @@
+// InfiniBand route resolution through the SA, against a fake SA and a fake librdmacm: what the
+// query carries, the path installed (flags exactly GMP|PRIMARY|BIDIRECTIONAL), the queued event
+// of synchronous ids, and the fallback on every failure.
+#include "rdma-qos/rdmacm-qos/ib_route.h"
+
+#include <arpa/inet.h>
+#include <endian.h>
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace rdmaqos::rdmacm {
+namespace {
+
+struct FakeCm {
+  int qos_supported = 1;
+  int answers = 1;  // records the SA answers; -1: query fails
+  uint8_t answer_sl = 5;
+  int set_path_rc = 0;
+  std::vector<PathQuery> queries;
+  std::vector<ibv_path_data> installed;
+  std::vector<size_t> installed_len;
+  int events_consumed = 0;
+
+  IbRouteOps ops() {
+    IbRouteOps o;
+    o.sa_qos_supported = [this] { return qos_supported; };
+    o.path_query = [this](const PathQuery& q, ibv_path_record* answer) {
+      queries.push_back(q);
+      if (answers > 0) {
+        *answer = q.record;
+        answer->qosclass_sl = htons(static_cast<uint16_t>(ntohs(q.record.qosclass_sl) | answer_sl));
+        answer->mtu = 0x80 | IBV_MTU_2048;
+      }
+      return answers;
+    };
+    o.set_path = [this](ibv_path_data* d, size_t len) {
+      installed.push_back(*d);
+      installed_len.push_back(len);
+      return set_path_rc;
+    };
+    o.consume_route_resolved = [this] {
+      ++events_consumed;
+      return 0;
+    };
+    return o;
+  }
+};
+
+IbRouteInputs inputs() {
+  IbRouteInputs in;
+  in.sgid.global.subnet_prefix = htobe64(0xfe80000000000000ULL);
+  in.sgid.global.interface_id = htobe64(0x0002c90300000001ULL);
+  in.dgid.global.subnet_prefix = htobe64(0xfe80000000000000ULL);
+  in.dgid.global.interface_id = htobe64(0x0002c90300000002ULL);
+  in.service_id = 0x0000000001060CBCULL;  // iSER 3260 in the TCP port space
+  in.qos_class = 0x20;
+  return in;
+}
+
+TEST(IbRoute, QueryCarriesServiceIdGidsPkeyAndQosClass) {
+  auto q = build_path_query(inputs(), true);
+  EXPECT_EQ(be64toh(q.record.service_id), 0x0000000001060CBCULL);
+  EXPECT_EQ(be64toh(q.record.dgid.global.interface_id), 0x0002c90300000002ULL);
+  EXPECT_EQ(be64toh(q.record.sgid.global.interface_id), 0x0002c90300000001ULL);
+  EXPECT_EQ(ntohs(q.record.pkey), 0xFFFF);
+  EXPECT_EQ(ntohs(q.record.qosclass_sl), 0x20 << 4);
+  EXPECT_EQ(q.record.reversible_numpath, 0x81);
+  // SERVICE_ID 0x3, DGID 0x4, SGID 0x8, REVERSIBLE 0x800, NUMB_PATH 0x1000, PKEY 0x2000,
+  // QOS_CLASS 0x4000.
+  EXPECT_EQ(q.comp_mask, 0x780FULL);
+}
+
+TEST(IbRoute, QosClassOnlyWhenTheSaAdvertisesQos) {
+  auto q = build_path_query(inputs(), false);
+  EXPECT_EQ(q.record.qosclass_sl, 0);
+  EXPECT_EQ(q.comp_mask, 0x380FULL);
+}
+
+TEST(IbRoute, Ipv6TrafficClassIsQueried) {
+  auto in = inputs();
+  in.tclass = 0x68;
+  auto q = build_path_query(in, false);
+  EXPECT_EQ(q.record.tclass, 0x68);
+  EXPECT_EQ(q.comp_mask & 0x400ULL, 0x400ULL);
+}
+
+TEST(IbRoute, InstallsTheAnswerWithExactlyGmpPrimaryBidirectional) {
+  FakeCm cm;
+  auto r = resolve_ib_route(inputs(), false, cm.ops());
+  ASSERT_TRUE(r.installed) << r.why;
+  ASSERT_EQ(cm.installed.size(), 1u);
+  EXPECT_EQ(cm.installed[0].flags, 0x2Bu);
+  EXPECT_EQ(cm.installed_len[0], sizeof(ibv_path_data));
+  EXPECT_EQ(ntohs(cm.installed[0].path.qosclass_sl) & 0xF, 5);
+  EXPECT_EQ(cm.installed[0].path.mtu & 0x3F, IBV_MTU_2048);
+  EXPECT_EQ(cm.events_consumed, 0);  // an asynchronous id's program reads the event itself
+}
+
+TEST(IbRoute, SynchronousIdHasItsQueuedRouteResolvedConsumed) {
+  FakeCm cm;
+  auto r = resolve_ib_route(inputs(), true, cm.ops());
+  ASSERT_TRUE(r.installed);
+  EXPECT_EQ(cm.events_consumed, 1);
+}
+
+TEST(IbRoute, NoRecordFallsBackWithoutTouchingTheId) {
+  FakeCm cm;
+  cm.answers = 0;
+  auto r = resolve_ib_route(inputs(), true, cm.ops());
+  EXPECT_FALSE(r.installed);
+  EXPECT_TRUE(cm.installed.empty());
+  EXPECT_EQ(cm.events_consumed, 0);
+  EXPECT_FALSE(r.why.empty());
+}
+
+TEST(IbRoute, SaTimeoutFallsBack) {
+  FakeCm cm;
+  cm.answers = -1;
+  auto r = resolve_ib_route(inputs(), false, cm.ops());
+  EXPECT_FALSE(r.installed);
+  EXPECT_TRUE(cm.installed.empty());
+}
+
+TEST(IbRoute, UnreachableSaFallsBackBeforeAnyQuery) {
+  FakeCm cm;
+  cm.qos_supported = -1;
+  auto r = resolve_ib_route(inputs(), false, cm.ops());
+  EXPECT_FALSE(r.installed);
+  EXPECT_TRUE(cm.queries.empty());
+}
+
+TEST(IbRoute, RefusedPathFallsBackAndConsumesNothing) {
+  FakeCm cm;
+  cm.set_path_rc = -1;
+  auto r = resolve_ib_route(inputs(), true, cm.ops());
+  EXPECT_FALSE(r.installed);
+  EXPECT_EQ(cm.events_consumed, 0);
+}
+
+}  // namespace
+}  // namespace rdmaqos::rdmacm

@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# Host-side check of one scenario of the rdmacm-qos `cm` VM group (vm/cm.sh.in): the programs
+# transferred; in both directions the data packets carry the level's DSCP and the UDP source
+# port of the RFC's symmetric CM-port label; each side's module decided the level's SL and
+# passed it (and the label) to the provider (test hook). Expected values are computed here
+# from the policy file's intent and the RFC formulas, never by the code under test.
+#   check-cm.sh SCENARIO RESULTS_DIR ROCE_PCAP_DUMP
+set -euo pipefail
+scenario=$1
+dir=$2
+dump=$3
+failures=0
+fail() { echo "FAIL: $scenario: $*"; failures=$((failures + 1)); }
+fold() { echo $(( (($1 & 0x3FFF) ^ (($1 & 0xFC000) >> 14)) | 0xC000 )); }
+# RFC CM-port label: h = dport * sport; h ^= h >> 16; h ^= h >> 8; fl = h & 0xFFFFF.
+cm_rfc_label() {
+    local h=$(( ($1 * $2) & 0xFFFFFFFF ))
+    h=$(( h ^ (h >> 16) )); h=$(( h ^ (h >> 8) ))
+    echo $(( h & 0xFFFFF ))
+}
+
+[ -d "$dir" ] || { echo "FAIL: $scenario: no results in $dir (did the VM group run?)"; exit 1; }
+cat "$dir/log" 2>/dev/null || true
+for side in client server; do
+    st=$(cat "$dir/$side.status" 2>/dev/null || echo missing)
+    [ "$st" = 0 ] || { fail "$side exit status $st"; sed 's/^/  | /' "$dir/$side.log" || true; }
+done
+
+# Per scenario: tool, port, addresses, and the level qos-policy.conf gives it (sl, traffic
+# class = DSCP << 2 through roce_sl2tclass 0,32,136,104,0,72,184; mtu: the level's limit).
+# Fault cases: no decision (sl/tclass "null"), the kernel's DSCP 0.
+mtu=
+case $scenario in
+    rping_ipv4) tool=rping port=7491 sl=3 dscp=26 ;;
+    rping_ipv6) tool=rping port=7492 sl=3 dscp=26 ;;
+    ucmatose_ipv4) tool=ucmatose port=7493 sl=5 dscp=18 mtu=2 ;;
+    ucmatose_ipv6) tool=ucmatose port=7494 sl=5 dscp=18 mtu=2 ;;
+    rstream_ipv4) tool=rstream port=7498 sl=1 dscp=8 ;;
+    perftest_ipv4) tool=perftest port=7499 sl=2 dscp=34 mtu=2 ;;
+    ucmatose_class) tool=ucmatose port=7495 sl=6 dscp=46 ;;
+    rsocket_tos_ipv4) tool=rsocket_tos port=7500 sl=6 dscp=46 ;;
+    fault_no_policy) tool=rping port=7491 sl=null dscp=0 ;;
+    fault_bad_policy) tool=ucmatose port=7493 sl=null dscp=0 ;;
+    fault_garbage) tool=rping port=7492 sl=null dscp=0 ;;
+    *) echo "FAIL: unknown scenario $scenario"; exit 1 ;;
+esac
+# The passive side never learns the active program's QoS-Class: it matches on the Service-ID
+# alone (ucmatose_class: UCMA's SL 5), while the DSCP of both directions follows the active
+# side's TOS, which the REQ carries.
+server_sl=$sl
+[ "$scenario" = ucmatose_class ] && server_sl=5
+[ "$scenario" = rsocket_tos_ipv4 ] && server_sl=0   # port 7500: no rule, the DEFAULT level
+case $scenario in
+    *_ipv6) client=fd00::1 server=fd00::2 ;;
+    *) client=10.0.0.1 server=10.0.0.2 ;;
+esac
+
+count() { grep -c -- "$1" "$dir/$2" 2>/dev/null || true; }
+if [ "$tool" = rping ]; then
+    [ "$(count 'ping data: rdma-ping-' client.log)" = 3 ] || fail "client did not ping 3 times"
+    [ "$(count 'server ping data: rdma-ping-' server.log)" = 3 ] || fail "server saw no 3 pings"
+elif [ "$tool" = rsocket_tos ]; then
+    for side in client server; do
+        grep -q "rsocket_tos: $side ok" "$dir/$side.log" || fail "$side: no 10 exchanges"
+    done
+elif [ "$tool" = perftest ]; then
+    for side in client server; do
+        grep -Eq '^ 1024 +10 ' "$dir/$side.log" || fail "$side: no 10 iterations of 1024 bytes"
+    done
+elif [ "$tool" = rstream ]; then
+    for side in client server; do
+        grep -Eq '^custom +4k +20 ' "$dir/$side.log" || fail "$side: no 20 transfers of 4k"
+    done
+else
+    for side in client server; do
+        grep -q 'data transfers complete' "$dir/$side.log" || fail "$side: no data transfer"
+    done
+fi
+
+tsv=$("$dump" "$dir/cap.pcap") || { fail "cannot read $dir/cap.pcap"; tsv=; }
+echo "$tsv" | awk 'NR <= 8'
+# Columns: 1 ip 2 src 3 dst 4 sport 5 flow_label 6 dscp 7 ecn 8 opcode 9 dest_qp 10 psn
+#          11 mad_class 12 mad_attr 13 cm_service_id 14 cm_src_port
+rows() { echo "$tsv" | tail -n +2; }
+data_rows() { rows | awk -F'\t' '$9 != 1'; }
+mad_rows() { rows | awk -F'\t' '$9 == 1'; }
+
+# The CM REQs (one per connection; perftest opens two): the service (RDMA_PS_TCP << 16 | port)
+# and the active side's source port, from which each connection's label follows.
+reqs=$(mad_rows | awk -F'\t' '$11 == "0x7" && $12 == "0x10"')
+[ -n "$reqs" ] || fail "no CM REQ captured"
+declare -A label_of=()   # cm source port -> RFC label
+wants=" "
+while IFS=$'\t' read -r -a f; do
+    [ ${#f[@]} -ge 14 ] || continue
+    sid=${f[12]} cm_sport=${f[13]}
+    [ $((sid)) = $(( (0x0106 << 16) | port )) ] || fail "REQ service ID $sid, expected port $port"
+    label_of[$cm_sport]=$(cm_rfc_label "$port" "$cm_sport")
+    want=$(fold "${label_of[$cm_sport]}")
+    wants+="$want "
+    echo "CM ports $cm_sport -> $port: RFC label $(printf 0x%05x "${label_of[$cm_sport]}"), UDP source port $want"
+done <<<"$reqs"
+
+for d in "$client $server" "$server $client"; do
+    set -- $d
+    n=$(data_rows | awk -F'\t' -v s="$1" -v t="$2" '$2 == s && $3 == t' | wc -l)
+    [ "$n" -gt 0 ] || fail "no data packet from $1 to $2"
+    # Every data packet leaves from the port of one of the connections, and every connection's
+    # port is seen.
+    bad=$(data_rows | awk -F'\t' -v s="$1" -v t="$2" -v w="$wants" '$2 == s && $3 == t && index(w, " " $4 " ") == 0' | wc -l)
+    [ "$bad" = 0 ] || fail "$bad packets from $1 to $2 not from the UDP source ports$wants"
+    for w in $wants; do
+        n=$(data_rows | awk -F'\t' -v s="$1" -v t="$2" -v w="$w" '$2 == s && $3 == t && $4 == w' | wc -l)
+        [ "$n" -gt 0 ] || fail "no packet from $1 to $2 from UDP source port $w"
+    done
+    bad=$(data_rows | awk -F'\t' -v s="$1" -v t="$2" -v d="$dscp" '$2 == s && $3 == t && $6 != d' | wc -l)
+    [ "$bad" = 0 ] || fail "$bad packets from $1 to $2 without DSCP $dscp"
+done
+
+# The test hook: the rdma_cm layer's decision on each side for each connection, and the RTR
+# transition it led to (the label of the connection's CM ports, the decided SL and MTU).
+for side in client server; do
+    rec=$dir/$side.record
+    [ "$side" = client ] && call=rdma_connect || call=rdma_accept
+    [ "$side" = client ] && want_sl=$sl || want_sl=$server_sl
+    n=0
+    while read -r cm; do
+        [ -n "$cm" ] || continue
+        n=$((n + 1))
+        echo "$side $call: $cm"
+        [[ $cm == *"\"sl\":$want_sl,"* ]] || fail "$side: $call decided no SL $want_sl"
+        [[ $cm == *"\"service_id\":$(( (0x0106 << 16) | port )),"* ]] || fail "$side: wrong Service-ID"
+        cs=$(sed -n 's/.*"cm_dport":\([0-9]*\),"cm_sport":\([0-9]*\)}.*/\1 \2/p' <<<"$cm")
+        set -- $cs
+        if [ "${1:-}" != "$port" ] || [ -z "${label_of[${2:-x}]:-}" ]; then
+            fail "$side: CM ports '$cs' are not $port and the source port of a REQ"
+        fi
+    done < <(grep "\"call\":\"$call\"" "$rec" 2>/dev/null || true)
+    [ "$n" = "${#label_of[@]}" ] || fail "$side: $n $call records for ${#label_of[@]} connections"
+    n=0
+    while read -r rtr; do
+        [ -n "$rtr" ] || continue
+        n=$((n + 1))
+        echo "$side RTR: $rtr"
+        got=$(sed -n 's/.*"flow_label":\([0-9]*\),.*/\1/p' <<<"$rtr")
+        ok=
+        for l in "${label_of[@]}"; do [ "$got" = "$l" ] && ok=1; done
+        [ -n "$ok" ] || fail "$side: label $got passed to the provider is no connection's RFC label"
+        if [ "$want_sl" != null ]; then
+            [[ $rtr == *"\"sl\":$want_sl,"* ]] || fail "$side: SL $want_sl not passed to the provider"
+        fi
+        if [ -n "$mtu" ]; then
+            [[ $rtr == *"mtu=$mtu"* ]] || fail "$side: path MTU not capped to $mtu"
+        fi
+    done < <(grep '"call":"ibv_modify_qp"' "$rec" 2>/dev/null | grep -v '"dest_qp":0,' || true)
+    [ "$n" = "${#label_of[@]}" ] || fail "$side: $n RTR transitions for ${#label_of[@]} connections"
+done
+if [ "$scenario" = ucmatose_class ] || [ "$scenario" = rsocket_tos_ipv4 ]; then
+    grep -q '"call":"rdma_resolve_route".*"qos_class":32,' "$dir/client.record" ||
+        fail "client: TOS 32 was not taken as the QoS-Class"
+fi
+
+if [ "$failures" -gt 0 ]; then
+    echo "$scenario: $failures failures"
+    exit 1
+fi
+echo "PASS: $scenario"

@@ -1,0 +1,62 @@
+/* A socket-style ULP over rsockets that asks for its TOS the way socket programs do:
+ * rsetsockopt(IPPROTO_IP, IP_TOS) with an int. Used by the `cm` VM group (rsocket_tos).
+ *   rsocket_tos server ADDR PORT
+ *   rsocket_tos client ADDR PORT BIND_ADDR TOS */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <rdma/rsocket.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int addr_of(const char* ip, int port, struct sockaddr_in* sin) {
+  memset(sin, 0, sizeof(*sin));
+  sin->sin_family = AF_INET;
+  sin->sin_port = htons((unsigned short)port);
+  return inet_pton(AF_INET, ip, &sin->sin_addr) == 1 ? 0 : -1;
+}
+
+static int fail(const char* what) {
+  perror(what);
+  return 1;
+}
+
+int main(int argc, char** argv) {
+  struct sockaddr_in sin;
+  char buf[64];
+  int i, s, c;
+  if (argc < 4 || addr_of(argv[2], atoi(argv[3]), &sin) != 0) {
+    fprintf(stderr, "usage: rsocket_tos server ADDR PORT | client ADDR PORT BIND_ADDR TOS\n");
+    return 2;
+  }
+  s = rsocket(AF_INET, SOCK_STREAM, 0);
+  if (s < 0) return fail("rsocket");
+  if (strcmp(argv[1], "server") == 0) {
+    if (rbind(s, (struct sockaddr*)&sin, sizeof(sin)) != 0) return fail("rbind");
+    if (rlisten(s, 1) != 0) return fail("rlisten");
+    c = raccept(s, NULL, NULL);
+    if (c < 0) return fail("raccept");
+    for (i = 0; i < 10; i++) {
+      if (rrecv(c, buf, sizeof(buf), MSG_WAITALL) != (ssize_t)sizeof(buf)) return fail("rrecv");
+      if (rsend(c, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf)) return fail("rsend");
+    }
+    printf("rsocket_tos: server ok\n");
+    rclose(c);
+  } else {
+    struct sockaddr_in local;
+    int tos;
+    if (argc < 6 || addr_of(argv[4], 0, &local) != 0) return 2;
+    tos = (int)strtol(argv[5], NULL, 0);
+    if (rbind(s, (struct sockaddr*)&local, sizeof(local)) != 0) return fail("rbind");
+    if (rsetsockopt(s, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)) != 0) return fail("IP_TOS");
+    if (rconnect(s, (struct sockaddr*)&sin, sizeof(sin)) != 0) return fail("rconnect");
+    memset(buf, 'q', sizeof(buf));
+    for (i = 0; i < 10; i++) {
+      if (rsend(s, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf)) return fail("rsend");
+      if (rrecv(s, buf, sizeof(buf), MSG_WAITALL) != (ssize_t)sizeof(buf)) return fail("rrecv");
+    }
+    printf("rsocket_tos: client ok\n");
+  }
+  rclose(s);
+  return 0;
+}
