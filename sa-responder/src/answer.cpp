@@ -453,6 +453,10 @@ sa::ClassPortInfo class_port_info() {
   info.capability_mask = kCapabilityMask;
   info.capability_mask2 = kCapabilityMask2;
   info.resp_time_value = kRespTimeValue;
+  // As OpenSM fills them (seen with saquery -c): no redirection, the well-known QP1 Q_Key.
+  info.redirect_qp = 1;
+  info.redirect_qkey = sa::kSaQkey;
+  info.trap_qkey = sa::kSaQkey;
   return info;
 }
 

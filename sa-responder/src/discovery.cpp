@@ -10,6 +10,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 
 namespace rdmaqos::sad {
 namespace {
@@ -20,9 +21,20 @@ constexpr int kPortStateActive = 4;
 struct FabricDeleter {
   void operator()(ibnd_fabric_t* f) const { ibnd_destroy_fabric(f); }
 };
-struct MadPortDeleter {
-  void operator()(ibmad_port* p) const { mad_rpc_close_port(p); }
-};
+// One SMP port per (CA, port) for the life of the process: umad2sim crashes a process that
+// closes a port and later receives on another (its receive thread follows the stale device).
+ibmad_port* smp_port(const std::string& ca, int port) {
+  static std::mutex mutex;
+  static std::map<std::pair<std::string, int>, ibmad_port*> ports;
+  std::lock_guard lock(mutex);
+  auto& slot = ports[{ca, port}];
+  if (slot == nullptr) {
+    int classes[] = {IB_SMI_CLASS, IB_SMI_DIRECT_CLASS};
+    slot =
+        mad_rpc_open_port(ca.empty() ? nullptr : const_cast<char*>(ca.c_str()), port, classes, 2);
+  }
+  return slot;
+}
 
 class Smp {
  public:
@@ -73,11 +85,12 @@ sa::Result<Discovery> discover_fabric(const DiscoveryOptions& options) {
   if (!fabric) {
     return sa::make_error(sa::ErrorCode::kTransport, "libibnetdisc could not discover the fabric");
   }
-  int classes[] = {IB_SMI_CLASS, IB_SMI_DIRECT_CLASS};
-  std::unique_ptr<ibmad_port, MadPortDeleter> mad(mad_rpc_open_port(ca, options.port, classes, 2));
-  if (!mad) return sa::make_error(sa::ErrorCode::kTransport, "cannot open the port for SMPs");
-  if (options.retries > 0) mad_rpc_set_retries(mad.get(), options.retries);
-  Smp smp(mad.get(), options.timeout_ms);
+  ibmad_port* mad = smp_port(options.ca, options.port);
+  if (mad == nullptr) {
+    return sa::make_error(sa::ErrorCode::kTransport, "cannot open the port for SMPs");
+  }
+  if (options.retries > 0) mad_rpc_set_retries(mad, options.retries);
+  Smp smp(mad, options.timeout_ms);
 
   Discovery out;
   FabricModel& model = out.model;

@@ -1,12 +1,20 @@
-// rdma-qos-sad: the policy-enforcing SA responder. This first cut discovers the fabric and
-// dumps the model (--dump-fabric), which the ibsim tests compare with the topology they built.
+// rdma-qos-sad: the policy-enforcing SA responder. Discovers the fabric, loads the policy and
+// answers PathRecord / MultiPathRecord / ClassPortInfo queries at its port; SIGHUP reloads the
+// policy (a bad one keeps the old), SIGUSR1 re-discovers the fabric.
+#include <signal.h>
+
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
+#include "rdma-qos/policy/compiled_policy.h"
+#include "rdma-qos/sa-responder/agent.h"
+#include "rdma-qos/sa-responder/answer.h"
 #include "rdma-qos/sa-responder/discovery.h"
 
 namespace {
@@ -65,6 +73,103 @@ nlohmann::json fabric_json(const Discovery& d) {
           {"warnings", d.warnings}};
 }
 
+volatile sig_atomic_t g_reload = 0;
+volatile sig_atomic_t g_rediscover = 0;
+volatile sig_atomic_t g_stop = 0;
+
+void on_signal(int sig) {
+  if (sig == SIGHUP) g_reload = 1;
+  if (sig == SIGUSR1) g_rediscover = 1;
+  if (sig == SIGTERM || sig == SIGINT) g_stop = 1;
+}
+
+void install_signals() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGHUP, SIGUSR1, SIGTERM, SIGINT}) sigaction(sig, &sa, nullptr);
+}
+
+std::optional<std::string> read_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void log(const std::string& line) {
+  std::cerr << "rdma-qos-sad: " << line << std::endl;
+}
+
+// What the answers are computed from; replaced as a whole on reload or re-discovery.
+struct State {
+  rdmaqos::sad::FabricModel model;
+  rdmaqos::policy::Fabric policy_fabric;  // with the partitions
+  std::shared_ptr<const rdmaqos::policy::CompiledPolicy> policy;
+};
+
+struct Config {
+  std::string policy_path, partitions_path;
+  bool no_policy = false;
+  int subnet_timeout = 18;
+};
+
+// Partitions resolved against the fabric; false (diagnostics logged) when the file is bad.
+bool load_partitions(const Config& config, State& state) {
+  if (config.partitions_path.empty()) {
+    state.policy_fabric.partitions = rdmaqos::policy::default_partitions(state.policy_fabric);
+    return true;
+  }
+  auto text = read_file(config.partitions_path);
+  if (!text) {
+    log(fmt::format("cannot read {}", config.partitions_path));
+    return false;
+  }
+  auto r = rdmaqos::policy::parse_partitions(*text, state.policy_fabric);
+  for (const auto& d : r.diagnostics)
+    log(rdmaqos::policy::format_diagnostic(d, config.partitions_path));
+  if (rdmaqos::policy::has_errors(r.diagnostics)) return false;
+  state.policy_fabric.partitions = std::move(r.partitions);
+  return true;
+}
+
+// The compiled policy for `state`'s fabric; null with --no-policy; nullopt on errors (logged).
+std::optional<std::shared_ptr<const rdmaqos::policy::CompiledPolicy>> load_policy(
+    const Config& config, const State& state) {
+  if (config.no_policy) return std::shared_ptr<const rdmaqos::policy::CompiledPolicy>{};
+  auto text = read_file(config.policy_path);
+  if (!text) {
+    log(fmt::format("cannot read {}", config.policy_path));
+    return std::nullopt;
+  }
+  auto r = rdmaqos::policy::load_policy(*text, &state.policy_fabric);
+  for (const auto& d : r.diagnostics)
+    log(rdmaqos::policy::format_diagnostic(d, config.policy_path));
+  if (!r.policy) return std::nullopt;
+  return r.policy;
+}
+
+// A new state from a fresh discovery; nullopt (logged) when discovery or loading fails.
+std::optional<State> build_state(const Config& config,
+                                 const rdmaqos::sad::DiscoveryOptions& discovery) {
+  auto found = rdmaqos::sad::discover_fabric(discovery);
+  if (!found) {
+    log("discovery failed: " + found.error().message);
+    return std::nullopt;
+  }
+  for (const auto& w : found->warnings) log("discovery: " + w);
+  State state;
+  state.model = std::move(found->model);
+  state.model.subnet_timeout = static_cast<uint8_t>(config.subnet_timeout);
+  state.policy_fabric = state.model.policy_fabric();
+  if (!load_partitions(config, state)) return std::nullopt;
+  auto policy = load_policy(config, state);
+  if (!policy) return std::nullopt;
+  state.policy = *policy;
+  return state;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -72,6 +177,20 @@ int main(int argc, char** argv) {
   rdmaqos::sad::DiscoveryOptions discovery;
   bool dump_fabric = false;
   bool json = false;
+  bool foreground = false;
+  bool no_issm = false;
+  Config config;
+  app.add_option("--policy", config.policy_path, "QoS policy (OpenSM qos-policy.conf syntax)")
+      ->check(CLI::ExistingFile);
+  app.add_flag("--no-policy", config.no_policy,
+               "run without a policy: partition SLs apply, as OpenSM without one");
+  app.add_option("--partitions", config.partitions_path, "partitions (OpenSM partitions.conf)")
+      ->check(CLI::ExistingFile);
+  app.add_option("--subnet-timeout", config.subnet_timeout,
+                 "packet life without a level value (OpenSM's subnet_timeout)")
+      ->check(CLI::Range(0, 31));
+  app.add_flag("--foreground", foreground, "stay in the foreground (the only mode so far)");
+  app.add_flag("--no-issm", no_issm, "do not hold the port's issm device");
   app.add_option("--ca", discovery.ca, "CA to run at (default: the first)");
   app.add_option("--port", discovery.port, "port of the CA (default: the first active)");
   app.add_flag("--dump-fabric", dump_fabric, "discover the fabric, print the model and exit");
@@ -79,8 +198,60 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   if (!dump_fabric) {
-    std::cerr << "rdma-qos-sad: only --dump-fabric is implemented so far\n";
-    return 2;
+    if (config.policy_path.empty() && !config.no_policy) {
+      log("no policy: give --policy FILE, or --no-policy to answer with partition SLs");
+      return 2;
+    }
+    install_signals();
+    auto state = build_state(config, discovery);
+    if (!state) return 1;
+    rdmaqos::sad::AgentOptions agent_options;
+    agent_options.ca = discovery.ca;
+    agent_options.port = discovery.port;
+    agent_options.issm = !no_issm;
+    auto agent = rdmaqos::sad::SaAgent::open(agent_options);
+    if (!agent) {
+      log("cannot open the SA agent: " + agent.error().message);
+      return 1;
+    }
+    log(fmt::format("answering at LID {}", (*agent)->lid()));
+    while (!g_stop) {
+      if (g_reload) {
+        g_reload = 0;
+        auto policy = load_policy(config, *state);
+        if (policy) {
+          state->policy = *policy;
+          log("policy reloaded");
+        } else {
+          log("policy reload failed: the previous policy stays in force");
+        }
+      }
+      if (g_rediscover) {
+        g_rediscover = 0;
+        auto fresh = build_state(config, discovery);
+        if (fresh) {
+          state = std::move(fresh);
+          log("fabric re-discovered");
+        } else {
+          log("re-discovery failed: the previous model stays in force");
+        }
+      }
+      auto served = (*agent)->serve_one(
+          [&](const rdmaqos::sad::Request& request) {
+            rdmaqos::sad::AnswerContext ctx;
+            ctx.fabric = &state->model;
+            ctx.policy = state->policy.get();
+            ctx.partitions = &state->policy_fabric.partitions;
+            ctx.requester = state->model.by_lid(request.slid);
+            return rdmaqos::sad::answer(ctx, request.mad);
+          },
+          std::chrono::milliseconds(200));
+      if (!served) {
+        log(served.error().message);
+        return 1;
+      }
+    }
+    return 0;
   }
   auto result = rdmaqos::sad::discover_fabric(discovery);
   if (!result) {

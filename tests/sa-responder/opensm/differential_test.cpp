@@ -1,0 +1,236 @@
+// rdma-qos-sad against OpenSM on the same ibsim fabric, policy and queries: OpenSM configures
+// the fabric and answers every query first (through unmodified `saquery`); then OpenSM stops,
+// rdma-qos-sad takes over the SM's port at sm01 and must give the same answers, field by field,
+// or the same absence of a record.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <fstream>
+#include <thread>
+
+#include "rdma-qos/testbed/ib_fabric.h"
+#include "rdma-qos/testbed/process.h"
+#include "rdma-qos/testbed/saquery.h"
+
+namespace rdmaqos::sad {
+namespace {
+
+using testbed::IbFabric;
+using testbed::IbFabricOptions;
+using testbed::RunResult;
+
+// Levels whose limits bind on the fat tree's mixed links (40, 20, 2.5, 10 and 60 Gb/s CAs):
+// rate limits of 5 and 20 Gb/s, MTU limits below 2048, packet lives, and an SL.
+constexpr const char* kPolicy = R"(qos-levels
+  qos-level
+    name: DEFAULT
+    sl: 0
+  end-qos-level
+  qos-level
+    name: ISER
+    sl: 3
+    rate-limit: 5
+    packet-life: 8
+  end-qos-level
+  qos-level
+    name: GOLD
+    sl: 5
+    mtu-limit: 3
+    packet-life: 12
+  end-qos-level
+  qos-level
+    name: SLOW
+    sl: 2
+    mtu-limit: 2
+    rate-limit: 6
+  end-qos-level
+end-qos-levels
+
+qos-match-rules
+  qos-match-rule
+    service-id: 0x1060CBC
+    qos-level-name: ISER
+  end-qos-match-rule
+  qos-match-rule
+    qos-class: 7
+    qos-level-name: GOLD
+  end-qos-match-rule
+  qos-match-rule
+    service-id: 0x200-0x2FF
+    qos-level-name: SLOW
+  end-qos-match-rule
+end-qos-match-rules
+)";
+
+struct Query {
+  std::string from;               // node that runs saquery
+  std::vector<std::string> args;  // saquery arguments
+};
+
+struct Outcome {
+  int exit_code = -1;
+  std::vector<testbed::SaRecord> records;
+  std::string output;
+};
+
+class SadDifferential : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    IbFabricOptions o = testbed::fabric_options(testbed::make_fat_tree({}));
+    o.policy = kPolicy;
+    fabric_ = new IbFabric(o);
+    queries_ = new std::vector<Query>(make_queries());
+    opensm_ = new std::vector<Outcome>();
+    for (const Query& q : *queries_) opensm_->push_back(run(q));
+
+    fabric_->stop_sm();
+    std::string policy_path = fabric_->dir() + "/sad-policy.conf";
+    std::ofstream(policy_path) << kPolicy;
+    testbed::ProcessOptions p;
+    p.argv = {RDMA_QOS_SAD, "--policy", policy_path};
+    p.env = fabric_->client_env(fabric_->topology().sm_node().id);
+    p.cwd = fabric_->dir();
+    p.output_path = fabric_->dir() + "/sad.log";
+    sad_ = new testbed::Process(testbed::Process::spawn(p));
+    // Ready once ClassPortInfo is answered (discovery comes first).
+    bool ready = false;
+    RunResult probe;
+    for (int i = 0; i < 50 && !ready && sad_->running(); ++i) {
+      probe = fabric_->run_at("node001", {"saquery", "-c"});
+      ready = probe.exit_code == 0;
+      if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    ASSERT_TRUE(ready) << "saquery -c: " << probe.output << "\nrdma-qos-sad (exit "
+                       << sad_->wait_for(std::chrono::milliseconds(10)).value_or(-1) << "):\n"
+                       << sad_log();
+    ours_ = new std::vector<Outcome>();
+    for (const Query& q : *queries_) ours_->push_back(run(q));
+  }
+
+  static void TearDownTestSuite() {
+    delete sad_;
+    delete fabric_;
+    delete queries_;
+    delete opensm_;
+    delete ours_;
+    sad_ = nullptr;
+    fabric_ = nullptr;
+  }
+
+  static std::string sad_log() {
+    std::ifstream in(fabric_->dir() + "/sad.log");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+  static Outcome run(const Query& q) {
+    std::vector<std::string> argv = {"saquery"};
+    argv.insert(argv.end(), q.args.begin(), q.args.end());
+    RunResult r = fabric_->run_at(q.from, argv);
+    return {r.exit_code, testbed::parse_saquery_output(r.output), r.output};
+  }
+
+  static std::string lid(const std::string& node) {
+    return std::to_string(fabric_->topology().node(node).lid);
+  }
+
+  static std::vector<Query> make_queries() {
+    std::vector<Query> out;
+    std::vector<std::vector<std::string>> variants = {
+        {},
+        {"--service_id", "0x1060CBC"},
+        {"--qos_class", "7"},
+        {"--service_id", "0x210"},
+        {"--service_id", "0x210", "--qos_class", "7"},
+        {"--service_id", "0x1060CBC", "--sl", "3"},
+        {"--service_id", "0x1060CBC", "--sl", "1"},
+        {"--sl", "0"},
+        {"--pkey", "0xffff"},
+        {"--pkey", "0x7fff"},
+        {"--pkey", "0x1234"},
+        {"--mtu", "<4"},
+        {"--mtu", "=5"},
+        {"--qos_class", "7", "--mtu", ">2"},
+        {"--rate", "<6"},
+        {"--rate", ">7"},
+        {"--service_id", "0x1060CBC", "--pkt_lifetime", "<8"},
+        {"--reversible", "1"},
+    };
+    // From sm01 and node001 to CAs of every link rate and to a switch (leaf01's port 0).
+    std::vector<std::pair<std::string, std::string>> pairs = {
+        {"sm01", "node001"},    {"sm01", "node003"},    {"node001", "node002"},
+        {"node001", "node005"}, {"node002", "node008"}, {"node004", "node004"},
+        {"node001", "leaf01"},
+    };
+    for (const auto& [from, to] : pairs) {
+      for (const auto& v : variants) {
+        Query q{from, {"-p", "--slid", lid(from), "--dlid", lid(to)}};
+        q.args.insert(q.args.end(), v.begin(), v.end());
+        out.push_back(q);
+      }
+    }
+    out.push_back({"node001", {"-c"}});  // last: ClassPortInfo
+    return out;
+  }
+
+  static IbFabric* fabric_;
+  static testbed::Process* sad_;
+  static std::vector<Query>* queries_;
+  static std::vector<Outcome>* opensm_;
+  static std::vector<Outcome>* ours_;
+};
+
+IbFabric* SadDifferential::fabric_ = nullptr;
+testbed::Process* SadDifferential::sad_ = nullptr;
+std::vector<Query>* SadDifferential::queries_ = nullptr;
+std::vector<Outcome>* SadDifferential::opensm_ = nullptr;
+std::vector<Outcome>* SadDifferential::ours_ = nullptr;
+
+std::string describe(const Query& q) {
+  return fmt::format("saquery at {}: {}", q.from, fmt::join(q.args, " "));
+}
+
+TEST_F(SadDifferential, EveryPathRecordAnswerEqualsOpenSms) {
+  ASSERT_NE(ours_, nullptr);
+  int answered = 0, refused = 0;
+  for (size_t i = 0; i < queries_->size(); ++i) {
+    const Query& q = (*queries_)[i];
+    if (q.args == std::vector<std::string>{"-c"}) continue;
+    const Outcome& theirs = (*opensm_)[i];
+    const Outcome& ours = (*ours_)[i];
+    SCOPED_TRACE(describe(q));
+    EXPECT_EQ(ours.exit_code, theirs.exit_code) << "OpenSM:\n"
+                                                << theirs.output << "\nours:\n"
+                                                << ours.output;
+    ASSERT_EQ(ours.records.size(), theirs.records.size()) << ours.output;
+    if (theirs.records.empty()) ++refused;
+    for (size_t r = 0; r < ours.records.size(); ++r) {
+      ++answered;
+      // Every field saquery prints, from DGID to preference.
+      EXPECT_EQ(ours.records[r].fields, theirs.records[r].fields) << "OpenSM:\n"
+                                                                  << theirs.output << "\nours:\n"
+                                                                  << ours.output;
+    }
+  }
+  // The query set must exercise answers and refusals alike.
+  EXPECT_GT(answered, 50);
+  EXPECT_GT(refused, 10);
+  std::printf("%d answers and %d refusals equal to OpenSM's\n", answered, refused);
+}
+
+TEST_F(SadDifferential, ClassPortInfoEqualsOpenSms) {
+  const Query& q = queries_->back();
+  ASSERT_EQ(q.args, std::vector<std::string>{"-c"});
+  const Outcome& theirs = opensm_->back();
+  const Outcome& ours = ours_->back();
+  ASSERT_EQ(ours.exit_code, 0) << ours.output;
+  ASSERT_EQ(ours.records.size(), 1u) << ours.output;
+  ASSERT_EQ(theirs.records.size(), 1u) << theirs.output;
+  EXPECT_EQ(ours.records[0].fields, theirs.records[0].fields) << "OpenSM:\n"
+                                                              << theirs.output << "\nours:\n"
+                                                              << ours.output;
+}
+
+}  // namespace
+}  // namespace rdmaqos::sad
