@@ -6,8 +6,11 @@
 
 #include <fmt/format.h>
 
+#include <signal.h>
+
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include "rdma-qos/testbed/ib_fabric.h"
@@ -230,6 +233,51 @@ TEST_F(SadDifferential, ClassPortInfoEqualsOpenSms) {
   EXPECT_EQ(ours.records[0].fields, theirs.records[0].fields) << "OpenSM:\n"
                                                               << theirs.output << "\nours:\n"
                                                               << ours.output;
+}
+
+// Reloads run last: they change the policy in force.
+class SadReload : public SadDifferential {
+ protected:
+  static std::optional<uint64_t> iser_sl() {
+    Outcome o = run(
+        {"node001",
+         {"-p", "--slid", lid("node001"), "--dlid", lid("node002"), "--service_id", "0x1060CBC"}});
+    if (o.records.empty()) return std::nullopt;
+    return o.records[0].number("sl");
+  }
+  // Writes `policy`, sends SIGHUP and waits until the daemon logged the outcome.
+  static std::string reload(const std::string& policy) {
+    std::ofstream(fabric_->dir() + "/sad-policy.conf") << policy;
+    size_t before = count_reloads();
+    ::kill(sad_->pid(), SIGHUP);
+    for (int i = 0; i < 100 && count_reloads() == before; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return sad_log();
+  }
+  static size_t count_reloads() {
+    std::string log = sad_log();
+    size_t n = 0;
+    for (const char* marker : {"policy reloaded", "policy reload failed"}) {
+      for (size_t at = log.find(marker); at != std::string::npos; at = log.find(marker, at + 1)) {
+        ++n;
+      }
+    }
+    return n;
+  }
+};
+
+TEST_F(SadReload, BadPolicyKeepsTheOldOneAndGoodPolicyReplacesIt) {
+  ASSERT_NE(ours_, nullptr);
+  ASSERT_EQ(iser_sl(), 3u);
+  std::string log = reload("qos-levels\n  qos-level\n    name: BROKEN\n    sl: 99\n");
+  EXPECT_NE(log.find("policy reload failed"), std::string::npos) << log;
+  EXPECT_EQ(iser_sl(), 3u);
+  std::string good = kPolicy;
+  good.replace(good.find("sl: 3"), 5, "sl: 6");
+  log = reload(good);
+  EXPECT_NE(log.find("policy reloaded"), std::string::npos) << log;
+  EXPECT_EQ(iser_sl(), 6u);
 }
 
 }  // namespace
