@@ -277,11 +277,15 @@ uint16_t request_status(const PathRequest& request) {
 }
 
 // Records of a PathRecord query over every pair its ends select.
+// NumbPath 0 empties a GetTable or GetMulti answer; a Get ignores it (OpenSM, observed).
 std::vector<sa::PathRecord> path_records(const AnswerContext& ctx, const PathRequest& request,
                                          const std::vector<Endpoint>& sources,
-                                         const std::vector<Endpoint>& destinations) {
+                                         const std::vector<Endpoint>& destinations,
+                                         bool numb_path_counts = true) {
   std::vector<sa::PathRecord> out;
-  if (has(request.comp_mask, pr::kNumbPath) && request.record.numb_path == 0) return out;
+  if (numb_path_counts && has(request.comp_mask, pr::kNumbPath) && request.record.numb_path == 0) {
+    return out;
+  }
   for (const Endpoint& s : sources) {
     for (const Endpoint& d : destinations) {
       if (!requester_allowed(ctx, s, d)) continue;
@@ -310,7 +314,7 @@ std::optional<sa::SaMad> answer_path_record(const AnswerContext& ctx, const sa::
     std::vector<Endpoint> sources = ends.source ? std::vector<Endpoint>{*ends.source} : all;
     std::vector<Endpoint> destinations =
         ends.destination ? std::vector<Endpoint>{*ends.destination} : all;
-    records = path_records(ctx, req, sources, destinations);
+    records = path_records(ctx, req, sources, destinations, method != sa::method::kGet);
   }
   if (method == sa::method::kGet) {
     // GetTable reports neither unknown ends nor rejections: only Get carries the status.

@@ -10,7 +10,9 @@
 
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 #include "rdma-qos/testbed/ib_fabric.h"
@@ -68,13 +70,15 @@ end-qos-match-rules
 )";
 
 struct Query {
-  std::string from;               // node that runs saquery
-  std::vector<std::string> args;  // saquery arguments
+  std::string from;               // node that runs the client
+  std::vector<std::string> args;  // client arguments
+  bool cli = false;               // `rdma-qos path ... --json` instead of saquery
 };
 
 struct Outcome {
   int exit_code = -1;
-  std::vector<testbed::SaRecord> records;
+  std::vector<testbed::SaRecord> records;  // saquery
+  nlohmann::json json;                     // rdma-qos path: paths, or the error and MAD status
   std::string output;
 };
 
@@ -129,9 +133,20 @@ class SadDifferential : public ::testing::Test {
 
   static Outcome run(const Query& q) {
     std::vector<std::string> argv = {"saquery"};
+    if (q.cli) argv = {RDMA_QOS_CLI, "path", "--json"};
     argv.insert(argv.end(), q.args.begin(), q.args.end());
     RunResult r = fabric_->run_at(q.from, argv);
-    return {r.exit_code, testbed::parse_saquery_output(r.output), r.output};
+    Outcome o{r.exit_code, {}, {}, r.output};
+    if (q.cli) {
+      // The JSON line (umad2sim may print lines of its own); "sa_lid" differs by design
+      // only if the SA moved, which it does not here.
+      std::istringstream in(r.output);
+      for (std::string line; std::getline(in, line);)
+        if (!line.empty() && line[0] == '{') o.json = nlohmann::json::parse(line, nullptr, false);
+    } else {
+      o.records = testbed::parse_saquery_output(r.output);
+    }
+    return o;
   }
 
   static std::string lid(const std::string& node) {
@@ -173,6 +188,38 @@ class SadDifferential : public ::testing::Test {
         out.push_back(q);
       }
     }
+    // Our SA client: Get (the MAD status of every refusal), GetTable and GetMulti.
+    auto gid = [](const std::string& node) {
+      uint64_t guid = fabric_->topology().node(node).port_guid;
+      return fmt::format("fe80::{:x}:{:x}:{:x}:{:x}", guid >> 48, (guid >> 32) & 0xFFFF,
+                         (guid >> 16) & 0xFFFF, guid & 0xFFFF);
+    };
+    std::vector<std::vector<std::string>> cli_variants = {
+        {},
+        {"--service-id", "0x1060CBC"},
+        {"--qos-class", "7"},
+        {"--service-id", "0x250", "--qos-class", "7"},
+        {"--service-id", "0x1060CBC", "--sl", "1"},
+        {"--sl", "4"},
+        {"--pkey", "0x1234"},
+        {"--numb-path", "0"},
+    };
+    for (const char* to : {"node002", "node003", "node005", "leaf01"}) {
+      for (const auto& v : cli_variants) {
+        for (bool get : {true, false}) {
+          Query q{"node001", {"--dlid", lid(to)}, true};
+          if (get) q.args.push_back("--get");
+          q.args.insert(q.args.end(), v.begin(), v.end());
+          out.push_back(q);
+        }
+      }
+    }
+    out.push_back({"node001", {"--get", "--dlid", "999"}, true});
+    for (const auto& v : cli_variants) {
+      Query q{"node001", {"--mpr", "--dgids", gid("node002") + "," + gid("node004")}, true};
+      q.args.insert(q.args.end(), v.begin(), v.end());
+      out.push_back(q);
+    }
     out.push_back({"node001", {"-c"}});  // last: ClassPortInfo
     return out;
   }
@@ -191,7 +238,8 @@ std::vector<Outcome>* SadDifferential::opensm_ = nullptr;
 std::vector<Outcome>* SadDifferential::ours_ = nullptr;
 
 std::string describe(const Query& q) {
-  return fmt::format("saquery at {}: {}", q.from, fmt::join(q.args, " "));
+  return fmt::format("{} at {}: {}", q.cli ? "rdma-qos path" : "saquery", q.from,
+                     fmt::join(q.args, " "));
 }
 
 TEST_F(SadDifferential, EveryPathRecordAnswerEqualsOpenSms) {
@@ -206,6 +254,19 @@ TEST_F(SadDifferential, EveryPathRecordAnswerEqualsOpenSms) {
     EXPECT_EQ(ours.exit_code, theirs.exit_code) << "OpenSM:\n"
                                                 << theirs.output << "\nours:\n"
                                                 << ours.output;
+    if (q.cli) {
+      EXPECT_FALSE(theirs.json.is_discarded() || theirs.json.is_null()) << theirs.output;
+      EXPECT_EQ(ours.json, theirs.json) << "OpenSM:\n"
+                                        << theirs.output << "\nours:\n"
+                                        << ours.output;
+      if (theirs.json.contains("paths")) {
+        answered += static_cast<int>(theirs.json["paths"].size());
+        refused += theirs.json["paths"].empty() ? 1 : 0;
+      } else {
+        ++refused;
+      }
+      continue;
+    }
     ASSERT_EQ(ours.records.size(), theirs.records.size()) << ours.output;
     if (theirs.records.empty()) ++refused;
     for (size_t r = 0; r < ours.records.size(); ++r) {

@@ -345,6 +345,11 @@ TEST_F(AnswerTest, NumbPathZeroGivesAnEmptyTable) {
   EXPECT_TRUE(resp->data.empty());
 }
 
+TEST_F(AnswerTest, NumbPathZeroIsIgnoredByGet) {
+  sa::PathRecord q;
+  EXPECT_EQ(record(get(2, 4, q, pr::kNumbPath)).dlid, 4);
+}
+
 TEST_F(AnswerTest, RequesterMustShareAPkeyWithBothEnds) {
   fabric.nodes[2].ports[1].pkeys = {0x8020};  // b now shares no pkey with a or c
   AnswerContext c = ctx();
