@@ -82,21 +82,39 @@ struct Outcome {
   std::string output;
 };
 
+// One fabric, policy and partitions, and the queries asked of both SAs.
+struct Scenario {
+  std::string policy;  // empty: OpenSM without -Y, rdma-qos-sad --no-policy
+  std::string partitions;
+  std::vector<Query> (*queries)();
+};
+
 class SadDifferential : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
+  static void SetUpTestSuite() { start({kPolicy, "", make_queries}); }
+
+  static void start(const Scenario& scenario) {
     IbFabricOptions o = testbed::fabric_options(testbed::make_fat_tree({}));
-    o.policy = kPolicy;
+    o.policy = scenario.policy;
+    o.partitions = scenario.partitions;
     fabric_ = new IbFabric(o);
-    queries_ = new std::vector<Query>(make_queries());
+    queries_ = new std::vector<Query>(scenario.queries());
     opensm_ = new std::vector<Outcome>();
     for (const Query& q : *queries_) opensm_->push_back(run(q));
 
     fabric_->stop_sm();
-    std::string policy_path = fabric_->dir() + "/sad-policy.conf";
-    std::ofstream(policy_path) << kPolicy;
     testbed::ProcessOptions p;
-    p.argv = {RDMA_QOS_SAD, "--policy", policy_path};
+    p.argv = {RDMA_QOS_SAD, "--no-policy"};
+    if (!scenario.policy.empty()) {
+      std::string policy_path = fabric_->dir() + "/sad-policy.conf";
+      std::ofstream(policy_path) << scenario.policy;
+      p.argv = {RDMA_QOS_SAD, "--policy", policy_path};
+    }
+    if (!scenario.partitions.empty()) {
+      std::string partitions_path = fabric_->dir() + "/sad-partitions.conf";
+      std::ofstream(partitions_path) << scenario.partitions;
+      p.argv.insert(p.argv.end(), {"--partitions", partitions_path});
+    }
     p.env = fabric_->client_env(fabric_->topology().sm_node().id);
     p.cwd = fabric_->dir();
     p.output_path = fabric_->dir() + "/sad.log";
@@ -224,6 +242,10 @@ class SadDifferential : public ::testing::Test {
     return out;
   }
 
+  // Every query's answer (or refusal) from rdma-qos-sad equals OpenSM's; the query set must
+  // give more than `min_answers` records and `min_refusals` refusals.
+  static void compare_all(int min_answers, int min_refusals);
+
   static IbFabric* fabric_;
   static testbed::Process* sad_;
   static std::vector<Query>* queries_;
@@ -242,7 +264,7 @@ std::string describe(const Query& q) {
                      fmt::join(q.args, " "));
 }
 
-TEST_F(SadDifferential, EveryPathRecordAnswerEqualsOpenSms) {
+void SadDifferential::compare_all(int min_answers, int min_refusals) {
   ASSERT_NE(ours_, nullptr);
   int answered = 0, refused = 0;
   for (size_t i = 0; i < queries_->size(); ++i) {
@@ -278,9 +300,13 @@ TEST_F(SadDifferential, EveryPathRecordAnswerEqualsOpenSms) {
     }
   }
   // The query set must exercise answers and refusals alike.
-  EXPECT_GT(answered, 50);
-  EXPECT_GT(refused, 10);
+  EXPECT_GT(answered, min_answers);
+  EXPECT_GT(refused, min_refusals);
   std::printf("%d answers and %d refusals equal to OpenSM's\n", answered, refused);
+}
+
+TEST_F(SadDifferential, EveryPathRecordAnswerEqualsOpenSms) {
+  compare_all(50, 10);
 }
 
 TEST_F(SadDifferential, ClassPortInfoEqualsOpenSms) {
@@ -294,6 +320,109 @@ TEST_F(SadDifferential, ClassPortInfoEqualsOpenSms) {
   EXPECT_EQ(ours.records[0].fields, theirs.records[0].fields) << "OpenSM:\n"
                                                               << theirs.output << "\nours:\n"
                                                               << ours.output;
+}
+
+// Partitions with SLs and limited members, levels that carry pkeys, port groups by GUID and by
+// partition: the PKey choice (requested, level, common in byte-swapped order), partition SLs,
+// reverse-direction matching.
+constexpr const char* kPartitions = R"(Default=0x7fff, ipoib : ALL=full;
+Compute=0x0010, sl=1 : 0x0002c90300a00011=full, 0x0002c90300a00021=full, 0x0002c90300a00031=limited, 0x0002c90300a00001=full;
+Storage=0x0020, sl=2 : 0x0002c90300a00041=full, 0x0002c90300a00051=full, 0x0002c90300a00011=full, 0x0002c90300a00001=full;
+)";
+
+constexpr const char* kPkeyPolicy = R"(port-groups
+  port-group
+    name: StorageNodes
+    port-guid: 0x0002c90300a00041, 0x0002c90300a00051
+  end-port-group
+  port-group
+    name: ComputePart
+    partition: Compute
+  end-port-group
+end-port-groups
+
+qos-levels
+  qos-level
+    name: DEFAULT
+    sl: 0
+  end-qos-level
+  qos-level
+    name: STOR
+    sl: 4
+    pkey: 0x20
+    rate-limit: 3
+  end-qos-level
+  qos-level
+    name: COMP
+    sl: 6
+    pkey: 0x10
+    mtu-limit: 3
+    packet-life: 10
+  end-qos-level
+end-qos-levels
+
+qos-match-rules
+  qos-match-rule
+    destination: StorageNodes
+    qos-level-name: STOR
+  end-qos-match-rule
+  qos-match-rule
+    source: ComputePart
+    qos-class: 3
+    qos-level-name: COMP
+  end-qos-match-rule
+  qos-match-rule
+    pkey: 0x10
+    qos-level-name: COMP
+  end-qos-match-rule
+end-qos-match-rules
+)";
+
+std::vector<Query> partition_queries() {
+  std::vector<Query> out;
+  const std::vector<std::vector<std::string>> variants = {
+      {},
+      {"--pkey", "0x10"},
+      {"--pkey", "0x8010"},
+      {"--pkey", "0x20"},
+      {"--pkey", "0x7fff"},
+      {"--qos_class", "3"},
+      {"--sl", "4"},
+      {"--sl", "6"},
+      {"--sl", "7"},
+      {"--reversible", "1"},
+  };
+  // LIDs of the fat tree: sm01 1, node00N 1+N.
+  const std::vector<std::pair<int, int>> pairs = {{2, 3}, {2, 5}, {3, 5}, {4, 2}, {2, 4},
+                                                  {5, 2}, {5, 6}, {4, 3}, {1, 2}};
+  for (auto [slid, dlid] : pairs) {
+    for (const auto& v : variants) {
+      Query q{"sm01", {"-p", "--slid", std::to_string(slid), "--dlid", std::to_string(dlid)}};
+      q.args.insert(q.args.end(), v.begin(), v.end());
+      out.push_back(q);
+    }
+  }
+  out.push_back({"node001", {"-c"}});
+  return out;
+}
+
+class SadPartitionDifferential : public SadDifferential {
+ protected:
+  static void SetUpTestSuite() { start({kPkeyPolicy, kPartitions, partition_queries}); }
+};
+
+TEST_F(SadPartitionDifferential, EveryPathRecordAnswerEqualsOpenSms) {
+  compare_all(30, 10);
+}
+
+// Without a policy the partition SL of the chosen PKey applies and any usable SL may be asked.
+class SadNoPolicyDifferential : public SadDifferential {
+ protected:
+  static void SetUpTestSuite() { start({"", kPartitions, partition_queries}); }
+};
+
+TEST_F(SadNoPolicyDifferential, EveryPathRecordAnswerEqualsOpenSms) {
+  compare_all(30, 5);
 }
 
 // Reloads run last: they change the policy in force.
