@@ -206,6 +206,16 @@ class SadDifferential : public ::testing::Test {
         out.push_back(q);
       }
     }
+    // Paths that start at a switch (its port 0) or join two switches, asked by sm01.
+    const std::vector<std::pair<std::string, std::string>> switch_pairs = {
+        {"leaf01", "node002"}, {"leaf02", "node001"}, {"leaf01", "leaf02"}};
+    for (const auto& [src, dst] : switch_pairs) {
+      for (const auto& v : variants) {
+        Query q{"sm01", {"-p", "--slid", lid(src), "--dlid", lid(dst)}};
+        q.args.insert(q.args.end(), v.begin(), v.end());
+        out.push_back(q);
+      }
+    }
     // Our SA client: Get (the MAD status of every refusal), GetTable and GetMulti.
     auto gid = [](const std::string& node) {
       uint64_t guid = fabric_->topology().node(node).port_guid;
