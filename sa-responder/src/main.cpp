@@ -2,11 +2,14 @@
 // answers PathRecord / MultiPathRecord / ClassPortInfo queries at its port; SIGHUP reloads the
 // policy (a bad one keeps the old), SIGUSR1 re-discovers the fabric.
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -47,7 +50,8 @@ nlohmann::json fabric_json(const Discovery& d) {
                      {"type", static_cast<int>(n.type)},
                      {"description", n.description},
                      {"ports", ports},
-                     {"lft_size", n.lft.size()}});
+                     {"lft_size", n.lft.size()},
+                     {"lft", n.lft}});
   }
   // Paths from the port discovery ran at to every endpoint: what the SA will answer from.
   nlohmann::json paths = nlohmann::json::array();
@@ -151,12 +155,121 @@ std::optional<std::shared_ptr<const rdmaqos::policy::CompiledPolicy>> load_polic
 }
 
 // A new state from a fresh discovery; nullopt (logged) when discovery or loading fails.
-std::optional<State> build_state(const Config& config,
-                                 const rdmaqos::sad::DiscoveryOptions& discovery) {
-  auto found = rdmaqos::sad::discover_fabric(discovery);
-  if (!found) {
-    log("discovery failed: " + found.error().message);
+// The model back from --dump-fabric --json.
+std::optional<Discovery> discovery_from_json(const nlohmann::json& j) {
+  try {
+    Discovery d;
+    auto hex = [](const nlohmann::json& v) {
+      return std::stoull(v.get<std::string>(), nullptr, 16);
+    };
+    d.model.subnet_prefix = hex(j.at("subnet_prefix"));
+    d.self.node = j.at("self").at("node").get<int>();
+    d.self.port = j.at("self").at("port").get<uint8_t>();
+    for (const auto& jn : j.at("nodes")) {
+      rdmaqos::sad::NodeModel n;
+      n.guid = hex(jn.at("guid"));
+      n.type = static_cast<rdmaqos::policy::NodeType>(jn.at("type").get<int>());
+      n.description = jn.at("description").get<std::string>();
+      n.lft = jn.at("lft").get<std::vector<uint8_t>>();
+      for (const auto& jp : jn.at("ports")) {
+        size_t num = jp.at("port").get<size_t>();
+        if (num > 255) return std::nullopt;
+        if (n.ports.size() <= num) n.ports.resize(num + 1);
+        rdmaqos::sad::PortModel& p = n.ports[num];
+        p.present = true;
+        p.guid = hex(jp.at("guid"));
+        p.lid = jp.at("lid").get<uint16_t>();
+        p.lmc = jp.at("lmc").get<uint8_t>();
+        p.mtu_cap = jp.at("mtu_cap").get<uint8_t>();
+        p.rate = jp.at("rate").get<uint8_t>();
+        p.pkeys = jp.at("pkeys").get<std::vector<uint16_t>>();
+        p.sl2vl = jp.at("sl2vl").get<std::vector<rdmaqos::sad::Sl2Vl>>();
+        p.peer_node = jp.at("peer_node").get<int>();
+        p.peer_port = jp.at("peer_port").get<uint8_t>();
+      }
+      d.model.nodes.push_back(std::move(n));
+    }
+    for (const auto& n : d.model.nodes)
+      for (const auto& p : n.ports)
+        if (p.peer_node >= static_cast<int>(d.model.nodes.size())) return std::nullopt;
+    if (d.self.node < 0 || d.self.node >= static_cast<int>(d.model.nodes.size()) ||
+        d.self.port >= d.model.nodes[static_cast<size_t>(d.self.node)].ports.size()) {
+      return std::nullopt;
+    }
+    d.model.sm_port_guid = d.model.port(d.self).guid;
+    d.model.index();
+    return d;
+  } catch (const std::exception&) {
     return std::nullopt;
+  }
+}
+
+// Discovery in a fresh process (this program with --dump-fabric): while the SA port is open,
+// SMP answers do not reach an in-process discovery under umad2sim.
+std::optional<Discovery> discover_in_child(const rdmaqos::sad::DiscoveryOptions& options) {
+  std::vector<std::string> args = {"/proc/self/exe", "--dump-fabric", "--json"};
+  if (!options.ca.empty()) args.insert(args.end(), {"--ca", options.ca});
+  if (options.port != 0) args.insert(args.end(), {"--port", std::to_string(options.port)});
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  int fds[2];
+  if (pipe(fds) != 0) return std::nullopt;
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return std::nullopt;
+  }
+  if (pid == 0) {
+    dup2(fds[1], STDOUT_FILENO);
+    close(fds[0]);
+    close(fds[1]);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  close(fds[1]);
+  std::string out;
+  char buf[65536];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof(buf))) != 0;) {
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    out.append(buf, static_cast<size_t>(n));
+  }
+  close(fds[0]);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
+  // The JSON line: umad2sim may print lines of its own.
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line[0] != '{') continue;
+    auto j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_discarded()) return discovery_from_json(j);
+  }
+  return std::nullopt;
+}
+
+std::optional<State> build_state(const Config& config,
+                                 const rdmaqos::sad::DiscoveryOptions& discovery,
+                                 bool in_child = false) {
+  std::optional<Discovery> found;
+  if (in_child) {
+    found = discover_in_child(discovery);
+    if (!found) {
+      log("discovery failed (child process)");
+      return std::nullopt;
+    }
+  } else {
+    auto r = rdmaqos::sad::discover_fabric(discovery);
+    if (!r) {
+      log("discovery failed: " + r.error().message);
+      return std::nullopt;
+    }
+    found = std::move(*r);
   }
   for (const auto& w : found->warnings) log("discovery: " + w);
   State state;
@@ -228,7 +341,7 @@ int main(int argc, char** argv) {
       }
       if (g_rediscover) {
         g_rediscover = 0;
-        auto fresh = build_state(config, discovery);
+        auto fresh = build_state(config, discovery, true);
         if (fresh) {
           state = std::move(fresh);
           log("fabric re-discovered");

@@ -455,10 +455,11 @@ class SadReload : public SadDifferential {
     }
     return sad_log();
   }
-  static size_t count_reloads() {
+  static size_t count_reloads(std::vector<const char*> markers = {"policy reloaded",
+                                                                  "policy reload failed"}) {
     std::string log = sad_log();
     size_t n = 0;
-    for (const char* marker : {"policy reloaded", "policy reload failed"}) {
+    for (const char* marker : markers) {
       for (size_t at = log.find(marker); at != std::string::npos; at = log.find(marker, at + 1)) {
         ++n;
       }
@@ -478,6 +479,27 @@ TEST_F(SadReload, BadPolicyKeepsTheOldOneAndGoodPolicyReplacesIt) {
   log = reload(good);
   EXPECT_NE(log.find("policy reloaded"), std::string::npos) << log;
   EXPECT_EQ(iser_sl(), 6u);
+}
+
+TEST_F(SadReload, UsrOneRediscoversAndKeepsAnswering) {
+  ASSERT_NE(ours_, nullptr);
+  const std::vector<const char*> markers = {"fabric re-discovered", "re-discovery failed"};
+  const Query q{
+      "node001",
+      {"-p", "--slid", lid("node001"), "--dlid", lid("node005"), "--service_id", "0x1060CBC"}};
+  Outcome answer_before = run(q);
+  ASSERT_EQ(answer_before.records.size(), 1u) << answer_before.output;
+  size_t before = count_reloads(markers);
+  ::kill(sad_->pid(), SIGUSR1);
+  for (int i = 0; i < 400 && count_reloads(markers) == before; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::string log = sad_log();
+  EXPECT_NE(log.find("fabric re-discovered"), std::string::npos) << log;
+  // The same fabric, re-read: the same answer.
+  Outcome answer_after = run(q);
+  ASSERT_EQ(answer_after.records.size(), 1u) << answer_after.output << log;
+  EXPECT_EQ(answer_after.records[0].fields, answer_before.records[0].fields);
 }
 
 }  // namespace
