@@ -192,6 +192,11 @@ std::string IbFabric::logs_tail() const {
   return out;
 }
 
+void IbFabric::stop_sm() {
+  if (opensm_) opensm_->stop();
+  opensm_.reset();
+}
+
 void IbFabric::stop() {
   // OpenSM first: it is ibsim's client, and ibsim is the last thing anything talks to.
   if (opensm_) opensm_->stop();

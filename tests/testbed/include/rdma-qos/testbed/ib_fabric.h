@@ -54,6 +54,9 @@ class IbFabric {
 
   std::vector<pid_t> pids() const;  // ibsim and OpenSM, while running
   std::string opensm_log() const;
+  // Stops OpenSM and leaves ibsim running with the subnet as OpenSM configured it (LIDs,
+  // routes, SL2VL tables), so an SA of our own can take over the SM's port. Idempotent.
+  void stop_sm();
   // Stops everything and removes the directory (unless keep_dir). Idempotent.
   void stop();
 

@@ -1,0 +1,87 @@
+// The SA answer engine: turns a decoded SA request into the response OpenSM 3.3.23 would give
+// with QoS on (PathRecord, MultiPathRecord, ClassPortInfo), shaped by the policy's levels.
+// Pure functions over a fabric model and a policy snapshot: no I/O, no global state.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "rdma-qos/policy/compiled_policy.h"
+#include "rdma-qos/policy/fabric.h"
+#include "rdma-qos/sa-client/class_port_info.h"
+#include "rdma-qos/sa-client/mad.h"
+#include "rdma-qos/sa-client/path_record.h"
+#include "rdma-qos/sa-responder/fabric_model.h"
+
+namespace rdmaqos::sad {
+
+// What OpenSM 3.3.23 advertises with QoS on (opensm-qos-semantics.md section 8).
+inline constexpr uint16_t kCapabilityMask = 0x2602;
+inline constexpr uint32_t kCapabilityMask2 = 0xB5EA;
+inline constexpr uint8_t kRespTimeValue = 0x10;
+
+// MAD status values of the common part (bits 2-4: invalid field).
+namespace mad_status {
+inline constexpr uint16_t kBadVersion = 0x0004;
+inline constexpr uint16_t kUnsupportedMethod = 0x0008;
+inline constexpr uint16_t kUnsupportedMethodAttr = 0x000C;
+inline constexpr uint16_t sa(uint8_t code) {
+  return static_cast<uint16_t>(code << 8);
+}
+}  // namespace mad_status
+
+// Everything one answer depends on. The pointers must stay valid during the call; the daemon
+// holds shared snapshots so a reload never changes them under a query.
+struct AnswerContext {
+  const FabricModel* fabric = nullptr;
+  // The policy in force; null: no policy (partition SLs apply, as OpenSM with -Q and no policy).
+  const policy::CompiledPolicy* policy = nullptr;
+  // Partitions, for partition SLs when no level applies.
+  const std::vector<policy::Partition>* partitions = nullptr;
+  // The requester's port (from the MAD's source LID); nullopt skips the requester checks.
+  std::optional<Endpoint> requester;
+};
+
+// Why one direction of a pair gave no path (for counters and explain; never sent on the wire).
+enum class Rejection {
+  kNone,
+  kNoRoute,             // the LFTs do not lead to the destination
+  kLevelSlDropped,      // the level's SL maps to VL 15 on the path (OpenSM: silent)
+  kSelector,            // a requested MTU / rate / packet-life selector cannot be met
+  kPkeyNotShared,       // requested pkey not shared (1F1A)
+  kPkeyNotInLevel,      // requested pkey outside the level's pkeys (1F1D)
+  kLevelPkeyNotShared,  // no level pkey shared by both ends (1F1E)
+  kNoCommonPkey,        // the ends share no pkey (1F1B)
+  kSlNotLevel,          // requested SL differs from the level's (1F1F)
+  kSlDropped,           // the chosen SL maps to VL 15 (1F24)
+};
+
+// The requirements of a PathRecord or (converted) MultiPathRecord query, as PathRecord fields
+// and PathRecord component-mask bits.
+struct PathRequest {
+  sa::PathRecord record;
+  uint64_t comp_mask = 0;
+};
+
+struct PairAnswer {
+  std::optional<sa::PathRecord> record;
+  Rejection rejection = Rejection::kNone;
+  const policy::Level* level = nullptr;  // the forward direction's level, if any
+};
+
+// One source/destination pair (base LIDs), both directions, as pr_rcv_get_lid_pair_path: the
+// record of the forward direction with the reversible bit from the reverse one.
+PairAnswer answer_pair(const AnswerContext& ctx, const PathRequest& request, Endpoint source,
+                       Endpoint destination);
+
+// The response MAD to a request MAD; nullopt: no response (the request is itself a response).
+// Every other request gets an answer, unsupported methods and attributes included (OpenSM
+// sends none for SubnAdmSet(PathRecord): a deliberate difference).
+std::optional<sa::SaMad> answer(const AnswerContext& ctx, const sa::SaMad& request);
+
+// The ClassPortInfo this SA advertises.
+sa::ClassPortInfo class_port_info();
+
+}  // namespace rdmaqos::sad

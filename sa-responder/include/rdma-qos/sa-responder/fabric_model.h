@@ -1,0 +1,102 @@
+// What the SA knows about the subnet: nodes, ports (LID/LMC, MTU, active rate, PKey and SL2VL
+// tables), links and switch forwarding tables, and the path walk over them. Pure data, no I/O.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rdma-qos/policy/fabric.h"
+
+namespace rdmaqos::sad {
+
+using Sl2Vl = std::array<uint8_t, 16>;  // SL -> VL
+
+// Rates (IBA rate codes, enum ibv_rate) compared by effective data rate, as OpenSM orders them:
+// 12x SDR (30G) is slower than 1x EDR (25G), 12x QDR (120G) slower than 4x EDR (100G).
+// Negative, zero or positive like strcmp; unknown codes order below every known one.
+int compare_rates(uint8_t a, uint8_t b);
+// The next slower rate in that order; nullopt below 2.5G or for an unknown code.
+std::optional<uint8_t> slower_rate(uint8_t rate);
+bool valid_rate(uint8_t rate);  // 2..22
+// Rate code of a link from PortInfo's LinkWidthActive, LinkSpeedActive and
+// LinkSpeedExtActive (the extended speed wins when non-zero); nullopt for an unknown mix.
+std::optional<uint8_t> rate_from_link(uint8_t width_active, uint8_t speed_active,
+                                      uint8_t speed_ext_active);
+
+struct PortModel {
+  bool present = false;  // a port that exists (CA ports, switch port 0 and external ports)
+  uint64_t guid = 0;     // CA and router ports: the port GUID; switch port 0: the node GUID
+  uint16_t lid = 0;      // endpoints only (CA ports, switch port 0)
+  uint8_t lmc = 0;
+  uint8_t mtu_cap = 4;  // IBA MTU code
+  uint8_t rate = 3;     // IBA rate code of the active link
+  // PKey table, membership bit included; zero entries are empty slots.
+  std::vector<uint16_t> pkeys;
+  // CA ports: one table (index 0). Switch external ports: indexed by input port.
+  std::vector<Sl2Vl> sl2vl;
+  int peer_node = -1;  // index in FabricModel::nodes; -1: not linked
+  uint8_t peer_port = 0;
+};
+
+struct NodeModel {
+  uint64_t guid = 0;
+  policy::NodeType type = policy::NodeType::kCa;
+  std::string description;
+  std::vector<PortModel> ports;  // indexed by port number; a switch's index 0 is port 0
+  std::vector<uint8_t> lft;      // switches: output port per DLID; 0xFF or past the end: none
+};
+
+// A port the SA answers about: a CA/router port, or port 0 of a switch.
+struct Endpoint {
+  int node = -1;
+  uint8_t port = 0;
+  friend bool operator==(const Endpoint&, const Endpoint&) = default;
+};
+
+// The walk of one direction of a path.
+struct PathWalk {
+  uint8_t mtu = 0;         // minimum MTUCap over every port on the path
+  uint8_t rate = 0;        // minimum rate (compare_rates) over every port on the path
+  uint16_t valid_sls = 0;  // bit n: no SL2VL table on the path maps SL n to VL 15
+  int hops = 0;            // switches traversed
+};
+
+class FabricModel {
+ public:
+  std::vector<NodeModel> nodes;
+  uint64_t subnet_prefix = 0xFE80000000000000ULL;
+  uint8_t subnet_timeout = 18;  // OpenSM's default: the packet life without a level value
+  uint64_t sm_port_guid = 0;
+
+  // Builds the LID and GUID indexes; call after filling `nodes`.
+  void index();
+
+  const PortModel& port(Endpoint e) const { return nodes.at(e.node).ports.at(e.port); }
+  // The endpoint whose LID range (base LID, 2^LMC LIDs) holds `lid`.
+  std::optional<Endpoint> by_lid(uint16_t lid) const;
+  std::optional<Endpoint> by_guid(uint64_t port_guid) const;
+  std::vector<Endpoint> endpoints() const;
+
+  // Follows the switches' LFTs from `source` to `dlid`; nullopt when a table has no entry, a
+  // link is missing or the walk loops. The DLID must belong to an endpoint.
+  std::optional<PathWalk> walk(Endpoint source, uint16_t dlid) const;
+
+  // The nodes and port GUIDs a policy resolves its port groups against (no partitions).
+  policy::Fabric policy_fabric() const;
+
+ private:
+  std::vector<std::pair<uint16_t, Endpoint>> lids_;   // base LID -> endpoint, sorted
+  std::vector<std::pair<uint64_t, Endpoint>> guids_;  // sorted
+};
+
+// PKeys of a port that match `pkey` in the low 15 bits.
+std::optional<uint16_t> find_pkey(const PortModel& port, uint16_t pkey);
+// Both ports hold the base PKey and at least one of them as a full member.
+bool share_this_pkey(const PortModel& a, const PortModel& b, uint16_t pkey);
+// Some PKey is shared as above.
+bool share_any_pkey(const PortModel& a, const PortModel& b);
+
+}  // namespace rdmaqos::sad

@@ -1,0 +1,117 @@
+// umad plumbing of the SA agent: open the port (and its issm device), register for every SA
+// request method, receive, and send each answer back to the requester's QP.
+#include "rdma-qos/sa-responder/agent.h"
+
+#include <fcntl.h>
+#include <infiniband/umad.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <arpa/inet.h>
+
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+namespace rdmaqos::sad {
+namespace {
+
+sa::Error umad_error(const std::string& what, int err) {
+  return sa::make_error(sa::ErrorCode::kTransport, fmt::format("{}: {}", what, std::strerror(err)));
+}
+
+}  // namespace
+
+sa::Result<std::unique_ptr<SaAgent>> SaAgent::open(const AgentOptions& options) {
+  static std::once_flag init_once;
+  static int init_rc = 0;
+  std::call_once(init_once, [] { init_rc = umad_init(); });
+  if (init_rc < 0) return umad_error("umad_init", -init_rc);
+
+  std::unique_ptr<SaAgent> agent(new SaAgent());
+  agent->max_data_ = options.max_data;
+  umad_port_t port{};
+  const char* ca = options.ca.empty() ? nullptr : options.ca.c_str();
+  int rc = umad_get_port(ca, options.port, &port);
+  if (rc < 0) return umad_error("umad_get_port", -rc);
+  agent->lid_ = static_cast<uint16_t>(port.base_lid);
+  std::string ca_name = port.ca_name;
+  int portnum = port.portnum;
+  umad_release_port(&port);
+
+  agent->portid_ = umad_open_port(ca_name.c_str(), portnum);
+  if (agent->portid_ < 0) {
+    return umad_error(fmt::format("umad_open_port({}, {})", ca_name, portnum), -agent->portid_);
+  }
+  // After the umad port: umad2sim ties the issm device to the port's open client.
+  if (options.issm) {
+    char path[256];
+    rc = umad_get_issm_path(ca_name.c_str(), portnum, path, sizeof(path));
+    if (rc < 0) return umad_error("umad_get_issm_path", -rc);
+    agent->issm_fd_ = ::open(path, O_RDWR);
+    if (agent->issm_fd_ < 0) return umad_error(fmt::format("open {}", path), errno);
+  }
+  // Every request method (the R bit clear): the SA answers unsupported ones with a status.
+  long method_mask[16 / sizeof(long)] = {};
+  for (int m = 1; m < 0x80; ++m) {
+    method_mask[m / (8 * sizeof(long))] |= 1L << (m % (8 * sizeof(long)));
+  }
+  agent->agent_ = umad_register(agent->portid_, sa::kSaClass, sa::kSaClassVersion, 0, method_mask);
+  if (agent->agent_ < 0) return umad_error("umad_register(SA class 0x03)", -agent->agent_);
+  return agent;
+}
+
+SaAgent::~SaAgent() {
+  if (agent_ >= 0) umad_unregister(portid_, agent_);
+  if (portid_ >= 0) umad_close_port(portid_);
+  if (issm_fd_ >= 0) ::close(issm_fd_);
+}
+
+sa::Result<bool> SaAgent::serve_one(const Responder& responder, std::chrono::milliseconds timeout) {
+  std::vector<uint8_t> buffer(umad_size() + sa::kMadSize * 4);
+  int length = static_cast<int>(buffer.size() - umad_size());
+  int rc = umad_recv(portid_, buffer.data(), &length, static_cast<int>(timeout.count()));
+  if (rc == -ETIMEDOUT) return false;
+  if (rc < 0) return umad_error("umad_recv", -rc);
+  if (umad_status(buffer.data()) != 0) return true;  // a send of ours that failed
+  ib_mad_addr_t* addr = umad_get_mad_addr(buffer.data());
+  const auto* mad = static_cast<const uint8_t*>(umad_get_mad(buffer.data()));
+  auto decoded =
+      sa::decode_sa_mad(std::span<const uint8_t>(mad, static_cast<size_t>(std::max(length, 0))));
+  if (!decoded) return true;
+  Request request{std::move(*decoded), ntohs(addr->lid)};
+  std::optional<sa::SaMad> answer = responder(request);
+  if (!answer) return true;
+  if (answer->data.size() > max_data_) {
+    // No RMPP here: keep the whole records that fit in one MAD.
+    size_t record = answer->sa.attr_offset != 0 ? size_t{answer->sa.attr_offset} * 8 : max_data_;
+    answer->data.resize(max_data_ / record * record);
+  }
+  const uint8_t method = answer->mad.method;
+  if (method == sa::method::kGetTableResp || method == sa::method::kGetMultiResp) {
+    // Table answers are RMPP payloads even in one MAD: clients count the records from the
+    // PayloadLength, not from the MAD's size.
+    answer->rmpp.version = sa::rmpp::kVersion;
+    answer->rmpp.type = sa::rmpp::kTypeData;
+    answer->rmpp.flags = sa::rmpp::kFlagActive | sa::rmpp::kFlagFirst | sa::rmpp::kFlagLast;
+    answer->rmpp.segment = 1;
+    answer->rmpp.payload_length = static_cast<uint32_t>(sa::kSaHeaderSize + answer->data.size());
+  }
+  std::vector<uint8_t> bytes = sa::encode_sa_mad(*answer);
+  if (answer->rmpp.active()) {
+    // Sent as long as its payload, as OpenSM does: without RMPP reassembly (umad2sim) clients
+    // count the records in what they receive.
+    bytes.resize(sa::kSaDataOffset + answer->data.size());
+  }
+  std::vector<uint8_t> out(umad_size() + bytes.size(), 0);
+  std::memcpy(umad_get_mad(out.data()), bytes.data(), bytes.size());
+  umad_set_addr(out.data(), ntohs(addr->lid), static_cast<int>(ntohl(addr->qpn)), addr->sl,
+                static_cast<int>(sa::kSaQkey));
+  umad_set_pkey(out.data(), addr->pkey_index);
+  rc = umad_send(portid_, agent_, out.data(), static_cast<int>(bytes.size()), 0, 0);
+  if (rc < 0) return umad_error(fmt::format("umad_send to LID {}", request.slid), -rc);
+  return true;
+}
+
+}  // namespace rdmaqos::sad

@@ -1,0 +1,497 @@
+// PathRecord / MultiPathRecord / ClassPortInfo answers with OpenSM's QoS semantics
+// (opensm-qos-semantics.md sections 3 to 8): level limits, selectors, PKey and SL choice,
+// reverse-direction check and the MAD status of each bad request.
+#include "rdma-qos/sa-responder/answer.h"
+
+#include <algorithm>
+
+#include "rdma-qos/sa-client/multipath_record.h"
+
+namespace rdmaqos::sad {
+namespace {
+
+namespace pr = sa::pr_mask;
+
+bool has(uint64_t mask, uint64_t bits) {
+  return (mask & bits) == bits;
+}
+
+// The byte-swapped order OpenSM walks PKey maps in (keyed by the network-order value).
+uint16_t swapped(uint16_t pkey) {
+  uint16_t base = pkey & 0x7FFF;
+  return static_cast<uint16_t>((base & 0xFF) << 8 | base >> 8);
+}
+
+// osm_physp_find_common_pkey: the source's entry for the first shared PKey in swapped order.
+std::optional<uint16_t> common_pkey(const PortModel& src, const PortModel& dst) {
+  std::optional<uint16_t> best;
+  for (uint16_t entry : src.pkeys) {
+    if ((entry & 0x7FFF) == 0 || !share_this_pkey(src, dst, entry)) continue;
+    if (!best || swapped(entry) < swapped(*best)) best = entry;
+  }
+  return best;
+}
+
+// The lowest PKey of the level's ranges both ends share (osm_qos_level_get_shared_pkey).
+std::optional<uint16_t> level_shared_pkey(const policy::Level& level, const PortModel& src,
+                                          const PortModel& dst) {
+  std::optional<uint16_t> best;
+  for (uint16_t entry : src.pkeys) {
+    uint16_t base = entry & 0x7FFF;
+    if (base == 0 || !policy::ranges_contain(level.pkeys, base)) continue;
+    if (!share_this_pkey(src, dst, base)) continue;
+    if (!best || base < *best) best = base;
+  }
+  return best;
+}
+
+uint8_t partition_sl(const AnswerContext& ctx, uint16_t pkey) {
+  if (ctx.partitions == nullptr) return 0;
+  for (const policy::Partition& p : *ctx.partitions) {
+    if ((p.pkey & 0x7FFF) == (pkey & 0x7FFF)) return p.sl.value_or(0);
+  }
+  return 0;
+}
+
+policy::PathQuery match_query(const AnswerContext& ctx, const PathRequest& request, Endpoint source,
+                              Endpoint destination) {
+  policy::PathQuery q;
+  q.component_mask = request.comp_mask;
+  q.service_id = request.record.service_id;
+  q.qos_class = request.record.qos_class;
+  q.pkey = request.record.pkey;
+  q.source_guid = ctx.fabric->port(source).guid;
+  q.source_type = ctx.fabric->nodes.at(static_cast<size_t>(source.node)).type;
+  q.destination_guid = ctx.fabric->port(destination).guid;
+  q.destination_type = ctx.fabric->nodes.at(static_cast<size_t>(destination.node)).type;
+  return q;
+}
+
+struct Direction {
+  sa::PathRecord record;
+  Rejection rejection = Rejection::kNone;
+  const policy::Level* level = nullptr;
+};
+
+// pr_rcv_get_path_parms for one direction.
+Direction path_parms(const AnswerContext& ctx, const PathRequest& request, Endpoint source,
+                     Endpoint destination) {
+  Direction d;
+  const FabricModel& fabric = *ctx.fabric;
+  const PortModel& src = fabric.port(source);
+  const PortModel& dst = fabric.port(destination);
+  auto fail = [&d](Rejection r) {
+    d.rejection = r;
+    return d;
+  };
+  auto walk = fabric.walk(source, dst.lid);
+  if (!walk) return fail(Rejection::kNoRoute);
+  uint8_t mtu = walk->mtu;
+  uint8_t rate = walk->rate;
+  const uint64_t mask = request.comp_mask;
+  const sa::PathRecord& req = request.record;
+
+  if (ctx.policy != nullptr) {
+    d.level = ctx.policy->match(match_query(ctx, request, source, destination)).level;
+  }
+  const policy::Level* level = d.level;
+  if (level != nullptr) {
+    if (level->mtu_limit) mtu = std::min(mtu, *level->mtu_limit);
+    if (level->rate_limit && compare_rates(*level->rate_limit, rate) < 0) {
+      rate = *level->rate_limit;
+    }
+    if ((walk->valid_sls & (1u << level->sl)) == 0) return fail(Rejection::kLevelSlDropped);
+  }
+
+  const bool loopback = source == destination;
+  uint8_t life =
+      loopback ? 0 : (level && level->packet_life ? *level->packet_life : fabric.subnet_timeout);
+
+  // Selectors on MTU and packet life share OpenSM's rules; rate compares by data rate.
+  auto apply_selector = [](sa::Selector sel, uint8_t requested, uint8_t& value) {
+    switch (sel) {
+      case sa::Selector::kGreaterThan: return value > requested;
+      case sa::Selector::kLessThan:
+        if (value >= requested) {
+          if (requested <= 1) return false;
+          value = static_cast<uint8_t>(requested - 1);
+        }
+        return true;
+      case sa::Selector::kExactly:
+        if (value < requested) return false;
+        value = requested;
+        return true;
+      case sa::Selector::kBest: return true;
+    }
+    return true;
+  };
+  if (has(mask, pr::kMtu | pr::kMtuSelector) && !apply_selector(req.mtu_selector, req.mtu, mtu)) {
+    return fail(Rejection::kSelector);
+  }
+  if (has(mask, pr::kRate | pr::kRateSelector)) {
+    switch (req.rate_selector) {
+      case sa::Selector::kGreaterThan:
+        if (compare_rates(rate, req.rate) <= 0) return fail(Rejection::kSelector);
+        break;
+      case sa::Selector::kLessThan:
+        if (compare_rates(rate, req.rate) >= 0) {
+          auto slower = slower_rate(req.rate);
+          if (!slower) return fail(Rejection::kSelector);
+          rate = *slower;
+        }
+        break;
+      case sa::Selector::kExactly:
+        if (compare_rates(rate, req.rate) != 0) return fail(Rejection::kSelector);
+        break;
+      case sa::Selector::kBest: break;
+    }
+  }
+  if (has(mask, pr::kPacketLife | pr::kPacketLifeSelector) &&
+      !apply_selector(req.packet_life_selector, req.packet_life, life)) {
+    return fail(Rejection::kSelector);
+  }
+
+  // PKey.
+  uint16_t pkey = 0;
+  if (has(mask, pr::kPKey)) {
+    if (!share_this_pkey(src, dst, req.pkey)) return fail(Rejection::kPkeyNotShared);
+    if (level != nullptr && !level->pkeys.empty() &&
+        !policy::ranges_contain(level->pkeys, req.pkey & 0x7FFF)) {
+      return fail(Rejection::kPkeyNotInLevel);
+    }
+    pkey = req.pkey;
+  } else if (level != nullptr && !level->pkeys.empty()) {
+    auto shared = level_shared_pkey(*level, src, dst);
+    if (!shared) return fail(Rejection::kLevelPkeyNotShared);
+    pkey = *shared;
+  } else {
+    auto common = common_pkey(src, dst);
+    if (!common) return fail(Rejection::kNoCommonPkey);
+    pkey = *common;
+  }
+
+  // SL.
+  uint8_t sl = 0;
+  if (has(mask, pr::kSl)) {
+    if (level != nullptr && req.sl != level->sl) return fail(Rejection::kSlNotLevel);
+    sl = req.sl;
+  } else if (level != nullptr) {
+    sl = level->sl;
+  } else {
+    sl = partition_sl(ctx, pkey);
+  }
+  if ((walk->valid_sls & (1u << sl)) == 0) return fail(Rejection::kSlDropped);
+
+  const bool raw = has(mask, pr::kRawTraffic) && req.raw_traffic;
+  sa::PathRecord& out = d.record;
+  out.sgid = sa::make_gid(fabric.subnet_prefix, src.guid);
+  out.dgid = sa::make_gid(fabric.subnet_prefix, dst.guid);
+  out.slid = src.lid;
+  out.dlid = dst.lid;
+  out.pkey = raw ? 0 : pkey;
+  out.sl = sl;
+  out.mtu_selector = sa::Selector::kExactly;
+  out.mtu = mtu;
+  out.rate_selector = sa::Selector::kExactly;
+  out.rate = rate;
+  out.packet_life_selector = sa::Selector::kExactly;
+  out.packet_life = life;
+  return d;
+}
+
+// The request's ports: SGID and SLID (or DGID and DLID) must agree when both are given.
+// nullopt endpoint: the request names none (every port).
+struct Ends {
+  uint16_t status = 0;   // REQ_INVALID when GID and LID disagree
+  bool unknown = false;  // a named port that does not exist
+  std::optional<Endpoint> source, destination;
+};
+
+Ends end_points(const FabricModel& fabric, const PathRequest& request) {
+  Ends ends;
+  auto resolve = [&](bool by_gid, const sa::Gid& gid, bool by_lid, uint16_t lid,
+                     std::optional<Endpoint>& out) {
+    std::optional<Endpoint> g, l;
+    if (by_gid) {
+      if (sa::gid_prefix(gid) == fabric.subnet_prefix) g = fabric.by_guid(sa::gid_guid(gid));
+      if (!g) ends.unknown = true;
+    }
+    if (by_lid) {
+      l = fabric.by_lid(lid);
+      if (!l) ends.unknown = true;
+    }
+    if (g && l && *g != *l) ends.status = mad_status::sa(sa::status::kReqInvalid);
+    out = g ? g : l;
+  };
+  const uint64_t m = request.comp_mask;
+  resolve(has(m, pr::kSgid), request.record.sgid, has(m, pr::kSlid), request.record.slid,
+          ends.source);
+  resolve(has(m, pr::kDgid), request.record.dgid, has(m, pr::kDlid), request.record.dlid,
+          ends.destination);
+  return ends;
+}
+
+bool requester_allowed(const AnswerContext& ctx, Endpoint source, Endpoint destination) {
+  if (!ctx.requester) return true;
+  const FabricModel& f = *ctx.fabric;
+  const PortModel& req = f.port(*ctx.requester);
+  return share_any_pkey(req, f.port(source)) && share_any_pkey(req, f.port(destination)) &&
+         share_any_pkey(f.port(source), f.port(destination));
+}
+
+sa::SaMad response_to(const sa::SaMad& request, uint8_t method, uint16_t status) {
+  sa::SaMad resp;
+  resp.mad = request.mad;
+  resp.mad.method = method;
+  resp.mad.status = status;
+  resp.sa = request.sa;
+  resp.sa.attr_offset = 0;
+  return resp;
+}
+
+uint8_t response_method(uint8_t method) {
+  return method == 0x02 /* Set */ ? sa::method::kGetResp
+                                  : static_cast<uint8_t>(method | sa::method::kResponseBit);
+}
+
+sa::SaMad error_response(const sa::SaMad& request, uint16_t status) {
+  sa::SaMad resp = response_to(request, response_method(request.mad.method), status);
+  resp.data = request.data;
+  resp.data.resize(sa::kSaDataSize);
+  return resp;
+}
+
+// Prechecks of osm_pr_rcv_process on the request's fields; 0 when acceptable.
+uint16_t request_status(const PathRequest& request) {
+  const uint64_t m = request.comp_mask;
+  if (has(m, pr::kRate | pr::kRateSelector) && !valid_rate(request.record.rate)) {
+    return mad_status::sa(sa::status::kReqInvalid);
+  }
+  if (has(m, pr::kMtu | pr::kMtuSelector) && (request.record.mtu < 1 || request.record.mtu > 5)) {
+    return mad_status::sa(sa::status::kReqInvalid);
+  }
+  if (has(m, pr::kServiceIdMsb) != has(m, pr::kServiceIdLsb)) {
+    return mad_status::sa(sa::status::kInsufComps);
+  }
+  return 0;
+}
+
+// Records of a PathRecord query over every pair its ends select.
+// NumbPath 0 empties a GetTable or GetMulti answer; a Get ignores it (OpenSM, observed).
+std::vector<sa::PathRecord> path_records(const AnswerContext& ctx, const PathRequest& request,
+                                         const std::vector<Endpoint>& sources,
+                                         const std::vector<Endpoint>& destinations,
+                                         bool numb_path_counts = true) {
+  std::vector<sa::PathRecord> out;
+  if (numb_path_counts && has(request.comp_mask, pr::kNumbPath) && request.record.numb_path == 0) {
+    return out;
+  }
+  for (const Endpoint& s : sources) {
+    for (const Endpoint& d : destinations) {
+      if (!requester_allowed(ctx, s, d)) continue;
+      PairAnswer a = answer_pair(ctx, request, s, d);
+      if (a.record) out.push_back(*a.record);
+    }
+  }
+  return out;
+}
+
+std::optional<sa::SaMad> answer_path_record(const AnswerContext& ctx, const sa::SaMad& request) {
+  const uint8_t method = request.mad.method;
+  if (method != sa::method::kGet && method != sa::method::kGetTable) {
+    return error_response(request, mad_status::kUnsupportedMethodAttr);
+  }
+  auto decoded = sa::decode_path_record(request.data);
+  if (!decoded) return error_response(request, mad_status::sa(sa::status::kReqInvalid));
+  PathRequest req{*decoded, request.sa.comp_mask};
+  if (uint16_t status = request_status(req)) return error_response(request, status);
+  Ends ends = end_points(*ctx.fabric, req);
+  if (ends.status != 0) return error_response(request, ends.status);
+
+  std::vector<sa::PathRecord> records;
+  if (!ends.unknown) {
+    auto all = ctx.fabric->endpoints();
+    std::vector<Endpoint> sources = ends.source ? std::vector<Endpoint>{*ends.source} : all;
+    std::vector<Endpoint> destinations =
+        ends.destination ? std::vector<Endpoint>{*ends.destination} : all;
+    records = path_records(ctx, req, sources, destinations, method != sa::method::kGet);
+  }
+  if (method == sa::method::kGet) {
+    // GetTable reports neither unknown ends nor rejections: only Get carries the status.
+    if (records.empty()) return error_response(request, mad_status::sa(sa::status::kNoRecords));
+    if (records.size() > 1) {
+      return error_response(request, mad_status::sa(sa::status::kTooManyRecords));
+    }
+  }
+  sa::SaMad resp = response_to(request, response_method(method), 0);
+  if (method == sa::method::kGetTable) {
+    resp.sa.attr_offset = sa::kPathRecordSize / 8;
+  }
+  for (const sa::PathRecord& r : records) {
+    auto bytes = sa::encode_path_record(r);
+    if (bytes) resp.data.insert(resp.data.end(), bytes->begin(), bytes->end());
+  }
+  return resp;
+}
+
+// MultiPathRecord components converted to PathRecord ones (all the engine reads).
+PathRequest from_multipath(const sa::MultiPathRecord& m, uint64_t mask) {
+  namespace mp = sa::mpr_mask;
+  PathRequest r;
+  static constexpr std::pair<uint64_t, uint64_t> kMap[] = {
+      {mp::kRawTraffic, pr::kRawTraffic},
+      {mp::kFlowLabel, pr::kFlowLabel},
+      {mp::kHopLimit, pr::kHopLimit},
+      {mp::kTClass, pr::kTClass},
+      {mp::kReversible, pr::kReversible},
+      {mp::kNumbPath, pr::kNumbPath},
+      {mp::kPKey, pr::kPKey},
+      {mp::kQosClass, pr::kQosClass},
+      {mp::kSl, pr::kSl},
+      {mp::kMtuSelector, pr::kMtuSelector},
+      {mp::kMtu, pr::kMtu},
+      {mp::kRateSelector, pr::kRateSelector},
+      {mp::kRate, pr::kRate},
+      {mp::kPacketLifeSelector, pr::kPacketLifeSelector},
+      {mp::kPacketLife, pr::kPacketLife},
+      {mp::kServiceIdMsb, pr::kServiceIdMsb},
+      {mp::kServiceIdLsb, pr::kServiceIdLsb},
+  };
+  for (auto [from, to] : kMap) {
+    if (mask & from) r.comp_mask |= to;
+  }
+  sa::PathRecord& p = r.record;
+  p.raw_traffic = m.raw_traffic;
+  p.flow_label = m.flow_label;
+  p.hop_limit = m.hop_limit;
+  p.tclass = m.tclass;
+  p.reversible = m.reversible;
+  p.numb_path = m.numb_path;
+  p.pkey = m.pkey;
+  p.qos_class = m.qos_class;
+  p.sl = m.sl;
+  p.mtu_selector = m.mtu_selector;
+  p.mtu = m.mtu;
+  p.rate_selector = m.rate_selector;
+  p.rate = m.rate;
+  p.packet_life_selector = m.packet_life_selector;
+  p.packet_life = m.packet_life;
+  p.service_id = m.service_id;
+  return r;
+}
+
+std::optional<sa::SaMad> answer_multipath(const AnswerContext& ctx, const sa::SaMad& request) {
+  namespace mp = sa::mpr_mask;
+  if (request.mad.method != sa::method::kGetMulti) {
+    return error_response(request, mad_status::kUnsupportedMethodAttr);
+  }
+  if (!request.rmpp.active())
+    return error_response(request, mad_status::sa(sa::status::kReqInvalid));
+  const uint64_t mask = request.sa.comp_mask;
+  if (!has(mask, mp::kSgidCount) || !has(mask, mp::kDgidCount) ||
+      has(mask, mp::kServiceIdMsb) != has(mask, mp::kServiceIdLsb)) {
+    return error_response(request, mad_status::sa(sa::status::kInsufComps));
+  }
+  auto decoded = sa::decode_multipath_record(request.data);
+  if (!decoded) return error_response(request, mad_status::sa(sa::status::kReqInvalid));
+  PathRequest req = from_multipath(*decoded, mask);
+  if (uint16_t status = request_status(req)) return error_response(request, status);
+
+  auto resolve = [&](const std::vector<sa::Gid>& gids) {
+    std::vector<Endpoint> out;
+    for (const sa::Gid& g : gids) {
+      if (sa::gid_prefix(g) != ctx.fabric->subnet_prefix) continue;
+      if (auto e = ctx.fabric->by_guid(sa::gid_guid(g))) out.push_back(*e);
+    }
+    return out;
+  };
+  std::vector<Endpoint> sources = resolve(decoded->sgids);
+  std::vector<Endpoint> destinations = resolve(decoded->dgids);
+  std::vector<sa::PathRecord> records;
+  if (sources.size() == 2 && destinations.size() == 2 && decoded->numb_path == 2 &&
+      has(mask, mp::kNumbPath)) {
+    // Alternate-path request: one diagonal, source i to destination i.
+    for (size_t i = 0; i < 2; ++i) {
+      auto r = path_records(ctx, req, {sources[i]}, {destinations[i]});
+      records.insert(records.end(), r.begin(), r.end());
+    }
+  } else {
+    records = path_records(ctx, req, sources, destinations);
+  }
+  sa::SaMad resp = response_to(request, sa::method::kGetMultiResp, 0);
+  resp.mad.attr_id = sa::attr::kPathRecord;
+  resp.sa.attr_offset = sa::kPathRecordSize / 8;
+  for (const sa::PathRecord& r : records) {
+    auto bytes = sa::encode_path_record(r);
+    if (bytes) resp.data.insert(resp.data.end(), bytes->begin(), bytes->end());
+  }
+  return resp;
+}
+
+}  // namespace
+
+PairAnswer answer_pair(const AnswerContext& ctx, const PathRequest& request, Endpoint source,
+                       Endpoint destination) {
+  PairAnswer out;
+  Direction forward = path_parms(ctx, request, source, destination);
+  out.level = forward.level;
+  if (forward.rejection != Rejection::kNone) {
+    out.rejection = forward.rejection;
+    return out;
+  }
+  Direction reverse = path_parms(ctx, request, destination, source);
+  const bool reversible = reverse.rejection == Rejection::kNone;
+  if (!reversible && has(request.comp_mask, pr::kReversible) && request.record.reversible) {
+    out.rejection = reverse.rejection;
+    return out;
+  }
+  forward.record.reversible = reversible;
+  out.record = forward.record;
+  return out;
+}
+
+sa::ClassPortInfo class_port_info() {
+  sa::ClassPortInfo info;
+  info.base_version = sa::kBaseVersion;
+  info.class_version = sa::kSaClassVersion;
+  info.capability_mask = kCapabilityMask;
+  info.capability_mask2 = kCapabilityMask2;
+  info.resp_time_value = kRespTimeValue;
+  // As OpenSM fills them (seen with saquery -c): no redirection, the well-known QP1 Q_Key.
+  info.redirect_qp = 1;
+  info.redirect_qkey = sa::kSaQkey;
+  info.trap_qkey = sa::kSaQkey;
+  return info;
+}
+
+std::optional<sa::SaMad> answer(const AnswerContext& ctx, const sa::SaMad& request) {
+  if ((request.mad.method & sa::method::kResponseBit) != 0) return std::nullopt;
+  if (request.mad.class_version != sa::kSaClassVersion) {
+    return error_response(request, mad_status::kBadVersion);
+  }
+  switch (request.mad.method) {
+    case sa::method::kGet:
+    case 0x02:  // Set
+    case sa::method::kGetTable:
+    case sa::method::kGetMulti:
+    case 0x15:  // Delete
+      break;
+    default: return error_response(request, mad_status::kUnsupportedMethod);
+  }
+  switch (request.mad.attr_id) {
+    case sa::attr::kPathRecord: return answer_path_record(ctx, request);
+    case sa::attr::kMultiPathRecord: return answer_multipath(ctx, request);
+    case sa::attr::kClassPortInfo: {
+      if (request.mad.method != sa::method::kGet) {
+        return error_response(request, mad_status::kUnsupportedMethodAttr);
+      }
+      sa::SaMad resp = response_to(request, sa::method::kGetResp, 0);
+      auto bytes = sa::encode_class_port_info(class_port_info());
+      if (bytes) resp.data = *bytes;
+      return resp;
+    }
+    default: return error_response(request, mad_status::kUnsupportedMethodAttr);
+  }
+}
+
+}  // namespace rdmaqos::sad

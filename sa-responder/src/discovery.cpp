@@ -1,0 +1,206 @@
+// Discovery over SMPs. libibnetdisc walks the topology and keeps each node's NodeInfo,
+// SwitchInfo and each port's PortInfo; the tables it does not read (PKey, SL2VL, LFT) are
+// queried here, LID-routed, once the SM has assigned LIDs.
+#include "rdma-qos/sa-responder/discovery.h"
+
+#include <infiniband/ibnetdisc.h>
+#include <infiniband/mad.h>
+
+#include <fmt/format.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+
+namespace rdmaqos::sad {
+namespace {
+
+constexpr uint32_t kCapExtendedSpeeds = 1u << 14;
+constexpr int kPortStateActive = 4;
+
+struct FabricDeleter {
+  void operator()(ibnd_fabric_t* f) const { ibnd_destroy_fabric(f); }
+};
+// One SMP port per (CA, port) for the life of the process: umad2sim crashes a process that
+// closes a port and later receives on another (its receive thread follows the stale device).
+ibmad_port* smp_port(const std::string& ca, int port) {
+  static std::mutex mutex;
+  static std::map<std::pair<std::string, int>, ibmad_port*> ports;
+  std::lock_guard lock(mutex);
+  auto& slot = ports[{ca, port}];
+  if (slot == nullptr) {
+    int classes[] = {IB_SMI_CLASS, IB_SMI_DIRECT_CLASS};
+    slot =
+        mad_rpc_open_port(ca.empty() ? nullptr : const_cast<char*>(ca.c_str()), port, classes, 2);
+  }
+  return slot;
+}
+
+class Smp {
+ public:
+  Smp(ibmad_port* port, int timeout_ms) : port_(port), timeout_(timeout_ms) {}
+  // Attribute `attr` with modifier `mod` from the port at `lid`; false when it does not answer.
+  bool query(uint16_t lid, unsigned attr, unsigned mod, uint8_t (&buf)[IB_SMP_DATA_SIZE]) {
+    ib_portid_t id{};
+    ib_portid_set(&id, lid, 0, 0);
+    return smp_query_via(buf, &id, attr, mod, static_cast<unsigned>(timeout_), port_) != nullptr;
+  }
+
+ private:
+  ibmad_port* port_;
+  int timeout_;
+};
+
+Sl2Vl decode_sl2vl(const uint8_t (&buf)[IB_SMP_DATA_SIZE]) {
+  Sl2Vl t{};
+  for (size_t sl = 0; sl < 16; ++sl) {
+    uint8_t byte = buf[sl / 2];
+    t[sl] = static_cast<uint8_t>(sl % 2 == 0 ? byte >> 4 : byte & 0xF);
+  }
+  return t;
+}
+
+void fill_port_info(PortModel& pm, uint8_t* info) {
+  pm.mtu_cap = static_cast<uint8_t>(mad_get_field(info, 0, IB_PORT_MTU_CAP_F));
+  uint32_t width = mad_get_field(info, 0, IB_PORT_LINK_WIDTH_ACTIVE_F);
+  uint32_t speed = mad_get_field(info, 0, IB_PORT_LINK_SPEED_ACTIVE_F);
+  uint32_t ext = 0;
+  if (mad_get_field(info, 0, IB_PORT_CAPMASK_F) & kCapExtendedSpeeds) {
+    ext = mad_get_field(info, 0, IB_PORT_LINK_SPEED_EXT_ACTIVE_F);
+  }
+  auto rate = rate_from_link(static_cast<uint8_t>(width), static_cast<uint8_t>(speed),
+                             static_cast<uint8_t>(ext));
+  pm.rate = rate.value_or(2);
+}
+
+}  // namespace
+
+sa::Result<Discovery> discover_fabric(const DiscoveryOptions& options) {
+  char* ca = options.ca.empty() ? nullptr : const_cast<char*>(options.ca.c_str());
+  ibnd_config_t config{};
+  config.timeout_ms = static_cast<unsigned>(options.timeout_ms);
+  config.retries = static_cast<unsigned>(options.retries);
+  std::unique_ptr<ibnd_fabric_t, FabricDeleter> fabric(
+      ibnd_discover_fabric(ca, options.port, nullptr, &config));
+  if (!fabric) {
+    return sa::make_error(sa::ErrorCode::kTransport, "libibnetdisc could not discover the fabric");
+  }
+  ibmad_port* mad = smp_port(options.ca, options.port);
+  if (mad == nullptr) {
+    return sa::make_error(sa::ErrorCode::kTransport, "cannot open the port for SMPs");
+  }
+  if (options.retries > 0) mad_rpc_set_retries(mad, options.retries);
+  Smp smp(mad, options.timeout_ms);
+
+  Discovery out;
+  FabricModel& model = out.model;
+  std::map<const ibnd_node_t*, int> index;
+  for (ibnd_node_t* n = fabric->nodes; n != nullptr; n = n->next) {
+    index[n] = static_cast<int>(index.size());
+  }
+  model.nodes.resize(index.size());
+  uint8_t buf[IB_SMP_DATA_SIZE];
+  bool have_prefix = false;
+
+  for (ibnd_node_t* n = fabric->nodes; n != nullptr; n = n->next) {
+    NodeModel& node = model.nodes[static_cast<size_t>(index[n])];
+    node.guid = n->guid;
+    node.type = static_cast<policy::NodeType>(n->type);
+    node.description = n->nodedesc;
+    node.ports.resize(static_cast<size_t>(n->numports) + 1);
+    const bool is_switch = n->type == IB_NODE_SWITCH;
+    const unsigned pkey_blocks = (mad_get_field(n->info, 0, IB_NODE_PARTITION_CAP_F) + 31) / 32;
+
+    auto read_pkeys = [&](PortModel& pm, uint16_t lid) {
+      for (unsigned block = 0; block < std::max(pkey_blocks, 1u); ++block) {
+        if (!smp.query(lid, IB_ATTR_PKEY_TBL, block, buf)) {
+          out.warnings.push_back(fmt::format("no PKey table block {} from LID {}", block, lid));
+          return;
+        }
+        for (size_t i = 0; i < 32; ++i) {
+          uint16_t pkey = static_cast<uint16_t>(buf[2 * i] << 8 | buf[2 * i + 1]);
+          if ((pkey & 0x7FFF) != 0) pm.pkeys.push_back(pkey);
+        }
+      }
+    };
+
+    if (is_switch) {
+      PortModel& p0 = node.ports[0];
+      p0.present = true;
+      p0.guid = n->guid;
+      p0.lid = n->smalid;
+      p0.lmc = n->smalmc;
+      if (n->ports[0] != nullptr) {
+        fill_port_info(p0, n->ports[0]->info);
+      } else if (smp.query(n->smalid, IB_ATTR_PORT_INFO, 0, buf)) {
+        fill_port_info(p0, buf);
+      }
+      read_pkeys(p0, n->smalid);
+      uint32_t top = mad_get_field(n->switchinfo, 0, IB_SW_LINEAR_FDB_TOP_F);
+      node.lft.assign(top + 1, 0xFF);
+      for (uint32_t block = 0; block * 64 <= top; ++block) {
+        if (!smp.query(n->smalid, IB_ATTR_LINEARFORWTBL, block, buf)) {
+          return sa::make_error(sa::ErrorCode::kTransport,
+                                fmt::format("no LFT block {} from switch {:#x}", block, n->guid));
+        }
+        for (uint32_t i = 0; i < 64 && block * 64 + i <= top; ++i)
+          node.lft[block * 64 + i] = buf[i];
+      }
+    }
+    for (int p = 1; p <= n->numports; ++p) {
+      ibnd_port_t* port = n->ports[p];
+      if (port == nullptr) continue;
+      PortModel& pm = node.ports[static_cast<size_t>(p)];
+      pm.present = true;
+      pm.guid = is_switch ? n->guid : port->guid;
+      fill_port_info(pm, port->info);
+      const bool active = mad_get_field(port->info, 0, IB_PORT_STATE_F) == kPortStateActive;
+      if (port->remoteport != nullptr && active) {
+        pm.peer_node = index[port->remoteport->node];
+        pm.peer_port = static_cast<uint8_t>(port->remoteport->portnum);
+      }
+      if (!is_switch) {
+        pm.lid = port->base_lid;
+        pm.lmc = port->lmc;
+        if (!have_prefix) {
+          // The packet life without a level is OpenSM's subnet_timeout option, not what the
+          // ports report (ibsim answers 31): the model keeps its default for the caller to set.
+          model.subnet_prefix = mad_get_field64(port->info, 0, IB_PORT_GID_PREFIX_F);
+          have_prefix = true;
+        }
+        if (pm.lid == 0 || !active) continue;
+        read_pkeys(pm, pm.lid);
+        if (smp.query(pm.lid, IB_ATTR_SLVL_TABLE, 0, buf)) {
+          pm.sl2vl = {decode_sl2vl(buf)};
+        } else {
+          out.warnings.push_back(fmt::format("no SL2VL table from LID {}", pm.lid));
+        }
+        continue;
+      }
+      if (!active) continue;
+      // A switch maps SLs per (input port, output port): this output port's table for every
+      // input, port 0 included (paths that start at the switch).
+      pm.sl2vl.assign(static_cast<size_t>(n->numports) + 1, Sl2Vl{});
+      for (int in = 0; in <= n->numports; ++in) {
+        if (in == p) continue;
+        if (in != 0 && (n->ports[in] == nullptr || n->ports[in]->remoteport == nullptr)) continue;
+        if (smp.query(n->smalid, IB_ATTR_SLVL_TABLE, static_cast<unsigned>(in << 8 | p), buf)) {
+          pm.sl2vl[static_cast<size_t>(in)] = decode_sl2vl(buf);
+        } else {
+          out.warnings.push_back(
+              fmt::format("no SL2VL table {}->{} from switch {:#x}", in, p, n->guid));
+        }
+      }
+    }
+  }
+  if (fabric->from_node != nullptr) {
+    out.self.node = index[fabric->from_node];
+    out.self.port =
+        static_cast<uint8_t>(fabric->from_node->type == IB_NODE_SWITCH ? 0 : fabric->from_portnum);
+    model.sm_port_guid = model.port(out.self).guid;
+  }
+  model.index();
+  return out;
+}
+
+}  // namespace rdmaqos::sad

@@ -1,0 +1,506 @@
+// rdma-qos-sad against OpenSM on the same ibsim fabric, policy and queries: OpenSM configures
+// the fabric and answers every query first (through unmodified `saquery`); then OpenSM stops,
+// rdma-qos-sad takes over the SM's port at sm01 and must give the same answers, field by field,
+// or the same absence of a record.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <signal.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <sstream>
+#include <thread>
+
+#include "rdma-qos/testbed/ib_fabric.h"
+#include "rdma-qos/testbed/process.h"
+#include "rdma-qos/testbed/saquery.h"
+
+namespace rdmaqos::sad {
+namespace {
+
+using testbed::IbFabric;
+using testbed::IbFabricOptions;
+using testbed::RunResult;
+
+// Levels whose limits bind on the fat tree's mixed links (40, 20, 2.5, 10 and 60 Gb/s CAs):
+// rate limits of 5 and 20 Gb/s, MTU limits below 2048, packet lives, and an SL.
+constexpr const char* kPolicy = R"(qos-levels
+  qos-level
+    name: DEFAULT
+    sl: 0
+  end-qos-level
+  qos-level
+    name: ISER
+    sl: 3
+    rate-limit: 5
+    packet-life: 8
+  end-qos-level
+  qos-level
+    name: GOLD
+    sl: 5
+    mtu-limit: 3
+    packet-life: 12
+  end-qos-level
+  qos-level
+    name: SLOW
+    sl: 2
+    mtu-limit: 2
+    rate-limit: 6
+  end-qos-level
+end-qos-levels
+
+qos-match-rules
+  qos-match-rule
+    service-id: 0x1060CBC
+    qos-level-name: ISER
+  end-qos-match-rule
+  qos-match-rule
+    qos-class: 7
+    qos-level-name: GOLD
+  end-qos-match-rule
+  qos-match-rule
+    service-id: 0x200-0x2FF
+    qos-level-name: SLOW
+  end-qos-match-rule
+end-qos-match-rules
+)";
+
+struct Query {
+  std::string from;               // node that runs the client
+  std::vector<std::string> args;  // client arguments
+  bool cli = false;               // `rdma-qos path ... --json` instead of saquery
+};
+
+struct Outcome {
+  int exit_code = -1;
+  std::vector<testbed::SaRecord> records;  // saquery
+  nlohmann::json json;                     // rdma-qos path: paths, or the error and MAD status
+  std::string output;
+};
+
+// One fabric, policy and partitions, and the queries asked of both SAs.
+struct Scenario {
+  std::string policy;  // empty: OpenSM without -Y, rdma-qos-sad --no-policy
+  std::string partitions;
+  std::vector<Query> (*queries)();
+};
+
+class SadDifferential : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { start({kPolicy, "", make_queries}); }
+
+  static void start(const Scenario& scenario) {
+    IbFabricOptions o = testbed::fabric_options(testbed::make_fat_tree({}));
+    o.policy = scenario.policy;
+    o.partitions = scenario.partitions;
+    fabric_ = new IbFabric(o);
+    queries_ = new std::vector<Query>(scenario.queries());
+    opensm_ = new std::vector<Outcome>();
+    for (const Query& q : *queries_) opensm_->push_back(run(q));
+
+    fabric_->stop_sm();
+    testbed::ProcessOptions p;
+    p.argv = {RDMA_QOS_SAD, "--no-policy"};
+    if (!scenario.policy.empty()) {
+      std::string policy_path = fabric_->dir() + "/sad-policy.conf";
+      std::ofstream(policy_path) << scenario.policy;
+      p.argv = {RDMA_QOS_SAD, "--policy", policy_path};
+    }
+    if (!scenario.partitions.empty()) {
+      std::string partitions_path = fabric_->dir() + "/sad-partitions.conf";
+      std::ofstream(partitions_path) << scenario.partitions;
+      p.argv.insert(p.argv.end(), {"--partitions", partitions_path});
+    }
+    p.env = fabric_->client_env(fabric_->topology().sm_node().id);
+    p.cwd = fabric_->dir();
+    p.output_path = fabric_->dir() + "/sad.log";
+    sad_ = new testbed::Process(testbed::Process::spawn(p));
+    // Ready once ClassPortInfo is answered (discovery comes first).
+    bool ready = false;
+    RunResult probe;
+    for (int i = 0; i < 50 && !ready && sad_->running(); ++i) {
+      probe = fabric_->run_at("node001", {"saquery", "-c"});
+      ready = probe.exit_code == 0;
+      if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    ASSERT_TRUE(ready) << "saquery -c: " << probe.output << "\nrdma-qos-sad (exit "
+                       << sad_->wait_for(std::chrono::milliseconds(10)).value_or(-1) << "):\n"
+                       << sad_log();
+    ours_ = new std::vector<Outcome>();
+    for (const Query& q : *queries_) ours_->push_back(run(q));
+  }
+
+  static void TearDownTestSuite() {
+    delete sad_;
+    delete fabric_;
+    delete queries_;
+    delete opensm_;
+    delete ours_;
+    sad_ = nullptr;
+    fabric_ = nullptr;
+  }
+
+  static std::string sad_log() {
+    std::ifstream in(fabric_->dir() + "/sad.log");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+  static Outcome run(const Query& q) {
+    std::vector<std::string> argv = {"saquery"};
+    if (q.cli) argv = {RDMA_QOS_CLI, "path", "--json"};
+    argv.insert(argv.end(), q.args.begin(), q.args.end());
+    RunResult r = fabric_->run_at(q.from, argv);
+    Outcome o{r.exit_code, {}, {}, r.output};
+    if (q.cli) {
+      // The JSON line (umad2sim may print lines of its own); "sa_lid" differs by design
+      // only if the SA moved, which it does not here.
+      std::istringstream in(r.output);
+      for (std::string line; std::getline(in, line);)
+        if (!line.empty() && line[0] == '{') o.json = nlohmann::json::parse(line, nullptr, false);
+    } else {
+      o.records = testbed::parse_saquery_output(r.output);
+    }
+    return o;
+  }
+
+  static std::string lid(const std::string& node) {
+    return std::to_string(fabric_->topology().node(node).lid);
+  }
+
+  static std::vector<Query> make_queries() {
+    std::vector<Query> out;
+    std::vector<std::vector<std::string>> variants = {
+        {},
+        {"--service_id", "0x1060CBC"},
+        {"--qos_class", "7"},
+        {"--service_id", "0x210"},
+        {"--service_id", "0x210", "--qos_class", "7"},
+        {"--service_id", "0x1060CBC", "--sl", "3"},
+        {"--service_id", "0x1060CBC", "--sl", "1"},
+        {"--sl", "0"},
+        {"--pkey", "0xffff"},
+        {"--pkey", "0x7fff"},
+        {"--pkey", "0x1234"},
+        {"--mtu", "<4"},
+        {"--mtu", "=5"},
+        {"--qos_class", "7", "--mtu", ">2"},
+        {"--rate", "<6"},
+        {"--rate", ">7"},
+        {"--service_id", "0x1060CBC", "--pkt_lifetime", "<8"},
+        {"--reversible", "1"},
+    };
+    // From sm01 and node001 to CAs of every link rate and to a switch (leaf01's port 0).
+    std::vector<std::pair<std::string, std::string>> pairs = {
+        {"sm01", "node001"},    {"sm01", "node003"},    {"node001", "node002"},
+        {"node001", "node005"}, {"node002", "node008"}, {"node004", "node004"},
+        {"node001", "leaf01"},
+    };
+    for (const auto& [from, to] : pairs) {
+      for (const auto& v : variants) {
+        Query q{from, {"-p", "--slid", lid(from), "--dlid", lid(to)}};
+        q.args.insert(q.args.end(), v.begin(), v.end());
+        out.push_back(q);
+      }
+    }
+    // Paths that start at a switch (its port 0) or join two switches, asked by sm01.
+    const std::vector<std::pair<std::string, std::string>> switch_pairs = {
+        {"leaf01", "node002"}, {"leaf02", "node001"}, {"leaf01", "leaf02"}};
+    for (const auto& [src, dst] : switch_pairs) {
+      for (const auto& v : variants) {
+        Query q{"sm01", {"-p", "--slid", lid(src), "--dlid", lid(dst)}};
+        q.args.insert(q.args.end(), v.begin(), v.end());
+        out.push_back(q);
+      }
+    }
+    // Our SA client: Get (the MAD status of every refusal), GetTable and GetMulti.
+    auto gid = [](const std::string& node) {
+      uint64_t guid = fabric_->topology().node(node).port_guid;
+      return fmt::format("fe80::{:x}:{:x}:{:x}:{:x}", guid >> 48, (guid >> 32) & 0xFFFF,
+                         (guid >> 16) & 0xFFFF, guid & 0xFFFF);
+    };
+    std::vector<std::vector<std::string>> cli_variants = {
+        {},
+        {"--service-id", "0x1060CBC"},
+        {"--qos-class", "7"},
+        {"--service-id", "0x250", "--qos-class", "7"},
+        {"--service-id", "0x1060CBC", "--sl", "1"},
+        {"--sl", "4"},
+        {"--pkey", "0x1234"},
+        {"--numb-path", "0"},
+    };
+    for (const char* to : {"node002", "node003", "node005", "leaf01"}) {
+      for (const auto& v : cli_variants) {
+        for (bool get : {true, false}) {
+          Query q{"node001", {"--dlid", lid(to)}, true};
+          if (get) q.args.push_back("--get");
+          q.args.insert(q.args.end(), v.begin(), v.end());
+          out.push_back(q);
+        }
+      }
+    }
+    out.push_back({"node001", {"--get", "--dlid", "999"}, true});
+    for (const auto& v : cli_variants) {
+      Query q{"node001", {"--mpr", "--dgids", gid("node002") + "," + gid("node004")}, true};
+      q.args.insert(q.args.end(), v.begin(), v.end());
+      out.push_back(q);
+    }
+    out.push_back({"node001", {"-c"}});  // last: ClassPortInfo
+    return out;
+  }
+
+  // Every query's answer (or refusal) from rdma-qos-sad equals OpenSM's; the query set must
+  // give more than `min_answers` records and `min_refusals` refusals.
+  static void compare_all(int min_answers, int min_refusals);
+
+  static IbFabric* fabric_;
+  static testbed::Process* sad_;
+  static std::vector<Query>* queries_;
+  static std::vector<Outcome>* opensm_;
+  static std::vector<Outcome>* ours_;
+};
+
+IbFabric* SadDifferential::fabric_ = nullptr;
+testbed::Process* SadDifferential::sad_ = nullptr;
+std::vector<Query>* SadDifferential::queries_ = nullptr;
+std::vector<Outcome>* SadDifferential::opensm_ = nullptr;
+std::vector<Outcome>* SadDifferential::ours_ = nullptr;
+
+std::string describe(const Query& q) {
+  return fmt::format("{} at {}: {}", q.cli ? "rdma-qos path" : "saquery", q.from,
+                     fmt::join(q.args, " "));
+}
+
+void SadDifferential::compare_all(int min_answers, int min_refusals) {
+  ASSERT_NE(ours_, nullptr);
+  int answered = 0, refused = 0;
+  for (size_t i = 0; i < queries_->size(); ++i) {
+    const Query& q = (*queries_)[i];
+    if (q.args == std::vector<std::string>{"-c"}) continue;
+    const Outcome& theirs = (*opensm_)[i];
+    const Outcome& ours = (*ours_)[i];
+    SCOPED_TRACE(describe(q));
+    EXPECT_EQ(ours.exit_code, theirs.exit_code) << "OpenSM:\n"
+                                                << theirs.output << "\nours:\n"
+                                                << ours.output;
+    if (q.cli) {
+      EXPECT_FALSE(theirs.json.is_discarded() || theirs.json.is_null()) << theirs.output;
+      EXPECT_EQ(ours.json, theirs.json) << "OpenSM:\n"
+                                        << theirs.output << "\nours:\n"
+                                        << ours.output;
+      if (theirs.json.contains("paths")) {
+        answered += static_cast<int>(theirs.json["paths"].size());
+        refused += theirs.json["paths"].empty() ? 1 : 0;
+      } else {
+        ++refused;
+      }
+      continue;
+    }
+    ASSERT_EQ(ours.records.size(), theirs.records.size()) << ours.output;
+    if (theirs.records.empty()) ++refused;
+    for (size_t r = 0; r < ours.records.size(); ++r) {
+      ++answered;
+      // Every field saquery prints, from DGID to preference.
+      EXPECT_EQ(ours.records[r].fields, theirs.records[r].fields) << "OpenSM:\n"
+                                                                  << theirs.output << "\nours:\n"
+                                                                  << ours.output;
+    }
+  }
+  // The query set must exercise answers and refusals alike.
+  EXPECT_GT(answered, min_answers);
+  EXPECT_GT(refused, min_refusals);
+  std::printf("%d answers and %d refusals equal to OpenSM's\n", answered, refused);
+}
+
+TEST_F(SadDifferential, EveryPathRecordAnswerEqualsOpenSms) {
+  compare_all(50, 10);
+}
+
+TEST_F(SadDifferential, ClassPortInfoEqualsOpenSms) {
+  const Query& q = queries_->back();
+  ASSERT_EQ(q.args, std::vector<std::string>{"-c"});
+  const Outcome& theirs = opensm_->back();
+  const Outcome& ours = ours_->back();
+  ASSERT_EQ(ours.exit_code, 0) << ours.output;
+  ASSERT_EQ(ours.records.size(), 1u) << ours.output;
+  ASSERT_EQ(theirs.records.size(), 1u) << theirs.output;
+  EXPECT_EQ(ours.records[0].fields, theirs.records[0].fields) << "OpenSM:\n"
+                                                              << theirs.output << "\nours:\n"
+                                                              << ours.output;
+}
+
+// Partitions with SLs and limited members, levels that carry pkeys, port groups by GUID and by
+// partition: the PKey choice (requested, level, common in byte-swapped order), partition SLs,
+// reverse-direction matching.
+constexpr const char* kPartitions = R"(Default=0x7fff, ipoib : ALL=full;
+Compute=0x0010, sl=1 : 0x0002c90300a00011=full, 0x0002c90300a00021=full, 0x0002c90300a00031=limited, 0x0002c90300a00001=full;
+Storage=0x0020, sl=2 : 0x0002c90300a00041=full, 0x0002c90300a00051=full, 0x0002c90300a00011=full, 0x0002c90300a00001=full;
+)";
+
+constexpr const char* kPkeyPolicy = R"(port-groups
+  port-group
+    name: StorageNodes
+    port-guid: 0x0002c90300a00041, 0x0002c90300a00051
+  end-port-group
+  port-group
+    name: ComputePart
+    partition: Compute
+  end-port-group
+end-port-groups
+
+qos-levels
+  qos-level
+    name: DEFAULT
+    sl: 0
+  end-qos-level
+  qos-level
+    name: STOR
+    sl: 4
+    pkey: 0x20
+    rate-limit: 3
+  end-qos-level
+  qos-level
+    name: COMP
+    sl: 6
+    pkey: 0x10
+    mtu-limit: 3
+    packet-life: 10
+  end-qos-level
+end-qos-levels
+
+qos-match-rules
+  qos-match-rule
+    destination: StorageNodes
+    qos-level-name: STOR
+  end-qos-match-rule
+  qos-match-rule
+    source: ComputePart
+    qos-class: 3
+    qos-level-name: COMP
+  end-qos-match-rule
+  qos-match-rule
+    pkey: 0x10
+    qos-level-name: COMP
+  end-qos-match-rule
+end-qos-match-rules
+)";
+
+std::vector<Query> partition_queries() {
+  std::vector<Query> out;
+  const std::vector<std::vector<std::string>> variants = {
+      {},
+      {"--pkey", "0x10"},
+      {"--pkey", "0x8010"},
+      {"--pkey", "0x20"},
+      {"--pkey", "0x7fff"},
+      {"--qos_class", "3"},
+      {"--sl", "4"},
+      {"--sl", "6"},
+      {"--sl", "7"},
+      {"--reversible", "1"},
+  };
+  // LIDs of the fat tree: sm01 1, node00N 1+N.
+  const std::vector<std::pair<int, int>> pairs = {{2, 3}, {2, 5}, {3, 5}, {4, 2}, {2, 4},
+                                                  {5, 2}, {5, 6}, {4, 3}, {1, 2}};
+  for (auto [slid, dlid] : pairs) {
+    for (const auto& v : variants) {
+      Query q{"sm01", {"-p", "--slid", std::to_string(slid), "--dlid", std::to_string(dlid)}};
+      q.args.insert(q.args.end(), v.begin(), v.end());
+      out.push_back(q);
+    }
+  }
+  out.push_back({"node001", {"-c"}});
+  return out;
+}
+
+class SadPartitionDifferential : public SadDifferential {
+ protected:
+  static void SetUpTestSuite() { start({kPkeyPolicy, kPartitions, partition_queries}); }
+};
+
+TEST_F(SadPartitionDifferential, EveryPathRecordAnswerEqualsOpenSms) {
+  compare_all(30, 10);
+}
+
+// Without a policy the partition SL of the chosen PKey applies and any usable SL may be asked.
+class SadNoPolicyDifferential : public SadDifferential {
+ protected:
+  static void SetUpTestSuite() { start({"", kPartitions, partition_queries}); }
+};
+
+TEST_F(SadNoPolicyDifferential, EveryPathRecordAnswerEqualsOpenSms) {
+  compare_all(30, 5);
+}
+
+// Reloads run last: they change the policy in force.
+class SadReload : public SadDifferential {
+ protected:
+  static std::optional<uint64_t> iser_sl() {
+    Outcome o = run(
+        {"node001",
+         {"-p", "--slid", lid("node001"), "--dlid", lid("node002"), "--service_id", "0x1060CBC"}});
+    if (o.records.empty()) return std::nullopt;
+    return o.records[0].number("sl");
+  }
+  // Writes `policy`, sends SIGHUP and waits until the daemon logged the outcome.
+  static std::string reload(const std::string& policy) {
+    std::ofstream(fabric_->dir() + "/sad-policy.conf") << policy;
+    size_t before = count_reloads();
+    ::kill(sad_->pid(), SIGHUP);
+    for (int i = 0; i < 100 && count_reloads() == before; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return sad_log();
+  }
+  static size_t count_reloads(std::vector<const char*> markers = {"policy reloaded",
+                                                                  "policy reload failed"}) {
+    std::string log = sad_log();
+    size_t n = 0;
+    for (const char* marker : markers) {
+      for (size_t at = log.find(marker); at != std::string::npos; at = log.find(marker, at + 1)) {
+        ++n;
+      }
+    }
+    return n;
+  }
+};
+
+TEST_F(SadReload, BadPolicyKeepsTheOldOneAndGoodPolicyReplacesIt) {
+  ASSERT_NE(ours_, nullptr);
+  ASSERT_EQ(iser_sl(), 3u);
+  std::string log = reload("qos-levels\n  qos-level\n    name: BROKEN\n    sl: 99\n");
+  EXPECT_NE(log.find("policy reload failed"), std::string::npos) << log;
+  EXPECT_EQ(iser_sl(), 3u);
+  std::string good = kPolicy;
+  good.replace(good.find("sl: 3"), 5, "sl: 6");
+  log = reload(good);
+  EXPECT_NE(log.find("policy reloaded"), std::string::npos) << log;
+  EXPECT_EQ(iser_sl(), 6u);
+}
+
+TEST_F(SadReload, UsrOneRediscoversAndKeepsAnswering) {
+  ASSERT_NE(ours_, nullptr);
+  const std::vector<const char*> markers = {"fabric re-discovered", "re-discovery failed"};
+  const Query q{
+      "node001",
+      {"-p", "--slid", lid("node001"), "--dlid", lid("node005"), "--service_id", "0x1060CBC"}};
+  Outcome answer_before = run(q);
+  ASSERT_EQ(answer_before.records.size(), 1u) << answer_before.output;
+  size_t before = count_reloads(markers);
+  ::kill(sad_->pid(), SIGUSR1);
+  for (int i = 0; i < 400 && count_reloads(markers) == before; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  std::string log = sad_log();
+  EXPECT_NE(log.find("fabric re-discovered"), std::string::npos) << log;
+  // The same fabric, re-read: the same answer.
+  Outcome answer_after = run(q);
+  ASSERT_EQ(answer_after.records.size(), 1u) << answer_after.output << log;
+  EXPECT_EQ(answer_after.records[0].fields, answer_before.records[0].fields);
+}
+
+}  // namespace
+}  // namespace rdmaqos::sad

@@ -1,0 +1,475 @@
+// The answer engine against OpenSM's semantics (opensm-qos-semantics.md sections 4 to 8) on the
+// hand-built subnet of test_fabric.h: expected values are written out from that document.
+#include <gtest/gtest.h>
+
+#include "rdma-qos/sa-client/multipath_record.h"
+#include "rdma-qos/sa-responder/answer.h"
+#include "test_fabric.h"
+
+namespace rdmaqos::sad {
+namespace {
+
+namespace pr = sa::pr_mask;
+using testing::kA;
+using testing::kB;
+using testing::kC;
+using testing::small_model;
+
+constexpr uint16_t kNoRecords = 0x0300;
+constexpr uint16_t kReqInvalid = 0x0200;
+constexpr uint16_t kInsufComps = 0x0600;
+constexpr uint16_t kTooMany = 0x0400;
+
+std::string policy_text(const std::string& levels, const std::string& rules) {
+  return "qos-levels\nqos-level\nname: DEFAULT\nsl: 0\nend-qos-level\n" + levels +
+         "end-qos-levels\nqos-match-rules\n" + rules + "end-qos-match-rules\n";
+}
+
+class AnswerTest : public ::testing::Test {
+ protected:
+  FabricModel fabric = small_model();
+  policy::Fabric pfabric = fabric.policy_fabric();
+  std::vector<policy::Partition> partitions;
+  std::shared_ptr<const policy::CompiledPolicy> policy;
+
+  void load(const std::string& text) {
+    policy::CompileResult r = policy::load_policy(text, &pfabric);
+    for (const auto& d : r.diagnostics)
+      if (d.severity == policy::Severity::kError) ADD_FAILURE() << d.message;
+    policy = r.policy;
+  }
+
+  AnswerContext ctx() const {
+    AnswerContext c;
+    c.fabric = &fabric;
+    c.policy = policy.get();
+    c.partitions = &partitions;
+    return c;
+  }
+
+  static sa::SaMad request(uint8_t method, uint16_t attr, uint64_t mask,
+                           std::vector<uint8_t> data) {
+    sa::SaMad m;
+    m.mad.method = method;
+    m.mad.attr_id = attr;
+    m.mad.tid = 0x1234;
+    m.sa.comp_mask = mask;
+    m.data = std::move(data);
+    return m;
+  }
+
+  static sa::SaMad path_request(uint8_t method, const sa::PathRecord& pr_query, uint64_t mask) {
+    auto bytes = sa::encode_path_record(pr_query);
+    return request(method, sa::attr::kPathRecord, mask,
+                   std::vector<uint8_t>(bytes->begin(), bytes->end()));
+  }
+
+  // A Get from LID `slid` to LID `dlid` with more fields in `extra` / `mask`.
+  sa::SaMad get(uint16_t slid, uint16_t dlid, sa::PathRecord extra = {}, uint64_t mask = 0) const {
+    extra.slid = slid;
+    extra.dlid = dlid;
+    return path_request(sa::method::kGet, extra, mask | pr::kSlid | pr::kDlid);
+  }
+
+  std::optional<sa::SaMad> ask(const sa::SaMad& req) const { return answer(ctx(), req); }
+
+  // The one record of a successful Get.
+  sa::PathRecord record(const sa::SaMad& req) const {
+    auto resp = ask(req);
+    EXPECT_TRUE(resp);
+    if (!resp) return {};
+    EXPECT_EQ(resp->mad.status, 0) << sa::mad_status_name(resp->mad.status);
+    EXPECT_EQ(resp->mad.method, sa::method::kGetResp);
+    auto r = sa::decode_path_record(resp->data);
+    EXPECT_TRUE(r);
+    return r ? *r : sa::PathRecord{};
+  }
+
+  uint16_t status(const sa::SaMad& req) const {
+    auto resp = ask(req);
+    EXPECT_TRUE(resp);
+    return resp ? resp->mad.status : 0xFFFF;
+  }
+};
+
+TEST_F(AnswerTest, WithoutPolicyThePathDecidesEverything) {
+  sa::PathRecord r = record(get(2, 4));
+  EXPECT_EQ(r.slid, 2);
+  EXPECT_EQ(r.dlid, 4);
+  EXPECT_EQ(r.sgid, sa::make_gid(0xFE80000000000000ULL, 0x11));
+  EXPECT_EQ(r.dgid, sa::make_gid(0xFE80000000000000ULL, 0x31));
+  EXPECT_EQ(r.mtu, 4);
+  EXPECT_EQ(r.mtu_selector, sa::Selector::kExactly);
+  EXPECT_EQ(r.rate, 7);
+  EXPECT_EQ(r.rate_selector, sa::Selector::kExactly);
+  EXPECT_EQ(r.packet_life, 18);  // subnet timeout
+  EXPECT_EQ(r.packet_life_selector, sa::Selector::kExactly);
+  EXPECT_TRUE(r.reversible);
+  EXPECT_EQ(r.numb_path, 0);
+  EXPECT_EQ(r.sl, 0);
+  // Shared 0x0010 and 0x7FFF and 0x0040: byte-swapped order picks 0x0010 (0x1000) first, with
+  // the source's membership bit.
+  EXPECT_EQ(r.pkey, 0x8010);
+}
+
+TEST_F(AnswerTest, ByteSwappedOrderPutsHighBytePkeysFirst) {
+  fabric.nodes[1].ports[1].pkeys.push_back(0x8100);
+  fabric.nodes[3].ports[1].pkeys.push_back(0x0100);
+  EXPECT_EQ(record(get(2, 4)).pkey, 0x8100);
+}
+
+TEST_F(AnswerTest, LimitedSourceGetsItsOwnMembershipBit) {
+  EXPECT_EQ(record(get(3, 2)).pkey, 0x0010);
+}
+
+TEST_F(AnswerTest, PartitionSlAppliesWithoutPolicy) {
+  partitions.push_back({"Data", 0x10, false, 3, {}, {}});
+  EXPECT_EQ(record(get(2, 4)).sl, 3);
+}
+
+TEST_F(AnswerTest, LevelCapsMtuRateAndSetsSlAndLife) {
+  load(
+      policy_text("qos-level\nname: Slow\nsl: 5\nmtu-limit: 2\nrate-limit: 3\n"
+                  "packet-life: 10\nend-qos-level\n",
+                  "qos-match-rule\nservice-id: 0x100\nqos-level-name: Slow\nend-qos-match-rule\n"));
+  sa::PathRecord q;
+  q.service_id = 0x100;
+  sa::PathRecord r = record(get(2, 4, q, pr::kServiceId));
+  EXPECT_EQ(r.sl, 5);
+  EXPECT_EQ(r.mtu, 2);
+  EXPECT_EQ(r.rate, 3);
+  EXPECT_EQ(r.packet_life, 10);
+  EXPECT_EQ(r.service_id, 0u);  // not echoed
+  EXPECT_EQ(r.qos_class, 0);
+  sa::PathRecord plain = record(get(2, 4));
+  EXPECT_EQ(plain.sl, 0);
+  EXPECT_EQ(plain.mtu, 4);
+}
+
+TEST_F(AnswerTest, RateLimitComparesByDataRate) {
+  // 30G (12x SDR) counts as slower than 40G: a 30G limit caps a 40G path.
+  load(policy_text("qos-level\nname: R\nsl: 1\nrate-limit: 4\nend-qos-level\n",
+                   "qos-match-rule\nqos-level-name: R\nend-qos-match-rule\n"));
+  EXPECT_EQ(record(get(2, 4)).rate, 4);
+}
+
+TEST_F(AnswerTest, SelectorsApplyAfterTheLevel) {
+  load(policy_text("qos-level\nname: M3\nsl: 1\nmtu-limit: 3\nend-qos-level\n",
+                   "qos-match-rule\nqos-level-name: M3\nend-qos-match-rule\n"));
+  sa::PathRecord q;
+  q.mtu = 3;
+  q.mtu_selector = sa::Selector::kLessThan;
+  EXPECT_EQ(record(get(2, 4, q, pr::kMtu | pr::kMtuSelector)).mtu, 2);
+  q.mtu = 4;
+  q.mtu_selector = sa::Selector::kExactly;
+  EXPECT_EQ(status(get(2, 4, q, pr::kMtu | pr::kMtuSelector)), kNoRecords);
+  q.mtu = 3;
+  q.mtu_selector = sa::Selector::kGreaterThan;
+  EXPECT_EQ(status(get(2, 4, q, pr::kMtu | pr::kMtuSelector)), kNoRecords);
+  // The value without its selector bit is ignored.
+  EXPECT_EQ(record(get(2, 4, q, pr::kMtu)).mtu, 3);
+}
+
+TEST_F(AnswerTest, RateLessThanTakesTheNextSlowerRate) {
+  sa::PathRecord q;
+  q.rate = 6;  // < 20G on a 40G path: 14G
+  q.rate_selector = sa::Selector::kLessThan;
+  EXPECT_EQ(record(get(2, 4, q, pr::kRate | pr::kRateSelector)).rate, 11);
+  q.rate = 7;
+  q.rate_selector = sa::Selector::kExactly;
+  EXPECT_EQ(record(get(2, 4, q, pr::kRate | pr::kRateSelector)).rate, 7);
+  q.rate = 7;
+  q.rate_selector = sa::Selector::kGreaterThan;
+  EXPECT_EQ(status(get(2, 4, q, pr::kRate | pr::kRateSelector)), kNoRecords);
+}
+
+TEST_F(AnswerTest, PacketLifeSelectors) {
+  load(policy_text("qos-level\nname: P\nsl: 1\npacket-life: 8\nend-qos-level\n",
+                   "qos-match-rule\nqos-level-name: P\nend-qos-match-rule\n"));
+  sa::PathRecord q;
+  q.packet_life = 8;
+  q.packet_life_selector = sa::Selector::kLessThan;
+  const uint64_t m = pr::kPacketLife | pr::kPacketLifeSelector;
+  EXPECT_EQ(record(get(2, 4, q, m)).packet_life, 7);
+  q.packet_life = 9;
+  q.packet_life_selector = sa::Selector::kExactly;
+  EXPECT_EQ(status(get(2, 4, q, m)), kNoRecords);
+}
+
+TEST_F(AnswerTest, LoopbackHasPacketLifeZero) {
+  load(policy_text("qos-level\nname: P\nsl: 1\npacket-life: 8\nend-qos-level\n",
+                   "qos-match-rule\nqos-level-name: P\nend-qos-match-rule\n"));
+  EXPECT_EQ(record(get(2, 2)).packet_life, 0);
+}
+
+TEST_F(AnswerTest, RequestedSlMustBeTheLevelSl) {
+  load(policy_text("qos-level\nname: L\nsl: 4\nend-qos-level\n",
+                   "qos-match-rule\nqos-level-name: L\nend-qos-match-rule\n"));
+  sa::PathRecord q;
+  q.sl = 3;
+  EXPECT_EQ(status(get(2, 4, q, pr::kSl)), kNoRecords);
+  q.sl = 4;
+  EXPECT_EQ(record(get(2, 4, q, pr::kSl)).sl, 4);
+}
+
+TEST_F(AnswerTest, AnyValidSlMayBeRequestedWithoutPolicy) {
+  sa::PathRecord q;
+  q.sl = 7;
+  EXPECT_EQ(record(get(2, 4, q, pr::kSl)).sl, 7);
+}
+
+TEST_F(AnswerTest, LevelSlDroppedByTheFabricGivesNoRecord) {
+  fabric.nodes[1].ports[1].sl2vl[0][4] = 15;  // a's own table
+  load(policy_text("qos-level\nname: L\nsl: 4\nend-qos-level\n",
+                   "qos-match-rule\nqos-level-name: L\nend-qos-match-rule\n"));
+  EXPECT_EQ(status(get(2, 4)), kNoRecords);
+}
+
+TEST_F(AnswerTest, LevelPkeyIsTheLowestSharedWithoutMembershipBit) {
+  load(policy_text("qos-level\nname: K\nsl: 2\npkey: 0x40,0x10\nend-qos-level\n",
+                   "qos-match-rule\nqos-level-name: K\nend-qos-match-rule\n"));
+  EXPECT_EQ(record(get(2, 4)).pkey, 0x0010);
+  // b is limited in 0x10 and a full: still shared; 0x40 is not held by b.
+  EXPECT_EQ(record(get(3, 2)).pkey, 0x0010);
+}
+
+TEST_F(AnswerTest, LevelPkeyNotSharedGivesNoRecord) {
+  load(policy_text("qos-level\nname: K\nsl: 2\npkey: 0x40\nend-qos-level\n",
+                   "qos-match-rule\nqos-level-name: K\nend-qos-match-rule\n"));
+  EXPECT_EQ(status(get(2, 3)), kNoRecords);
+}
+
+TEST_F(AnswerTest, RequestedPkeyIsEchoedAsSent) {
+  sa::PathRecord q;
+  q.pkey = 0x0010;
+  EXPECT_EQ(record(get(2, 4, q, pr::kPKey)).pkey, 0x0010);
+  q.pkey = 0x8010;
+  EXPECT_EQ(record(get(2, 4, q, pr::kPKey)).pkey, 0x8010);
+  q.pkey = 0x0020;  // not shared
+  EXPECT_EQ(status(get(2, 4, q, pr::kPKey)), kNoRecords);
+}
+
+TEST_F(AnswerTest, RequestedPkeyOutsideTheLevelIsRefused) {
+  load(policy_text("qos-level\nname: K\nsl: 2\npkey: 0x40\nend-qos-level\n",
+                   "qos-match-rule\nqos-level-name: K\nend-qos-match-rule\n"));
+  sa::PathRecord q;
+  q.pkey = 0x7FFF;
+  EXPECT_EQ(status(get(2, 4, q, pr::kPKey)), kNoRecords);
+}
+
+TEST_F(AnswerTest, RawTrafficAnswersPkeyZero) {
+  sa::PathRecord q;
+  q.raw_traffic = true;
+  EXPECT_EQ(record(get(2, 4, q, pr::kRawTraffic)).pkey, 0);
+}
+
+TEST_F(AnswerTest, ReverseFailureClearsReversibleOrDropsTheRecord) {
+  sa::PathRecord q;
+  q.sl = 5;
+  fabric.nodes[3].ports[1].sl2vl[0][5] = 15;  // c cannot send on SL 5
+  EXPECT_FALSE(record(get(2, 4, q, pr::kSl)).reversible);
+  q.reversible = true;
+  EXPECT_EQ(status(get(2, 4, q, pr::kSl | pr::kReversible)), kNoRecords);
+  q.reversible = false;
+  EXPECT_FALSE(record(get(2, 4, q, pr::kSl | pr::kReversible)).reversible);
+}
+
+TEST_F(AnswerTest, HalfAServiceIdIsInsufficientComponents) {
+  EXPECT_EQ(status(get(2, 4, {}, pr::kServiceIdMsb)), kInsufComps);
+  EXPECT_EQ(status(get(2, 4, {}, pr::kServiceIdLsb)), kInsufComps);
+  EXPECT_EQ(record(get(2, 4, {}, pr::kServiceId)).slid, 2);  // ServiceID 0 is a value
+}
+
+TEST_F(AnswerTest, InvalidRateOrMtuIsRequestInvalid) {
+  sa::PathRecord q;
+  q.rate = 1;
+  EXPECT_EQ(status(get(2, 4, q, pr::kRate | pr::kRateSelector)), kReqInvalid);
+  q = {};
+  q.mtu = 6;
+  EXPECT_EQ(status(get(2, 4, q, pr::kMtu | pr::kMtuSelector)), kReqInvalid);
+}
+
+TEST_F(AnswerTest, GidAndLidNamingDifferentPortsIsRequestInvalid) {
+  sa::PathRecord q;
+  q.sgid = sa::make_gid(0xFE80000000000000ULL, 0x21);  // b, while SLID 2 is a
+  EXPECT_EQ(status(get(2, 4, q, pr::kSgid)), kReqInvalid);
+}
+
+TEST_F(AnswerTest, UnknownEndIsNoRecordsInGetAndAnEmptyTable) {
+  EXPECT_EQ(status(get(2, 99)), kNoRecords);
+  sa::PathRecord q;
+  q.slid = 2;
+  q.dlid = 99;
+  auto resp = ask(path_request(sa::method::kGetTable, q, pr::kSlid | pr::kDlid));
+  ASSERT_TRUE(resp);
+  EXPECT_EQ(resp->mad.status, 0);
+  EXPECT_EQ(resp->mad.method, sa::method::kGetTableResp);
+  EXPECT_TRUE(resp->data.empty());
+}
+
+TEST_F(AnswerTest, GetTableRejectionIsAnEmptyTable) {
+  sa::PathRecord q;
+  q.slid = 2;
+  q.dlid = 4;
+  q.sl = 5;
+  q.pkey = 0x20;
+  auto resp = ask(path_request(sa::method::kGetTable, q, pr::kSlid | pr::kDlid | pr::kPKey));
+  ASSERT_TRUE(resp);
+  EXPECT_EQ(resp->mad.status, 0);
+  EXPECT_TRUE(resp->data.empty());
+}
+
+TEST_F(AnswerTest, GetTableAnswersWithAttributeOffset) {
+  sa::PathRecord q;
+  q.slid = 2;
+  q.dlid = 4;
+  auto resp = ask(path_request(sa::method::kGetTable, q, pr::kSlid | pr::kDlid));
+  ASSERT_TRUE(resp);
+  EXPECT_EQ(resp->sa.attr_offset, 8);
+  EXPECT_EQ(resp->data.size(), 64u);
+  EXPECT_EQ(resp->mad.tid, 0x1234u);
+}
+
+TEST_F(AnswerTest, GetWithSeveralRecordsIsTooManyRecords) {
+  sa::PathRecord q;
+  q.slid = 2;
+  EXPECT_EQ(status(path_request(sa::method::kGet, q, pr::kSlid)), kTooMany);
+}
+
+TEST_F(AnswerTest, NumbPathZeroGivesAnEmptyTable) {
+  sa::PathRecord q;
+  q.slid = 2;
+  q.dlid = 4;
+  auto resp = ask(path_request(sa::method::kGetTable, q, pr::kSlid | pr::kDlid | pr::kNumbPath));
+  ASSERT_TRUE(resp);
+  EXPECT_TRUE(resp->data.empty());
+}
+
+TEST_F(AnswerTest, NumbPathZeroIsIgnoredByGet) {
+  sa::PathRecord q;
+  EXPECT_EQ(record(get(2, 4, q, pr::kNumbPath)).dlid, 4);
+}
+
+TEST_F(AnswerTest, RequesterMustShareAPkeyWithBothEnds) {
+  fabric.nodes[2].ports[1].pkeys = {0x8020};  // b now shares no pkey with a or c
+  AnswerContext c = ctx();
+  c.requester = kB;
+  sa::PathRecord q;
+  q.slid = 2;
+  q.dlid = 4;
+  auto resp = answer(c, path_request(sa::method::kGet, q, pr::kSlid | pr::kDlid));
+  ASSERT_TRUE(resp);
+  EXPECT_EQ(resp->mad.status, kNoRecords);
+  c.requester = kC;
+  resp = answer(c, path_request(sa::method::kGet, q, pr::kSlid | pr::kDlid));
+  ASSERT_TRUE(resp);
+  EXPECT_EQ(resp->mad.status, 0);
+}
+
+TEST_F(AnswerTest, SetPathRecordIsUnsupportedMethodAttribute) {
+  sa::PathRecord q;
+  auto resp = ask(path_request(0x02, q, 0));
+  ASSERT_TRUE(resp);
+  EXPECT_EQ(resp->mad.status, 0x000C);
+  EXPECT_EQ(resp->mad.method, sa::method::kGetResp);
+}
+
+TEST_F(AnswerTest, UnknownAttributeAndMethodAreAnswered) {
+  EXPECT_EQ(status(request(sa::method::kGet, 0x0011, 0, {})), 0x000C);  // NodeRecord
+  EXPECT_EQ(status(request(0x07, sa::attr::kPathRecord, 0, {})), 0x0008);
+}
+
+TEST_F(AnswerTest, ResponsesAreNotAnswered) {
+  EXPECT_FALSE(ask(request(sa::method::kGetResp, sa::attr::kPathRecord, 0, {})));
+}
+
+TEST_F(AnswerTest, ClassPortInfoAdvertisesOpenSmQosCapabilities) {
+  auto resp = ask(request(sa::method::kGet, sa::attr::kClassPortInfo, 0, {}));
+  ASSERT_TRUE(resp);
+  EXPECT_EQ(resp->mad.status, 0);
+  auto info = sa::decode_class_port_info(resp->data);
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->capability_mask, 0x2602);
+  EXPECT_EQ(info->capability_mask2, 0xB5EAu);
+  EXPECT_EQ(info->resp_time_value, 0x10);
+  EXPECT_EQ(info->base_version, 1);
+  EXPECT_EQ(info->class_version, 2);
+}
+
+class MultiPathTest : public AnswerTest {
+ protected:
+  static sa::SaMad mpr(uint8_t method, const sa::MultiPathRecord& rec, uint64_t mask,
+                       bool rmpp_active = true) {
+    auto bytes = sa::encode_multipath_record(rec);
+    sa::SaMad m = request(method, sa::attr::kMultiPathRecord, mask, *bytes);
+    if (rmpp_active) m.rmpp.flags = sa::rmpp::kFlagActive;
+    return m;
+  }
+  static sa::MultiPathRecord pairs(std::vector<uint64_t> src, std::vector<uint64_t> dst) {
+    sa::MultiPathRecord r;
+    for (uint64_t g : src) r.sgids.push_back(sa::make_gid(0xFE80000000000000ULL, g));
+    for (uint64_t g : dst) r.dgids.push_back(sa::make_gid(0xFE80000000000000ULL, g));
+    return r;
+  }
+  static constexpr uint64_t kCounts = sa::mpr_mask::kSgidCount | sa::mpr_mask::kDgidCount;
+};
+
+TEST_F(MultiPathTest, GetMultiAnswersPathRecordsPerPair) {
+  auto resp = ask(mpr(sa::method::kGetMulti, pairs({0x11, 0x21}, {0x31}), kCounts));
+  ASSERT_TRUE(resp);
+  EXPECT_EQ(resp->mad.status, 0);
+  EXPECT_EQ(resp->mad.method, sa::method::kGetMultiResp);
+  EXPECT_EQ(resp->mad.attr_id, sa::attr::kPathRecord);
+  ASSERT_EQ(resp->data.size(), 128u);
+  auto first = sa::decode_path_record(resp->data);
+  auto second = sa::decode_path_record(std::span(resp->data).subspan(64));
+  ASSERT_TRUE(first && second);
+  EXPECT_EQ(first->slid, 2);
+  EXPECT_EQ(first->rate, 7);
+  EXPECT_EQ(second->slid, 3);
+  EXPECT_EQ(second->rate, 3);
+}
+
+TEST_F(MultiPathTest, LevelAppliesAsForPathRecord) {
+  load(policy_text("qos-level\nname: S\nsl: 6\nmtu-limit: 1\nend-qos-level\n",
+                   "qos-match-rule\nservice-id: 0x200\nqos-level-name: S\nend-qos-match-rule\n"));
+  sa::MultiPathRecord r = pairs({0x11}, {0x31});
+  r.service_id = 0x200;
+  auto resp = ask(mpr(sa::method::kGetMulti, r, kCounts | sa::mpr_mask::kServiceId));
+  ASSERT_TRUE(resp);
+  auto rec = sa::decode_path_record(resp->data);
+  ASSERT_TRUE(rec);
+  EXPECT_EQ(rec->sl, 6);
+  EXPECT_EQ(rec->mtu, 1);
+}
+
+TEST_F(MultiPathTest, AlternatePathRequestReturnsTheDiagonal) {
+  sa::MultiPathRecord r = pairs({0x11, 0x21}, {0x31, 0x11});
+  r.numb_path = 2;
+  auto resp = ask(mpr(sa::method::kGetMulti, r, kCounts | sa::mpr_mask::kNumbPath));
+  ASSERT_TRUE(resp);
+  ASSERT_EQ(resp->data.size(), 128u);
+  auto second = sa::decode_path_record(std::span(resp->data).subspan(64));
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->slid, 3);
+  EXPECT_EQ(second->dlid, 2);
+}
+
+TEST_F(MultiPathTest, OnlyGetMultiIsSupported) {
+  EXPECT_EQ(status(mpr(sa::method::kGet, pairs({0x11}, {0x31}), kCounts)), 0x000C);
+}
+
+TEST_F(MultiPathTest, RequestMustBeRmppActive) {
+  EXPECT_EQ(status(mpr(sa::method::kGetMulti, pairs({0x11}, {0x31}), kCounts, false)), kReqInvalid);
+}
+
+TEST_F(MultiPathTest, GidCountsAreMandatory) {
+  EXPECT_EQ(status(mpr(sa::method::kGetMulti, pairs({0x11}, {0x31}), sa::mpr_mask::kSgidCount)),
+            kInsufComps);
+  EXPECT_EQ(status(mpr(sa::method::kGetMulti, pairs({0x11}, {0x31}),
+                       kCounts | sa::mpr_mask::kServiceIdMsb)),
+            kInsufComps);
+}
+
+}  // namespace
+}  // namespace rdmaqos::sad

@@ -1,0 +1,110 @@
+// The fabric model: rate codes and their data-rate order, LID/GUID lookup and the LFT walk
+// (MTU and rate minimum over the path, SLs mapped to VL 15 anywhere on it).
+#include <gtest/gtest.h>
+
+#include "test_fabric.h"
+
+namespace rdmaqos::sad {
+namespace {
+
+using testing::kA;
+using testing::kB;
+using testing::kC;
+using testing::kSwitch;
+using testing::small_model;
+
+TEST(RateOrder, RateFromWidthAndSpeed) {
+  EXPECT_EQ(rate_from_link(2, 4, 0), 7);   // 4x QDR: 40G
+  EXPECT_EQ(rate_from_link(8, 1, 0), 4);   // 12x SDR: 30G
+  EXPECT_EQ(rate_from_link(2, 4, 2), 16);  // 4x EDR: 100G (extended speed wins)
+  EXPECT_EQ(rate_from_link(1, 1, 0), 2);   // 1x SDR: 2.5G
+  EXPECT_EQ(rate_from_link(16, 4, 0), 6);  // 2x QDR: 20G
+  EXPECT_EQ(rate_from_link(3, 1, 0), std::nullopt);
+}
+
+TEST(RateOrder, OrderIsByDataRateNotCode) {
+  EXPECT_LT(compare_rates(4, 15), 0);   // 30G (12x SDR) below 25G
+  EXPECT_LT(compare_rates(10, 16), 0);  // 120G (12x QDR) below 100G
+  EXPECT_GT(compare_rates(7, 19), 0);   // 40G above 28G
+  EXPECT_EQ(compare_rates(3, 3), 0);
+}
+
+TEST(RateOrder, SlowerRateFollowsTheOrder) {
+  EXPECT_EQ(slower_rate(16), 10);  // below 100G: 120G
+  EXPECT_EQ(slower_rate(15), 4);   // below 25G: 30G
+  EXPECT_EQ(slower_rate(7), 19);   // below 40G: 28G
+  EXPECT_EQ(slower_rate(2), std::nullopt);
+}
+
+TEST(FabricModel, LidsAndGuidsFindTheirEndpoints) {
+  FabricModel f = small_model();
+  EXPECT_EQ(f.by_lid(1), kSwitch);
+  EXPECT_EQ(f.by_lid(3), kB);
+  EXPECT_EQ(f.by_lid(9), std::nullopt);
+  EXPECT_EQ(f.by_guid(0x31), kC);
+  EXPECT_EQ(f.by_guid(0x100), kSwitch);
+  EXPECT_EQ(f.by_guid(0x30), std::nullopt);  // a CA's node GUID is not a port
+}
+
+TEST(FabricModel, LmcCoversALidRange) {
+  FabricModel f = small_model();
+  f.nodes[3].ports[1].lid = 8;
+  f.nodes[3].ports[1].lmc = 2;
+  f.index();
+  EXPECT_EQ(f.by_lid(8), kC);
+  EXPECT_EQ(f.by_lid(11), kC);
+  EXPECT_EQ(f.by_lid(12), std::nullopt);
+}
+
+TEST(FabricModel, WalkTakesTheMinimumOverThePath) {
+  FabricModel f = small_model();
+  auto ac = f.walk(kA, 4);
+  ASSERT_TRUE(ac);
+  EXPECT_EQ(ac->mtu, 4);
+  EXPECT_EQ(ac->rate, 7);
+  EXPECT_EQ(ac->hops, 1);
+  EXPECT_EQ(ac->valid_sls, 0xFFFF);
+  auto ab = f.walk(kA, 3);
+  ASSERT_TRUE(ab);
+  EXPECT_EQ(ab->rate, 3);
+}
+
+TEST(FabricModel, PathToASwitchEndsAtPortZero) {
+  FabricModel f = small_model();
+  auto w = f.walk(kA, 1);
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->mtu, 3);
+  EXPECT_EQ(w->rate, 3);
+  auto from_switch = f.walk(kSwitch, 4);
+  ASSERT_TRUE(from_switch);
+  EXPECT_EQ(from_switch->mtu, 3);
+}
+
+TEST(FabricModel, SlMappedToVl15AnywhereIsInvalid) {
+  FabricModel f = small_model();
+  f.nodes[0].ports[3].sl2vl[1][14] = 15;  // switch, from port 1 out of port 3
+  auto ac = f.walk(kA, 4);
+  ASSERT_TRUE(ac);
+  EXPECT_EQ(ac->valid_sls, 0xFFFF & ~(1u << 14));
+  auto ca = f.walk(kC, 2);
+  ASSERT_TRUE(ca);
+  EXPECT_EQ(ca->valid_sls, 0xFFFF);  // the other direction uses another table
+}
+
+TEST(FabricModel, MissingLftEntryMeansNoPath) {
+  FabricModel f = small_model();
+  f.nodes[0].lft[4] = 0xFF;
+  EXPECT_EQ(f.walk(kA, 4), std::nullopt);
+  EXPECT_EQ(f.walk(kA, 77), std::nullopt);
+}
+
+TEST(FabricModel, PolicyFabricListsEndpointGuids) {
+  policy::Fabric pf = small_model().policy_fabric();
+  ASSERT_EQ(pf.nodes.size(), 4u);
+  EXPECT_EQ(pf.nodes[0].port_guids, (std::vector<std::pair<int, uint64_t>>{{0, 0x100}}));
+  EXPECT_EQ(pf.nodes[2].port_guids, (std::vector<std::pair<int, uint64_t>>{{1, 0x21}}));
+  EXPECT_EQ(pf.sm_port_guid, 0x11u);
+}
+
+}  // namespace
+}  // namespace rdmaqos::sad
