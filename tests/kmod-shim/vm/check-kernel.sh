@@ -8,16 +8,12 @@ set -euo pipefail
 scenario=$1
 dir=$2
 dump=$3
-failures=0
-fail() { echo "FAIL: $scenario: $*"; failures=$((failures + 1)); }
+# shellcheck source=/dev/null
+. "$(dirname "${BASH_SOURCE[0]}")/../../vm/check-lib.sh"
 
-[ -d "$dir" ] || { echo "FAIL: $scenario: no results in $dir (did the VM group run?)"; exit 1; }
-cat "$dir/log" 2>/dev/null || true
+require_results
 for f in apply1.log apply2.log show.json; do echo "--- $f"; cat "$dir/$f" 2>/dev/null || true; done
-for side in client server; do
-    st=$(cat "$dir/$side.status" 2>/dev/null || echo missing)
-    [ "$st" = 0 ] || { fail "$side exit status $st"; sed 's/^/  | /' "$dir/$side.log" 2>/dev/null || true; }
-done
+require_exit_zero client server
 
 case $scenario in
     ucmatose_default_tos) tos=72 ;;
@@ -50,8 +46,4 @@ for d in "10.0.0.1 10.0.0.2" "10.0.0.2 10.0.0.1"; do
     [ "$bad" = 0 ] || fail "$bad of $n data packets from $1 to $2 without DSCP $dscp"
 done
 
-if [ "$failures" -gt 0 ]; then
-    echo "$scenario: $failures failures"
-    exit 1
-fi
-echo "PASS: $scenario"
+finish

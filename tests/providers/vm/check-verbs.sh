@@ -8,20 +8,12 @@ set -euo pipefail
 scenario=$1
 dir=$2
 dump=$3
-failures=0
-fail() { echo "FAIL: $scenario: $*"; failures=$((failures + 1)); }
-fold() { echo $(( (($1 & 0x3FFF) ^ (($1 & 0xFC000) >> 14)) | 0xC000 )); }
-qpn_label() {
-    local v=$(( $1 * $2 ))
-    v=$(( v ^ (v >> 20) )); v=$(( v ^ (v >> 40) ))
-    echo $(( v & 0xFFFFF ))
-}
+# shellcheck source=/dev/null
+. "$(dirname "${BASH_SOURCE[0]}")/../../vm/check-lib.sh"
 
-[ -d "$dir" ] || { echo "FAIL: $scenario: no results in $dir (did the VM group run?)"; exit 1; }
-cat "$dir/log" 2>/dev/null || true
+require_results
+require_exit_zero client server
 for side in client server; do
-    st=$(cat "$dir/$side.status" 2>/dev/null || echo missing)
-    [ "$st" = 0 ] || { fail "$side exit status $st"; sed 's/^/  | /' "$dir/$side.log" || true; }
     grep -q '^5 iters in' "$dir/$side.log" || fail "$side: no 5 iterations"
 done
 case $scenario in
@@ -75,8 +67,4 @@ if [[ $scenario == tclass_* ]]; then
     [ "$bad" = 0 ] || fail "$bad data packets without DSCP 26"
 fi
 
-if [ "$failures" -gt 0 ]; then
-    echo "$scenario: $failures failures"
-    exit 1
-fi
-echo "PASS: $scenario"
+finish

@@ -9,22 +9,11 @@ set -euo pipefail
 scenario=$1
 dir=$2
 dump=$3
-failures=0
-fail() { echo "FAIL: $scenario: $*"; failures=$((failures + 1)); }
-fold() { echo $(( (($1 & 0x3FFF) ^ (($1 & 0xFC000) >> 14)) | 0xC000 )); }
-# RFC CM-port label: h = dport * sport; h ^= h >> 16; h ^= h >> 8; fl = h & 0xFFFFF.
-cm_rfc_label() {
-    local h=$(( ($1 * $2) & 0xFFFFFFFF ))
-    h=$(( h ^ (h >> 16) )); h=$(( h ^ (h >> 8) ))
-    echo $(( h & 0xFFFFF ))
-}
+# shellcheck source=/dev/null
+. "$(dirname "${BASH_SOURCE[0]}")/../../vm/check-lib.sh"
 
-[ -d "$dir" ] || { echo "FAIL: $scenario: no results in $dir (did the VM group run?)"; exit 1; }
-cat "$dir/log" 2>/dev/null || true
-for side in client server; do
-    st=$(cat "$dir/$side.status" 2>/dev/null || echo missing)
-    [ "$st" = 0 ] || { fail "$side exit status $st"; sed 's/^/  | /' "$dir/$side.log" || true; }
-done
+require_results
+require_exit_zero client server
 
 # Per scenario: tool, port, addresses, and the level qos-policy.conf gives it (sl, traffic
 # class = DSCP << 2 through roce_sl2tclass 0,32,136,104,0,72,184; mtu: the level's limit).
@@ -95,7 +84,7 @@ while IFS=$'\t' read -r -a f; do
     [ ${#f[@]} -ge 14 ] || continue
     sid=${f[12]} cm_sport=${f[13]}
     [ $((sid)) = $(( (0x0106 << 16) | port )) ] || fail "REQ service ID $sid, expected port $port"
-    label_of[$cm_sport]=$(cm_rfc_label "$port" "$cm_sport")
+    label_of[$cm_sport]=$(rfc_cm_label "$port" "$cm_sport")
     want=$(fold "${label_of[$cm_sport]}")
     wants+="$want "
     echo "CM ports $cm_sport -> $port: RFC label $(printf 0x%05x "${label_of[$cm_sport]}"), UDP source port $want"
@@ -160,8 +149,4 @@ if [ "$scenario" = ucmatose_class ] || [ "$scenario" = rsocket_tos_ipv4 ]; then
         fail "client: TOS 32 was not taken as the QoS-Class"
 fi
 
-if [ "$failures" -gt 0 ]; then
-    echo "$scenario: $failures failures"
-    exit 1
-fi
-echo "PASS: $scenario"
+finish

@@ -8,26 +8,12 @@ set -euo pipefail
 scenario=$1
 dir=$2
 dump=$3
-failures=0
+# shellcheck source=/dev/null
+. "$(dirname "${BASH_SOURCE[0]}")/../check-lib.sh"
 
-fail() { echo "FAIL: $scenario: $*"; failures=$((failures + 1)); }
-# fold: a 20-bit flow label to the RoCE v2 UDP source port.
-fold() { echo $(( (($1 & 0x3FFF) ^ (($1 & 0xFC000) >> 14)) | 0xC000 )); }
-# The rdma_cm kernel's label for a connection: (cm_src_port * 31 + cm_dst_port) & 0xFFFFF.
-cm_label() { echo $(( ($1 * 31 + $2) & 0xFFFFF )); }
-# The QPN hash of plain verbs (Linux rdma_calc_flow_label).
-qpn_label() {
-    local v=$(( $1 * $2 ))
-    v=$(( v ^ (v >> 20) )); v=$(( v ^ (v >> 40) ))
-    echo $(( v & 0xFFFFF ))
-}
 
-[ -d "$dir" ] || { echo "FAIL: $scenario: no results in $dir (did the VM group run?)"; exit 1; }
-cat "$dir/log" 2>/dev/null || true
-for side in client server; do
-    st=$(cat "$dir/$side.status" 2>/dev/null || echo missing)
-    [ "$st" = 0 ] || { fail "$side exit status $st"; sed 's/^/  | /' "$dir/$side.log" || true; }
-done
+require_results
+require_exit_zero client server
 
 case $scenario in
     *_ipv6) ipver=6 client=fd00::1 server=fd00::2 ;;
@@ -116,7 +102,7 @@ case $scenario in
             src_port=$(cut -f14 <<<"$req")
             [ $((sid)) = $(( (0x0106 << 16) | port )) ] ||
                 fail "REQ service ID $sid, expected port $port in the TCP port space"
-            want=$(fold "$(cm_label "$src_port" "$port")")
+            want=$(fold "$(linux_cm_label "$src_port" "$port")")
             echo "CM ports $src_port -> $port: expected UDP source port $want"
         fi ;;
 esac
@@ -125,8 +111,4 @@ if [ -n "${want:-}" ]; then
     [ "$bad" = 0 ] || fail "$bad data packets not from UDP source port $want"
 fi
 
-if [ "$failures" -gt 0 ]; then
-    echo "$scenario: $failures failures"
-    exit 1
-fi
-echo "PASS: $scenario"
+finish
