@@ -27,6 +27,9 @@ function(rdma_qos_add_gtest target)
   add_executable(${target} ${ARG_SOURCES})
   target_link_libraries(${target} PRIVATE ${ARG_LIBS} GTest::gmock GTest::gtest_main
                         rdmaqos::warnings)
+  if(ARG_LABEL STREQUAL "unit")
+    set_property(GLOBAL APPEND PROPERTY RDMA_QOS_UNIT_TARGETS ${target})
+  endif()
   gtest_discover_tests(${target}
     TEST_PREFIX "${ARG_COMPONENT}."
     DISCOVERY_MODE PRE_TEST
@@ -41,6 +44,14 @@ function(rdma_qos_add_script_test)
     set(ARG_TIMEOUT 120)
   endif()
   add_test(NAME ${ARG_NAME} COMMAND ${ARG_COMMAND})
+  if(ARG_LABEL STREQUAL "unit")
+    # The programs a unit script test runs are what the unit-tests target must build.
+    string(REGEX MATCHALL "\\$<TARGET_FILE:[^>]+>" files "${ARG_COMMAND}")
+    foreach(file IN LISTS files)
+      string(REGEX REPLACE "^\\$<TARGET_FILE:([^>]+)>$" "\\1" name "${file}")
+      set_property(GLOBAL APPEND PROPERTY RDMA_QOS_UNIT_TARGETS ${name})
+    endforeach()
+  endif()
   set_tests_properties(${ARG_NAME} PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT}
                        ${ARG_PROPERTIES})
 endfunction()
@@ -53,6 +64,7 @@ function(rdma_qos_add_fuzzer target)
     return()
   endif()
   add_executable(${target} ${ARG_SOURCES})
+  set_property(GLOBAL APPEND PROPERTY RDMA_QOS_UNIT_TARGETS ${target})
   target_compile_options(${target} PRIVATE -fsanitize=fuzzer)
   target_link_options(${target} PRIVATE -fsanitize=fuzzer)
   target_link_libraries(${target} PRIVATE ${ARG_LIBS} rdmaqos::warnings)
@@ -69,4 +81,15 @@ function(rdma_qos_add_fuzzer target)
                    -print_final_stats=1 ${corpus_args})
   set_tests_properties(${ARG_COMPONENT}.fuzz.${target} PROPERTIES LABELS fuzz
                        TIMEOUT 120)
+endfunction()
+
+# unit-tests: builds exactly what the unit and fuzz tests run, so the sanitizer build (which runs
+# only those) compiles no more than it needs. Call once, after every test is registered.
+function(rdma_qos_add_unit_tests_target)
+  get_property(targets GLOBAL PROPERTY RDMA_QOS_UNIT_TARGETS)
+  list(REMOVE_DUPLICATES targets)
+  add_custom_target(unit-tests)
+  if(targets)
+    add_dependencies(unit-tests ${targets})
+  endif()
 endfunction()

@@ -3,6 +3,7 @@
 # twice and runs the whole suite CI runs.
 #   build/release   gcc, Release: every test labelled unit, opensm and vm
 #   build/sanitize  clang, ASan+UBSan: the unit tests, and the fuzz targets for a short run
+#                   (only the unit-tests target: what those tests run)
 # Benchmarks (bench) and soak tests never run here.
 # Environment: JOBS (parallel build/test jobs, default nproc), RDMA_QOS_SKIP_DEPS=1 to skip the
 # apt step, RDMA_QOS_FUZZ_SECONDS (per fuzz target, default 30).
@@ -29,7 +30,7 @@ ctest --test-dir build/release -L '^(unit|opensm|vm)$' -j "$jobs" --output-on-fa
 echo "== build/sanitize (clang, ASan+UBSan)"
 CC=clang CXX=clang++ cmake -S . -B build/sanitize -G Ninja -DCMAKE_BUILD_TYPE=Sanitize \
     -DRDMA_QOS_BUILD_BENCH=OFF -DRDMA_QOS_FUZZ_SECONDS="${RDMA_QOS_FUZZ_SECONDS:-30}" >/dev/null
-cmake --build build/sanitize -j "$jobs"
+cmake --build build/sanitize -j "$jobs" --target unit-tests
 echo "== ctest (sanitizers): unit, fuzz"
 ctest --test-dir build/sanitize -L '^(unit|fuzz)$' -j "$jobs" --output-on-failure \
       --timeout 600 || status=1
