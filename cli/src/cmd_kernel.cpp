@@ -9,6 +9,7 @@
 #include "rdma-qos/config/host_config.h"
 #include "rdma-qos/config/port_values.h"
 #include "rdma-qos/kmod-shim/roce_defaults.h"
+#include "rdma-qos/rdmacm-qos/cm_qos.h"
 
 namespace rdmaqos::cli {
 namespace {
@@ -62,6 +63,9 @@ void run_apply(const KernelArgs& a) {
   }
   kmod::DesiredDefaults desired;
   desired.tos = *config::parse_port_values(loaded.config.text("kernel_roce_tos"), 255);
+  desired.sl = *config::parse_port_values(loaded.config.text("kernel_roce_sl"), 15);
+  desired.sl2tclass =
+      rdmacm::parse_sl2tclass(loaded.config.text("roce_sl2tclass")).value_or(desired.sl2tclass);
   desired.mode = loaded.config.text("kernel_roce_mode");
   auto results = kmod::apply_roce_defaults(
       a.paths, desired, a.device.empty() ? std::nullopt : std::optional(a.device),
@@ -89,7 +93,9 @@ void run_apply(const KernelArgs& a) {
   }
   if (a.json) std::cout << out.dump(2) << "\n";
   if (!a.json && results.empty())
-    std::cout << "nothing to do: no RoCE port, or kernel_roce_tos and kernel_roce_mode unset\n";
+    std::cout
+        << "nothing to do: no RoCE port, or kernel_roce_tos, kernel_roce_sl and kernel_roce_mode "
+           "unset\n";
   set_exit_code(failed ? 1 : 0);
 }
 

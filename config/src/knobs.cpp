@@ -121,6 +121,11 @@ const std::vector<Knob>& table() {
        "default TOS (0-255) of kernel rdma_cm users (iSER, NFS/RDMA, NVMe-oF...) per RoCE port: "
        "[DEV[:PORT]=]TOS, comma-separated; the most specific entry wins; empty: not set",
        port_values_up_to(255)},
+      {"kernel_roce_sl", "RDMA_QOS_KERNEL_ROCE_SL", "",
+       "default QoS level of kernel rdma_cm users per RoCE port, as an SL (0-15) whose traffic "
+       "class roce_sl2tclass gives: [DEV[:PORT]=]SL, comma-separated; kernel_roce_tos wins "
+       "where both cover a port; empty: not set",
+       port_values_up_to(15)},
       {"kernel_roce_mode", "RDMA_QOS_KERNEL_ROCE_MODE", "",
        "default RoCE mode of kernel rdma_cm users: v1, v2, or empty (not set)",
        one_of({"", "v1", "v2"})},

@@ -98,6 +98,20 @@ PortDefaults read_port_defaults(const KernelPaths& paths, const RocePort& port) 
   return d;
 }
 
+std::optional<uint64_t> desired_tos(const DesiredDefaults& desired, std::string_view device,
+                                    uint32_t port, std::string* error) {
+  if (auto tos = desired.tos.lookup(device, port)) return tos;
+  auto sl = desired.sl.lookup(device, port);
+  if (!sl) return std::nullopt;
+  if (*sl < desired.sl2tclass.size() && desired.sl2tclass[*sl]) return *desired.sl2tclass[*sl];
+  if (error)
+    *error = fmt::format(
+        "kernel_roce_sl: SL {} of {}:{} has no traffic class in roce_sl2tclass (list one for SL "
+        "0..{}, or set kernel_roce_tos for this port)",
+        *sl, device, port, *sl);
+  return std::nullopt;
+}
+
 std::vector<ApplyResult> apply_roce_defaults(const KernelPaths& paths,
                                              const DesiredDefaults& desired,
                                              const std::optional<std::string>& device,
@@ -111,7 +125,12 @@ std::vector<ApplyResult> apply_roce_defaults(const KernelPaths& paths,
     if (device && p.device != *device) continue;
     if (port && p.port != *port) continue;
     matched = true;
-    auto tos = desired.tos.lookup(p.device, p.port);
+    std::string tos_error;
+    auto tos = desired_tos(desired, p.device, p.port, &tos_error);
+    if (!tos_error.empty()) {
+      results.push_back(failure(p, "kernel_roce_sl", tos_error));
+      continue;
+    }
     if (!tos && desired.mode.empty()) continue;  // nothing asked for this port
     std::string base = fmt::format("{}/{}/ports/{}/", paths.configfs_rdma_cm, p.device, p.port);
     if (!dry_run) {

@@ -123,6 +123,38 @@ TEST_F(RoceDefaults, PortsNotCoveredAreLeftAlone) {
   EXPECT_EQ(get(root_ / "configfs/rxe0/ports/1/default_roce_tos"), "0");
 }
 
+TEST_F(RoceDefaults, QosLevelSlMapsThroughSl2tclass) {
+  DesiredDefaults d;
+  d.sl = *config::parse_port_values("rxe0=3", 15);
+  d.sl2tclass[3] = 106;  // DSCP 26 << 2 | ECN 2
+  auto results = apply_roce_defaults(paths_, d, "rxe0", std::nullopt, false);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_TRUE(results[0].changed) << results[0].error;
+  EXPECT_EQ(get(root_ / "configfs/rxe0/ports/1/default_roce_tos"), "106");
+}
+
+TEST_F(RoceDefaults, ExplicitTosWinsOverTheLevel) {
+  DesiredDefaults d = tos("rxe0=32");
+  d.sl = *config::parse_port_values("3", 15);
+  d.sl2tclass[3] = 106;
+  std::string error;
+  EXPECT_EQ(desired_tos(d, "rxe0", 1, &error), 32u);
+  EXPECT_EQ(desired_tos(d, "rxe1", 1, &error), 106u);
+  EXPECT_TRUE(error.empty());
+}
+
+TEST_F(RoceDefaults, LevelWithoutTrafficClassIsAnErrorAndWritesNothing) {
+  DesiredDefaults d;
+  d.sl = *config::parse_port_values("5", 15);
+  d.sl2tclass[3] = 106;
+  auto results = apply_roce_defaults(paths_, d, "rxe0", std::nullopt, false);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_NE(results[0].error.find("SL 5 of rxe0:1 has no traffic class in roce_sl2tclass"),
+            std::string::npos)
+      << results[0].error;
+  EXPECT_EQ(get(root_ / "configfs/rxe0/ports/1/default_roce_tos"), "0");
+}
+
 TEST_F(RoceDefaults, ReadShowsWhatIsSet) {
   auto d = read_port_defaults(paths_, {"rxe0", 1});
   EXPECT_EQ(d.tos, 0);

@@ -3,9 +3,11 @@
 // (<configfs>/rdma_cm/<dev>/ports/<n>/default_roce_tos and default_roce_mode).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rdma-qos/config/port_values.h"
@@ -36,8 +38,17 @@ PortDefaults read_port_defaults(const KernelPaths& paths, const RocePort& port);
 
 struct DesiredDefaults {
   config::PortValues tos;  // kernel_roce_tos
-  std::string mode;        // "", "v1", "v2" (kernel_roce_mode)
+  // kernel_roce_sl: a QoS level's SL per port, written as roce_sl2tclass[SL]; an explicit
+  // kernel_roce_tos entry covering the port wins over it.
+  config::PortValues sl;
+  std::array<std::optional<uint8_t>, 16> sl2tclass{};  // roce_sl2tclass
+  std::string mode;                                    // "", "v1", "v2" (kernel_roce_mode)
 };
+
+// The TOS to write for one port: kernel_roce_tos, else roce_sl2tclass[kernel_roce_sl]; nullopt
+// when neither covers the port. Sets `error` when the port's SL maps to no traffic class.
+std::optional<uint64_t> desired_tos(const DesiredDefaults& desired, std::string_view device,
+                                    uint32_t port, std::string* error);
 
 struct ApplyResult {
   RocePort port;
