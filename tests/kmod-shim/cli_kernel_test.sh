@@ -20,6 +20,18 @@ out=$("$bin" kernel apply "${opts[@]}")
 grep -q 'kept rxe0:1 default_roce_tos: 104' <<<"$out" || fail "not idempotent: $out"
 [ "$("$bin" kernel show "${opts[@]}" --json | jq -r '.[0].default_roce_tos')" = 104 ] || fail "show"
 
+# A QoS level's SL, mapped through roce_sl2tclass (the environment overrides the file).
+out=$(RDMA_QOS_KERNEL_ROCE_TOS= RDMA_QOS_KERNEL_ROCE_SL=2 RDMA_QOS_ROCE_SL2TCLASS=0,0,72 \
+      "$bin" kernel apply "${opts[@]}")
+grep -q 'set rxe0:1 default_roce_tos: 72 (was 104)' <<<"$out" || fail "apply by SL: $out"
+set +e
+err=$(RDMA_QOS_KERNEL_ROCE_TOS= RDMA_QOS_KERNEL_ROCE_SL=7 "$bin" kernel apply "${opts[@]}" 2>&1)
+rc=$?
+set -e
+[ "$rc" = 1 ] || fail "unmapped SL exit $rc"
+grep -q "SL 7 of rxe0:1 has no traffic class in roce_sl2tclass" <<<"$err" || fail "unmapped SL: $err"
+[ "$(cat "$root/cfg/rxe0/ports/1/default_roce_tos")" = 72 ] || fail "written for an unmapped SL"
+
 printf 'kernel_roce_tos 300\n' > "$root/rdma-qos.conf"
 set +e
 err=$("$bin" kernel apply "${opts[@]}" 2>&1)
@@ -27,5 +39,5 @@ rc=$?
 set -e
 [ "$rc" = 2 ] || fail "bad configuration exit $rc"
 grep -q "rdma-qos.conf:1: error: kernel_roce_tos: '300': value must be a number 0..255" <<<"$err" || fail "diagnostic: $err"
-[ "$(cat "$root/cfg/rxe0/ports/1/default_roce_tos")" = 104 ] || fail "written despite bad configuration"
+[ "$(cat "$root/cfg/rxe0/ports/1/default_roce_tos")" = 72 ] || fail "written despite bad configuration"
 echo PASS
