@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 
 #include "preload_common.h"
+#include "rdma-qos/providers/flow_label_mode.h"
 #include "rdma-qos/providers/qp_registry.h"
 #include "rdma-qos/rdmacm-qos/cm_qos.h"
 #include "rdma-qos/rdmacm-qos/ib_route.h"
@@ -53,6 +54,7 @@ struct Layer {
   std::string record_path;
   bool sa = true;  // sa knob: off disables the InfiniBand path query
   rdma_qos_sa_options sa_options{};
+  providers::FlowLabelSetting flow_label;  // for the labels of UD address handles
 };
 
 unsigned knob_number(const config::HostConfig& c, std::string_view key) {
@@ -74,6 +76,7 @@ const Layer& layer() {
                                        c->text("roce_sl2tclass"));
       out->record_path = c->text("test_record");
       out->sa = c->text("sa") != "off";
+      if (auto f = providers::parse_flow_label_setting(c->text("flow_label"))) out->flow_label = *f;
       out->sa_options.sa_lid = static_cast<uint16_t>(knob_number(*c, "sa_lid"));
       out->sa_options.timeout_ms = static_cast<int>(knob_number(*c, "sa_timeout_ms"));
       out->sa_options.retries = static_cast<int>(knob_number(*c, "sa_retries"));
@@ -128,15 +131,17 @@ std::string opt(const auto& v) {
 
 void record(const Layer& l, const char* call, const std::optional<CmDecision>& d, uint64_t sid,
             std::optional<uint16_t> qos_class, std::optional<uint8_t> tos_set,
-            const providers::CmConnection* cm) {
+            const providers::CmConnection* cm,
+            std::optional<uint8_t> received_tclass = std::nullopt) {
   if (l.record_path.empty()) return;
   std::string line = fmt::format(
       R"({{"call":"{}","service_id":{},"qos_class":{},"level":"{}","sl":{},"traffic_class":{},)"
-      R"("mtu_limit":{},"rate_limit":{},"tos_set":{},"cm_dport":{},"cm_sport":{}}})",
+      R"("mtu_limit":{},"rate_limit":{},"tos_set":{},"received_tclass":{},"cm_dport":{},)"
+      R"("cm_sport":{}}})",
       call, sid, opt(qos_class), d ? d->level : "", d ? fmt::format("{}", d->sl) : "null",
       d ? opt(d->traffic_class) : "null", d ? opt(d->mtu_limit) : "null",
-      d ? opt(d->rate_limit) : "null", opt(tos_set), cm ? fmt::format("{}", cm->dport) : "null",
-      cm ? fmt::format("{}", cm->sport) : "null");
+      d ? opt(d->rate_limit) : "null", opt(tos_set), opt(received_tclass),
+      cm ? fmt::format("{}", cm->dport) : "null", cm ? fmt::format("{}", cm->sport) : "null");
   providers::record_impl(l.record_path, line);
 }
 
@@ -279,9 +284,19 @@ void register_qp(rdma_cm_id* id, bool passive) {
   // Without a decision (no policy) the record still names what was matched on.
   uint64_t sid = d ? d->service_id : effective_service_id(id->ps, cm.dport, st.inputs, l.settings);
   std::optional<uint16_t> qos_class = d ? d->qos_class : effective_qos_class(st.inputs, l.settings);
+  std::optional<uint8_t> received_tclass;
   if (passive) {
-    d = decide_roce(sid, qos_class, 0xFFFF, l.settings);
+    // The REQ's path (the connection's path record) carries the active side's TOS and label.
+    if (id->route.path_rec != nullptr && id->route.num_paths > 0) {
+      received_tclass = id->route.path_rec[0].traffic_class;
+      cm.application_label =
+          passive_application_label(ntohl(id->route.path_rec[0].flow_label), cm.dport, cm.sport);
+      if (cm.dport != 0 && cm.sport != 0) providers::QpRegistry::instance().set_cm(id->qp, cm);
+    }
+    d = st.inputs.class_override ? decide_roce(sid, qos_class, 0xFFFF, l.settings)
+                                 : decide_roce_passive(sid, received_tclass, 0xFFFF, l.settings);
     if (d) {
+      if (!st.inputs.class_override) qos_class = d->qos_class;
       // The active side's traffic class arrives in the REQ and both directions follow it, as
       // the kernel does: the passive side's own match sets SL, MTU and rate only.
       d->traffic_class.reset();
@@ -289,7 +304,56 @@ void register_qp(rdma_cm_id* id, bool passive) {
     }
   }
   if (d) providers::QpRegistry::instance().set_decision(id->qp, to_qos_decision(*d));
-  record(l, passive ? "rdma_accept" : "rdma_connect", d, sid, qos_class, std::nullopt, &cm);
+  record(l, passive ? "rdma_accept" : "rdma_connect", d, sid, qos_class, std::nullopt, &cm,
+         received_tclass);
+}
+
+bool is_roce_v2(rdma_cm_id* id, uint8_t sgid_index) {
+  if (!is_ethernet(id)) return false;
+  ibv_gid_entry entry{};
+  if (ibv_query_gid_ex(id->verbs, id->port_num, sgid_index, &entry, 0) != 0) return false;
+  return entry.gid_type == IBV_GID_TYPE_ROCE_V2;
+}
+
+bool is_ud(rdma_cm_id* id) {
+  return id->ps == RDMA_PS_UDP || id->ps == RDMA_PS_IPOIB || id->qp_type == IBV_QPT_UD;
+}
+
+// UD ids: the address handle attributes librdmacm hands the program get the id's decision, so
+// the program's ibv_create_ah carries it (the active side on ESTABLISHED, the passive side when
+// its CONNECT_REQUEST carries an address).
+void on_ud_event(rdma_cm_event* ev) {
+  rdma_cm_id* id = ev->id;
+  if (id == nullptr || !is_ud(id) || !is_ethernet(id)) return;
+  bool passive = ev->event == RDMA_CM_EVENT_CONNECT_REQUEST;
+  if (ev->event != RDMA_CM_EVENT_ESTABLISHED && !passive) return;
+  ibv_ah_attr& ah = ev->param.ud.ah_attr;
+  if (passive && !ah.is_global) return;  // no address in the request
+  const Layer& l = layer();
+  auto& ids = IdRegistry::instance();
+  providers::CmConnection cm =
+      cm_connection(&id->route.addr.src_addr, &id->route.addr.dst_addr, passive);
+  IdState st = ids.get(id);
+  std::optional<CmDecision> d = st.decision;
+  uint64_t sid = effective_service_id(id->ps, cm.dport, st.inputs, l.settings);
+  if (passive) {
+    cm.application_label = passive_application_label(ah.grh.flow_label, cm.dport, cm.sport);
+    d = decide_roce_passive(sid, ah.grh.traffic_class, 0xFFFF, l.settings);
+    if (d) {
+      d->traffic_class.reset();  // the active side's traffic class is kept, as for connections
+      ids.set_decision(id, *d);
+    }
+  }
+  bool changed = apply_ud_decision(ah, d, cm, l.flow_label, is_roce_v2(id, ah.grh.sgid_index));
+  if (l.record_path.empty()) return;
+  providers::record_impl(
+      l.record_path,
+      fmt::format(R"({{"call":"rdma_get_cm_event","event":"{}","service_id":{},"level":"{}",)"
+                  R"("sl":{},"traffic_class":{},"flow_label":{},"static_rate":{},)"
+                  R"("cm_dport":{},"cm_sport":{},"changed":{}}})",
+                  passive ? "connect_request" : "established", d ? d->service_id : sid,
+                  d ? d->level : "", ah.sl, ah.grh.traffic_class, ah.grh.flow_label, ah.static_rate,
+                  cm.dport, cm.sport, changed ? "true" : "false"));
 }
 
 }  // namespace
@@ -372,6 +436,28 @@ __attribute__((visibility("default"))) int rdma_accept(rdma_cm_id* id,
     }
   }
   return next(id, conn_param);
+}
+
+__attribute__((visibility("default"))) int rdma_get_cm_event(rdma_event_channel* channel,
+                                                             rdma_cm_event** event) {
+  using GetEventFn = int (*)(rdma_event_channel*, rdma_cm_event**);
+  static GetEventFn next = rdmaqos::rdmacm::next_symbol<GetEventFn>("rdma_get_cm_event");
+  if (next == nullptr) {  // no librdmacm behind us: nothing could succeed
+    errno = ENOSYS;
+    return -1;
+  }
+  int rc = next(channel, event);
+  if (rc == 0 && event != nullptr && *event != nullptr) {
+    int saved = errno;
+    try {
+      rdmaqos::rdmacm::on_ud_event(*event);
+    } catch (...) {
+      rdmaqos::providers::log_once_impl("cm_event_exception",
+                                        "internal error in rdma_get_cm_event; UD QoS unchanged");
+    }
+    errno = saved;
+  }
+  return rc;
 }
 
 // rsockets rejects IP_TOS and SO_PRIORITY (or passes the int where one byte is required): take

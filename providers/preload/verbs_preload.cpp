@@ -89,6 +89,11 @@ const InterposerHooks& hooks() {
     out->log_once = &log_once_impl;
     out->probe.link_kind = &probe_link;
     out->probe.qp_port = &probe_qp_port;
+    out->rate_limit = [](ibv_qp* qp, uint32_t kbps) {
+      ibv_qp_rate_limit_attr a{};
+      a.rate_limit = kbps;
+      return ibv_modify_qp_rate_limit(qp, &a);
+    };
     try {
       const config::HostConfig* loaded = preload_config();
       if (loaded == nullptr) return out;
