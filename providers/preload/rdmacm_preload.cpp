@@ -271,6 +271,54 @@ void before_resolve_route(rdma_cm_id* id) {
   record(l, "rdma_resolve_route", d, sid, qos_class, tos, nullptr);
 }
 
+bool is_ud(rdma_cm_id* id) {
+  return id->ps == RDMA_PS_UDP || id->ps == RDMA_PS_IPOIB || id->qp_type == IBV_QPT_UD;
+}
+
+// The GID a RoCE peer's address handles name: the IPv6 address, or IPv4 mapped (::ffff:a.b.c.d).
+std::optional<ibv_gid> peer_gid(const sockaddr* addr) {
+  ibv_gid gid{};
+  if (addr->sa_family == AF_INET6) {
+    std::memcpy(gid.raw, &reinterpret_cast<const sockaddr_in6*>(addr)->sin6_addr, 16);
+  } else if (addr->sa_family == AF_INET) {
+    gid.raw[10] = 0xff;
+    gid.raw[11] = 0xff;
+    std::memcpy(gid.raw + 12, &reinterpret_cast<const sockaddr_in*>(addr)->sin_addr, 4);
+  } else {
+    return std::nullopt;
+  }
+  return gid;
+}
+
+ibv_pd* id_pd(rdma_cm_id* id) {
+  return id->pd != nullptr ? id->pd : id->qp != nullptr ? id->qp->pd : nullptr;
+}
+
+// UD: address handles the program creates for the id's peer (from a work completion, say) get
+// the id's decision too; which (PD, GID) each id registered, to erase it with the id.
+std::mutex ud_peer_mutex;
+std::map<const rdma_cm_id*, std::pair<const ibv_pd*, ibv_gid>>& ud_peers() {
+  static auto* m = new std::map<const rdma_cm_id*, std::pair<const ibv_pd*, ibv_gid>>;
+  return *m;
+}
+
+void register_ud_peer(rdma_cm_id* id, const CmDecision& d) {
+  ibv_pd* pd = id_pd(id);
+  auto gid = peer_gid(&id->route.addr.dst_addr);
+  if (pd == nullptr || !gid) return;
+  providers::QpRegistry::instance().set_peer_decision(pd, *gid, to_qos_decision(d));
+  std::lock_guard lock(ud_peer_mutex);
+  ud_peers()[id] = {pd, *gid};
+}
+
+void erase_ud_peer(const rdma_cm_id* id) {
+  std::lock_guard lock(ud_peer_mutex);
+  auto it = ud_peers().find(id);
+  if (it == ud_peers().end()) return;
+  providers::QpRegistry::instance().erase_peer(it->second.first, it->second.second);
+  ud_peers().erase(it);
+}
+
 // Both sides, when the QP is about to reach RTR: tell the verbs layer.
 void register_qp(rdma_cm_id* id, bool passive) {
   if (id->qp == nullptr || !is_ethernet(id)) return;
@@ -304,6 +352,7 @@ void register_qp(rdma_cm_id* id, bool passive) {
     }
   }
   if (d) providers::QpRegistry::instance().set_decision(id->qp, to_qos_decision(*d));
+  if (d && is_ud(id)) register_ud_peer(id, *d);
   record(l, passive ? "rdma_accept" : "rdma_connect", d, sid, qos_class, std::nullopt, &cm,
          received_tclass);
 }
@@ -313,10 +362,6 @@ bool is_roce_v2(rdma_cm_id* id, uint8_t sgid_index) {
   ibv_gid_entry entry{};
   if (ibv_query_gid_ex(id->verbs, id->port_num, sgid_index, &entry, 0) != 0) return false;
   return entry.gid_type == IBV_GID_TYPE_ROCE_V2;
-}
-
-bool is_ud(rdma_cm_id* id) {
-  return id->ps == RDMA_PS_UDP || id->ps == RDMA_PS_IPOIB || id->qp_type == IBV_QPT_UD;
 }
 
 // UD ids: the address handle attributes librdmacm hands the program get the id's decision, so
@@ -545,6 +590,7 @@ __attribute__((visibility("default"))) int rdma_destroy_id(rdma_cm_id* id) {
   if (rc == 0) {
     try {
       rdmaqos::rdmacm::IdRegistry::instance().erase(id);
+      rdmaqos::rdmacm::erase_ud_peer(id);
     } catch (...) {
     }
   }

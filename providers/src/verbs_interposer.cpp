@@ -105,7 +105,9 @@ ibv_ah* interpose_create_ah(ibv_pd* pd, ibv_ah_attr* attr, CreateAhFn next,
                       ? hooks.probe.link_kind(pd->context, attr->port_num, attr->grh.sgid_index)
                       : LinkKind::kUnknown;
   ibv_ah_attr changed = *attr;
-  AvOutcome out = decide_ah(changed, link, std::nullopt, hooks.settings);
+  std::optional<QosDecision> decision;
+  if (attr->is_global) decision = QpRegistry::instance().find_peer_decision(pd, attr->grh.dgid);
+  AvOutcome out = decide_ah(changed, link, decision, hooks.settings);
   if (!out.changed) {
     if (hooks.record) hooks.record(record_line("ibv_create_ah", 0, 0, *attr, out));
     return next(pd, attr);

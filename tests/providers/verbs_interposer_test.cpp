@@ -174,5 +174,34 @@ TEST_F(Interposer, NoRateLimitWithoutARateOrOutsideRts) {
   EXPECT_EQ(n, 0);
 }
 
+TEST_F(Interposer, AhForARegisteredUdPeerGetsItsDecision) {
+  static ibv_ah_attr seen{};
+  static ibv_ah fake_ah{};
+  auto fake_create = [](ibv_pd*, ibv_ah_attr* attr) -> ibv_ah* {
+    seen = *attr;
+    return &fake_ah;
+  };
+  ibv_pd pd{}, other_pd{};
+  ibv_gid peer{};
+  peer.raw[10] = peer.raw[11] = 0xff;
+  peer.raw[12] = 10;
+  peer.raw[15] = 1;  // ::ffff:10.0.0.1
+  QosDecision d;
+  d.sl = 2;
+  QpRegistry::instance().set_peer_decision(&pd, peer, d);
+  ibv_ah_attr ah{};
+  ah.is_global = 1;
+  ah.grh.dgid = peer;
+  ah.grh.traffic_class = 136;  // what the received datagram carried
+  interpose_create_ah(&pd, &ah, fake_create, hooks_);
+  EXPECT_EQ(seen.sl, 2);
+  EXPECT_EQ(seen.grh.traffic_class, 136);
+  interpose_create_ah(&other_pd, &ah, fake_create, hooks_);
+  EXPECT_EQ(seen.sl, 0);
+  QpRegistry::instance().erase_peer(&pd, peer);
+  interpose_create_ah(&pd, &ah, fake_create, hooks_);
+  EXPECT_EQ(seen.sl, 0);
+}
+
 }  // namespace
 }  // namespace rdmaqos::providers

@@ -73,6 +73,14 @@ if [ "$tool" = udaddy ]; then
     echo "client AH: $ah"
     [[ $ah == *"\"flow_label\":$want_label,\"sl\":$sl,\"traffic_class\":$((dscp << 2)),"* ]] ||
         fail "client: ibv_create_ah was not given the event's label, SL and traffic class"
+    # The server answers through an AH from the work completion: it gets the server's decision
+    # for that peer (SL) and keeps the received traffic class.
+    ah=$(grep '"call":"ibv_create_ah"' "$dir/server.record" | head -n1)
+    echo "server AH: $ah"
+    [[ $ah == *"\"sl\":$sl,\"traffic_class\":$((dscp << 2)),"* ]] ||
+        fail "server: the AH for the client has no SL $sl and traffic class $((dscp << 2))"
+    n=$(echo "$tsv" | tail -n +2 | awk -F'\t' -v s="$server" -v t="$client" -v d="$dscp" '$9 != 1 && $2 == s && $3 == t && $6 == d' | wc -l)
+    [ "$n" -gt 0 ] || fail "no datagram from $server to $client with DSCP $dscp"
     for side in client server; do echo "$side record:"; cat "$dir/$side.record" 2>/dev/null || true; done
     finish
     exit 0
@@ -177,6 +185,18 @@ for side in client server; do
     done < <(grep '"call":"ibv_modify_qp"' "$rec" 2>/dev/null | grep -v '"dest_qp":0,' || true)
     [ "$n" = "${#label_of[@]}" ] || fail "$side: $n RTR transitions for ${#label_of[@]} connections"
 done
+# RPING's rate-limit 7 (40 Gb/s): asked of the device at RTS on both sides; rxe has no QP rate
+# limiting (EOPNOTSUPP, 95), which each side logs once.
+if [ "$tool" = rping ] && [ "$sl" != null ]; then
+    for side in client server; do
+        grep -q '"call":"ibv_modify_qp_rate_limit".*"rate_limit_kbps":40000000,' "$dir/$side.record" ||
+            fail "$side: the level's rate was not asked of the device"
+        if grep -q '"rc":95}' "$dir/$side.record"; then
+            [ "$(count 'no QP rate limiting' "$side.log")" = 1 ] ||
+                fail "$side: an unsupported rate limit was not logged exactly once"
+        fi
+    done
+fi
 if [ "$scenario" = ucmatose_class ] || [ "$scenario" = rsocket_tos_ipv4 ]; then
     grep -q '"call":"rdma_resolve_route".*"qos_class":32,' "$dir/client.record" ||
         fail "client: TOS 32 was not taken as the QoS-Class"
