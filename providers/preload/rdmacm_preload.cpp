@@ -52,7 +52,10 @@ SetOptionFn real_set_option() {
 struct Layer {
   CmSettings settings;
   std::string record_path;
-  bool sa = true;  // sa knob: off disables the InfiniBand path query
+  // sa knob: auto queries the SA on InfiniBand ports and falls back silently, on also logs
+  // (once) when it cannot, off never queries.
+  enum class Sa { kAuto, kOn, kOff } sa = Sa::kAuto;
+  bool mpr = false;  // mpr knob: MultiPathRecord when the SA advertises it
   rdma_qos_sa_options sa_options{};
   providers::FlowLabelSetting flow_label;  // for the labels of UD address handles
 };
@@ -75,7 +78,10 @@ const Layer& layer() {
       out->settings = cm_settings_from(c->text("class"), c->text("tos"), c->text("service_id"),
                                        c->text("roce_sl2tclass"));
       out->record_path = c->text("test_record");
-      out->sa = c->text("sa") != "off";
+      out->sa = c->text("sa") == "off"  ? Layer::Sa::kOff
+                : c->text("sa") == "on" ? Layer::Sa::kOn
+                                        : Layer::Sa::kAuto;
+      out->mpr = c->text("mpr") == "1";
       if (auto f = providers::parse_flow_label_setting(c->text("flow_label"))) out->flow_label = *f;
       out->sa_options.sa_lid = static_cast<uint16_t>(knob_number(*c, "sa_lid"));
       out->sa_options.timeout_ms = static_cast<int>(knob_number(*c, "sa_timeout_ms"));
@@ -165,7 +171,7 @@ rdma_qos_sa_client* sa_client(rdma_cm_id* id, const Layer& l) {
   o.port = key.second;
   rdma_qos_sa_error err{};
   rdma_qos_sa_client* c = rdma_qos_sa_open(&o, &err);
-  if (c == nullptr)
+  if (c == nullptr && l.sa == Layer::Sa::kOn)
     log_once_impl("sa_open", fmt::format("cannot reach the SA from {} port {} ({}); rdma_cm "
                                          "keeps the stock route resolution",
                                          key.first, key.second, err.message));
@@ -177,7 +183,7 @@ rdma_qos_sa_client* sa_client(rdma_cm_id* id, const Layer& l) {
 // the route is resolved (the caller must not call the real rdma_resolve_route).
 bool resolve_ib(rdma_cm_id* id) {
   const Layer& l = layer();
-  if (!l.sa || !is_infiniband(id)) return false;
+  if (l.sa == Layer::Sa::kOff || !is_infiniband(id)) return false;
   rdma_qos_sa_client* client = sa_client(id, l);
   if (client == nullptr) return false;
   IdState st = IdRegistry::instance().get(id);
@@ -201,6 +207,14 @@ bool resolve_ib(rdma_cm_id* id) {
     rdma_qos_sa_error err{};
     return rdma_qos_sa_path_query(client, &q.record, q.comp_mask, answer, 1, &err);
   };
+  ops.sa_mpr_supported = [client] {
+    rdma_qos_sa_error err{};
+    return rdma_qos_sa_mpr_supported(client, &err);
+  };
+  ops.multipath_query = [client](const PathQuery& q, ibv_path_record* answer) {
+    rdma_qos_sa_error err{};
+    return rdma_qos_sa_multipath_query(client, &q.record, q.comp_mask, answer, 1, &err);
+  };
   ops.set_path = [id](ibv_path_data* data, size_t len) {
     SetOptionFn set = real_set_option();
     return set == nullptr ? -1 : set(id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, data, len);
@@ -216,9 +230,11 @@ bool resolve_ib(rdma_cm_id* id) {
     ack(ev);
     return ok ? 0 : -1;
   };
-  IbRouteResult r = resolve_ib_route(in, st.synchronous, ops);
+  IbRouteResult r = resolve_ib_route(in, st.synchronous, ops, l.mpr);
+  if (!r.note.empty() && l.sa == Layer::Sa::kOn) log_once_impl("ib_mpr:" + r.note, r.note);
   if (!r.installed) {
-    log_once_impl("ib_fallback:" + r.why, r.why + "; stock route resolution used");
+    if (l.sa == Layer::Sa::kOn)
+      log_once_impl("ib_fallback:" + r.why, r.why + "; stock route resolution used");
     return false;
   }
   if (!r.why.empty()) log_once_impl("ib_sync", r.why);

@@ -50,11 +50,12 @@ class IbRouteOpenSm : public ::testing::Test {
     delete fabric_;
     fabric_ = nullptr;
   }
-  static json probe(const std::string& sid, const std::string& qos_class = "") {
+  static json probe(const std::string& sid, const std::string& qos_class = "", bool mpr = false) {
     const auto& topo = fabric_->topology();
-    std::vector<std::string> argv = {RDMA_QOS_IB_ROUTE_PROBE,
-                                     std::to_string(topo.node("node001").port_guid),
-                                     std::to_string(topo.node("node002").port_guid), sid};
+    std::vector<std::string> argv = {RDMA_QOS_IB_ROUTE_PROBE};
+    if (mpr) argv.push_back("--mpr");
+    argv.insert(argv.end(), {std::to_string(topo.node("node001").port_guid),
+                             std::to_string(topo.node("node002").port_guid), sid});
     if (!qos_class.empty()) argv.push_back(qos_class);
     auto r = fabric_->run_at("node001", argv);
     EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -86,6 +87,21 @@ TEST_F(IbRouteOpenSm, UnmatchedServiceIdGetsTheDefaultLevel) {
   json j = probe("0x1061D2F");
   EXPECT_EQ(j.value("count", -1), 1);
   EXPECT_EQ(j.value("sl", -1), 0);
+}
+
+// RDMA_QOS_MPR=1: OpenSM advertises MultiPathRecord (CapabilityMask bit 10), so the query is a
+// MultiPathRecord; its answer selects the same levels as the PathRecord's.
+TEST_F(IbRouteOpenSm, MultiPathRecordSelectsTheSameLevels) {
+  json iser = probe("0x1060CBC", "", true);
+  EXPECT_EQ(iser.value("multipath", false), true) << iser.dump();
+  EXPECT_EQ(iser.value("count", -1), 1);
+  EXPECT_EQ(iser.value("sl", -1), 3);
+  EXPECT_EQ(iser.value("flags", 0u), 0x2Bu);
+  json gold = probe("0x1060CBC", "7", true);
+  EXPECT_EQ(gold.value("multipath", false), true) << gold.dump();
+  EXPECT_EQ(gold.value("comp_mask", 0ULL) & 0x4000ULL, 0x4000ULL);
+  EXPECT_EQ(gold.value("sl", -1), 5);
+  EXPECT_EQ(gold.value("mtu", -1), 3);
 }
 
 }  // namespace
