@@ -254,6 +254,33 @@ std::map<int, SocketQos>& socket_qos() {
   return *m;
 }
 thread_local std::optional<SocketQos> connecting_socket;
+// rsockets keeps each stream socket's rdma_cm id private, but passes it to rdma_set_option for
+// SO_REUSEADDR: rsetsockopt below asks for that option (with the socket's current value) while
+// this is set, and rdma_set_option only notes the id, so the socket's QoS is tied to its id
+// before it connects, blocking or not.
+thread_local bool capturing_id = false;
+thread_local rdma_cm_id* captured_id = nullptr;
+
+using RsetsockoptFn = int (*)(int, int, int, const void*, socklen_t);
+
+// The rdma_cm id of an rsockets stream socket, or null (datagram sockets, other versions).
+rdma_cm_id* socket_id(int socket, RsetsockoptFn set) {
+  using RgetsockoptFn = int (*)(int, int, int, void*, socklen_t*);
+  static RgetsockoptFn get = next_symbol<RgetsockoptFn>("rgetsockopt");
+  if (get == nullptr) return nullptr;
+  int current = 0;
+  socklen_t len = sizeof current;
+  if (get(socket, SOL_SOCKET, SO_REUSEADDR, &current, &len) != 0) return nullptr;
+  int saved = errno;
+  captured_id = nullptr;
+  capturing_id = true;
+  set(socket, SOL_SOCKET, SO_REUSEADDR, &current, sizeof current);
+  capturing_id = false;
+  errno = saved;
+  rdma_cm_id* id = captured_id;
+  captured_id = nullptr;
+  return id;
+}
 
 // Active side, before route resolution: decide, and set the level's TOS so the route (and the
 // DSCP on the wire) carries it.
@@ -434,6 +461,20 @@ __attribute__((visibility("default"))) int rdma_set_option(rdma_cm_id* id, int l
     errno = ENOSYS;
     return -1;
   }
+  if (rdmaqos::rdmacm::capturing_id && level == RDMA_OPTION_ID &&
+      optname == RDMA_OPTION_ID_REUSEADDR) {
+    rdmaqos::rdmacm::captured_id = id;
+    return 0;
+  }
+  // The kernel takes the TOS as one byte; socket-style callers pass an int.
+  uint8_t tos_byte = 0;
+  if (level == RDMA_OPTION_ID && optname == RDMA_OPTION_ID_TOS && optval != nullptr &&
+      optlen == sizeof(int) && *static_cast<int*>(optval) >= 0 &&
+      *static_cast<int*>(optval) <= 255) {
+    tos_byte = static_cast<uint8_t>(*static_cast<int*>(optval));
+    optval = &tos_byte;
+    optlen = sizeof tos_byte;
+  }
   int rc = next(id, level, optname, optval, optlen);
   if (rc == 0 && id != nullptr && level == RDMA_OPTION_ID && optname == RDMA_OPTION_ID_TOS &&
       optval != nullptr && optlen >= 1) {
@@ -525,7 +566,7 @@ __attribute__((visibility("default"))) int rdma_get_cm_event(rdma_event_channel*
 // them here, as an int or a byte, and apply them when the socket connects.
 __attribute__((visibility("default"))) int rsetsockopt(int socket, int level, int optname,
                                                        const void* optval, socklen_t optlen) {
-  using RsetsockoptFn = int (*)(int, int, int, const void*, socklen_t);
+  using rdmaqos::rdmacm::RsetsockoptFn;
   static RsetsockoptFn next = rdmaqos::rdmacm::next_symbol<RsetsockoptFn>("rsetsockopt");
   if (next == nullptr) {
     errno = ENOSYS;
@@ -544,15 +585,28 @@ __attribute__((visibility("default"))) int rsetsockopt(int socket, int level, in
   int saved = errno;
   if (next(socket, level, optname, optval, optlen) != 0) errno = saved;  // ours from here
   try {
-    std::lock_guard lock(rdmaqos::rdmacm::socket_mutex);
-    auto& q = rdmaqos::rdmacm::socket_qos()[socket];
-    if (tos)
-      q.tos = static_cast<uint8_t>(value);
-    else
-      q.qos_class = static_cast<uint16_t>(value);
+    {
+      std::lock_guard lock(rdmaqos::rdmacm::socket_mutex);
+      auto& q = rdmaqos::rdmacm::socket_qos()[socket];
+      if (tos)
+        q.tos = static_cast<uint8_t>(value);
+      else
+        q.qos_class = static_cast<uint16_t>(value);
+    }
+    if (rdma_cm_id* id = rdmaqos::rdmacm::socket_id(socket, next)) {
+      auto& ids = rdmaqos::rdmacm::IdRegistry::instance();
+      if (!tos) {
+        ids.set_class(id, static_cast<uint16_t>(value));
+      } else if (SetOptionFn set = rdmaqos::rdmacm::real_set_option()) {
+        uint8_t byte = static_cast<uint8_t>(value);
+        if (set(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &byte, sizeof byte) == 0)
+          ids.set_program_tos(id, byte);
+      }
+    }
   } catch (...) {
     rdmaqos::providers::log_once_impl("rsetsockopt", "cannot record a socket's TOS; ignored");
   }
+  errno = saved;
   return 0;
 }
 

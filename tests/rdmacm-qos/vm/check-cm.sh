@@ -27,7 +27,8 @@ case $scenario in
     rstream_ipv4) tool=rstream port=7498 sl=1 dscp=8 ;;
     perftest_ipv4) tool=perftest port=7499 sl=2 dscp=34 mtu=2 ;;
     ucmatose_class) tool=ucmatose port=7495 sl=6 dscp=46 ;;
-    rsocket_tos_ipv4) tool=rsocket_tos port=7500 sl=6 dscp=46 ;;
+    rsocket_tos_ipv4 | rsocket_tos_nonblock | rsocket_priority_nonblock)
+        tool=rsocket_tos port=7500 sl=6 dscp=46 ;;
     udaddy_ipv4 | udaddy_ipv6) tool=udaddy port=7174 sl=2 dscp=34 ;;
     fault_no_policy) tool=rping port=7491 sl=null dscp=0 ;;
     fault_bad_policy) tool=ucmatose port=7493 sl=null dscp=0 ;;
@@ -197,9 +198,9 @@ if [ "$tool" = rping ] && [ "$sl" != null ]; then
         fi
     done
 fi
-if [ "$scenario" = ucmatose_class ] || [ "$scenario" = rsocket_tos_ipv4 ]; then
+if [ "$scenario" = ucmatose_class ] || [ "$tool" = rsocket_tos ]; then
     grep -q '"call":"rdma_resolve_route".*"qos_class":32,' "$dir/client.record" ||
-        fail "client: TOS 32 was not taken as the QoS-Class"
+        fail "client: TOS / priority 32 was not taken as the QoS-Class"
     grep -q '"call":"rdma_accept".*"qos_class":32,.*"received_tclass":184,' "$dir/server.record" ||
         fail "server: QoS-Class 32 was not learned from the REQ's traffic class 184"
 fi
