@@ -192,6 +192,17 @@ TEST_F(IbRouteOpenSm, QosClassFromTheEnvironmentSelectsItsLevel) {
   EXPECT_EQ(set[0].value("mtu", -1), 3);  // GOLD's mtu-limit
 }
 
+TEST_F(IbRouteOpenSm, MultiPathRecordThroughTheModuleInstallsTheSameLevel) {
+  auto r = client("sync", {"RDMA_QOS_MPR=1", "RDMA_QOS_CLASS=7"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto set = calls_named(r, "rdma_set_option");
+  ASSERT_EQ(set.size(), 1u) << r.output;
+  EXPECT_EQ(set[0].value("flags", 0u), 0x2Bu);
+  EXPECT_EQ(set[0].value("sl", -1), 5);
+  // With sa on, a MultiPathRecord that could not be used would be logged.
+  EXPECT_EQ(r.output.find("MultiPathRecord"), std::string::npos) << r.output;
+}
+
 TEST_F(IbRouteOpenSm, SaOffLeavesRouteResolutionToTheKernel) {
   auto r = client("async", {"RDMA_QOS_SA=off"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
