@@ -125,10 +125,7 @@ __attribute__((constructor)) void load_at_start() {
 }
 
 bool is_ethernet(rdma_cm_id* id) {
-  if (id->verbs == nullptr || id->port_num == 0) return false;
-  ibv_port_attr pa{};
-  if (ibv_query_port(id->verbs, id->port_num, &pa) != 0) return false;
-  return pa.link_layer == IBV_LINK_LAYER_ETHERNET;
+  return providers::port_link_layer(id->verbs, id->port_num) == IBV_LINK_LAYER_ETHERNET;
 }
 
 std::string opt(const auto& v) {
@@ -152,10 +149,7 @@ void record(const Layer& l, const char* call, const std::optional<CmDecision>& d
 }
 
 bool is_infiniband(rdma_cm_id* id) {
-  if (id->verbs == nullptr || id->port_num == 0) return false;
-  ibv_port_attr pa{};
-  if (ibv_query_port(id->verbs, id->port_num, &pa) != 0) return false;
-  return pa.link_layer == IBV_LINK_LAYER_INFINIBAND;
+  return providers::port_link_layer(id->verbs, id->port_num) == IBV_LINK_LAYER_INFINIBAND;
 }
 
 // One SA client per (device, port), opened on first use and kept for the process.
