@@ -148,6 +148,12 @@ void record(const Layer& l, const char* call, const std::optional<CmDecision>& d
   providers::record_impl(l.record_path, line);
 }
 
+// The PKey host-side matching uses: the id's own (RoCE ports have the default 0xFFFF).
+uint16_t id_pkey(rdma_cm_id* id) {
+  uint16_t pkey = ntohs(id->route.addr.addr.ibaddr.pkey);
+  return pkey != 0 ? pkey : 0xFFFF;
+}
+
 bool is_infiniband(rdma_cm_id* id) {
   return providers::port_link_layer(id->verbs, id->port_num) == IBV_LINK_LAYER_INFINIBAND;
 }
@@ -295,7 +301,7 @@ void before_resolve_route(rdma_cm_id* id) {
   uint64_t sid =
       effective_service_id(id->ps, address_port(&id->route.addr.dst_addr), st.inputs, l.settings);
   auto qos_class = effective_qos_class(st.inputs, l.settings);
-  auto d = decide_roce(sid, qos_class, 0xFFFF, l.settings);
+  auto d = decide_roce(sid, qos_class, id_pkey(id), l.settings);
   auto tos = tos_to_set(d, st.inputs, l.settings);
   if (tos && real_set_option() != nullptr) {
     uint8_t byte = *tos;
@@ -378,8 +384,9 @@ void register_qp(rdma_cm_id* id, bool passive) {
           passive_application_label(ntohl(id->route.path_rec[0].flow_label), cm.dport, cm.sport);
       if (cm.dport != 0 && cm.sport != 0) providers::QpRegistry::instance().set_cm(id->qp, cm);
     }
-    d = st.inputs.class_override ? decide_roce(sid, qos_class, 0xFFFF, l.settings)
-                                 : decide_roce_passive(sid, received_tclass, 0xFFFF, l.settings);
+    d = st.inputs.class_override
+            ? decide_roce(sid, qos_class, id_pkey(id), l.settings)
+            : decide_roce_passive(sid, received_tclass, id_pkey(id), l.settings);
     if (d) {
       if (!st.inputs.class_override) qos_class = d->qos_class;
       // The active side's traffic class arrives in the REQ and both directions follow it, as
@@ -420,7 +427,7 @@ void on_ud_event(rdma_cm_event* ev) {
   uint64_t sid = effective_service_id(id->ps, cm.dport, st.inputs, l.settings);
   if (passive) {
     cm.application_label = passive_application_label(ah.grh.flow_label, cm.dport, cm.sport);
-    d = decide_roce_passive(sid, ah.grh.traffic_class, 0xFFFF, l.settings);
+    d = decide_roce_passive(sid, ah.grh.traffic_class, id_pkey(id), l.settings);
     if (d) {
       d->traffic_class.reset();  // the active side's traffic class is kept, as for connections
       ids.set_decision(id, *d);
