@@ -76,9 +76,11 @@ class IbRouteOpenSm : public ::testing::Test {
   };
   static ClientRun client(const std::string& mode, const std::vector<std::string>& env = {}) {
     const auto& topo = fabric_->topology();
+    // Per test: ctest runs the tests of this suite in parallel.
     std::string dir = ::testing::TempDir();
-    std::string log = dir + "/fake-rdmacm-" + mode + ".log";
-    std::string config = dir + "/rdma-qos-empty.conf";
+    std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::string log = dir + "/fake-rdmacm-" + test + ".log";
+    std::string config = dir + "/rdma-qos-empty-" + test + ".conf";
     std::remove(log.c_str());
     std::ofstream(config).flush();
     std::vector<std::string> argv = {
