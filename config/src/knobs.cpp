@@ -145,8 +145,8 @@ const std::vector<Knob>& table() {
        "opensm.conf's sl2vl; SLs not listed keep the program's TOS; empty: no mapping",
        &sl2tclass_value},
       {"sa", "RDMA_QOS_SA", "auto",
-       "InfiniBand: query the SA with Service-ID and QoS-Class before route resolution: on, "
-       "off, or auto (when an SA answers)",
+       "InfiniBand: query the SA with Service-ID and QoS-Class before route resolution: auto "
+       "(fall back silently when no SA answers), on (also log each kind of failure once), off",
        one_of({"on", "off", "auto"})},
       {"sa_lid", "RDMA_QOS_SA_LID", "",
        "InfiniBand: LID of the SA (1-0xbfff); empty: the port's SM LID", sa_lid_value()},

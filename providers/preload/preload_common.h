@@ -2,6 +2,8 @@
 // once-per-process log, the test hook's file writer and the host configuration, loaded once.
 #pragma once
 
+#include <infiniband/verbs.h>
+
 #include <string>
 
 #include "rdma-qos/config/host_config.h"
@@ -12,5 +14,9 @@ void log_once_impl(const std::string& key, const std::string& message);
 void record_impl(const std::string& path, const std::string& line);
 // Null when the configuration could not be loaded at all (then: stock behaviour).
 const config::HostConfig* preload_config();
+// The link layer of a device's port (IBV_LINK_LAYER_*), or -1 when it cannot be queried.
+// Queried once per device name and port: it never changes, and connection setup would
+// otherwise pay several port queries per connection.
+int port_link_layer(ibv_context* ctx, uint8_t port);
 
 }  // namespace rdmaqos::providers

@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 
 #include "preload_common.h"
+#include "rdma-qos/providers/flow_label_mode.h"
 #include "rdma-qos/providers/qp_registry.h"
 #include "rdma-qos/rdmacm-qos/cm_qos.h"
 #include "rdma-qos/rdmacm-qos/ib_route.h"
@@ -51,8 +52,12 @@ SetOptionFn real_set_option() {
 struct Layer {
   CmSettings settings;
   std::string record_path;
-  bool sa = true;  // sa knob: off disables the InfiniBand path query
+  // sa knob: auto queries the SA on InfiniBand ports and falls back silently, on also logs
+  // (once) when it cannot, off never queries.
+  enum class Sa { kAuto, kOn, kOff } sa = Sa::kAuto;
+  bool mpr = false;  // mpr knob: MultiPathRecord when the SA advertises it
   rdma_qos_sa_options sa_options{};
+  providers::FlowLabelSetting flow_label;  // for the labels of UD address handles
 };
 
 unsigned knob_number(const config::HostConfig& c, std::string_view key) {
@@ -73,7 +78,11 @@ const Layer& layer() {
       out->settings = cm_settings_from(c->text("class"), c->text("tos"), c->text("service_id"),
                                        c->text("roce_sl2tclass"));
       out->record_path = c->text("test_record");
-      out->sa = c->text("sa") != "off";
+      out->sa = c->text("sa") == "off"  ? Layer::Sa::kOff
+                : c->text("sa") == "on" ? Layer::Sa::kOn
+                                        : Layer::Sa::kAuto;
+      out->mpr = c->text("mpr") == "1";
+      if (auto f = providers::parse_flow_label_setting(c->text("flow_label"))) out->flow_label = *f;
       out->sa_options.sa_lid = static_cast<uint16_t>(knob_number(*c, "sa_lid"));
       out->sa_options.timeout_ms = static_cast<int>(knob_number(*c, "sa_timeout_ms"));
       out->sa_options.retries = static_cast<int>(knob_number(*c, "sa_retries"));
@@ -116,10 +125,7 @@ __attribute__((constructor)) void load_at_start() {
 }
 
 bool is_ethernet(rdma_cm_id* id) {
-  if (id->verbs == nullptr || id->port_num == 0) return false;
-  ibv_port_attr pa{};
-  if (ibv_query_port(id->verbs, id->port_num, &pa) != 0) return false;
-  return pa.link_layer == IBV_LINK_LAYER_ETHERNET;
+  return providers::port_link_layer(id->verbs, id->port_num) == IBV_LINK_LAYER_ETHERNET;
 }
 
 std::string opt(const auto& v) {
@@ -128,23 +134,28 @@ std::string opt(const auto& v) {
 
 void record(const Layer& l, const char* call, const std::optional<CmDecision>& d, uint64_t sid,
             std::optional<uint16_t> qos_class, std::optional<uint8_t> tos_set,
-            const providers::CmConnection* cm) {
+            const providers::CmConnection* cm,
+            std::optional<uint8_t> received_tclass = std::nullopt) {
   if (l.record_path.empty()) return;
   std::string line = fmt::format(
       R"({{"call":"{}","service_id":{},"qos_class":{},"level":"{}","sl":{},"traffic_class":{},)"
-      R"("mtu_limit":{},"rate_limit":{},"tos_set":{},"cm_dport":{},"cm_sport":{}}})",
+      R"("mtu_limit":{},"rate_limit":{},"tos_set":{},"received_tclass":{},"cm_dport":{},)"
+      R"("cm_sport":{}}})",
       call, sid, opt(qos_class), d ? d->level : "", d ? fmt::format("{}", d->sl) : "null",
       d ? opt(d->traffic_class) : "null", d ? opt(d->mtu_limit) : "null",
-      d ? opt(d->rate_limit) : "null", opt(tos_set), cm ? fmt::format("{}", cm->dport) : "null",
-      cm ? fmt::format("{}", cm->sport) : "null");
+      d ? opt(d->rate_limit) : "null", opt(tos_set), opt(received_tclass),
+      cm ? fmt::format("{}", cm->dport) : "null", cm ? fmt::format("{}", cm->sport) : "null");
   providers::record_impl(l.record_path, line);
 }
 
+// The PKey host-side matching uses: the id's own (RoCE ports have the default 0xFFFF).
+uint16_t id_pkey(rdma_cm_id* id) {
+  uint16_t pkey = ntohs(id->route.addr.addr.ibaddr.pkey);
+  return pkey != 0 ? pkey : 0xFFFF;
+}
+
 bool is_infiniband(rdma_cm_id* id) {
-  if (id->verbs == nullptr || id->port_num == 0) return false;
-  ibv_port_attr pa{};
-  if (ibv_query_port(id->verbs, id->port_num, &pa) != 0) return false;
-  return pa.link_layer == IBV_LINK_LAYER_INFINIBAND;
+  return providers::port_link_layer(id->verbs, id->port_num) == IBV_LINK_LAYER_INFINIBAND;
 }
 
 // One SA client per (device, port), opened on first use and kept for the process.
@@ -160,7 +171,7 @@ rdma_qos_sa_client* sa_client(rdma_cm_id* id, const Layer& l) {
   o.port = key.second;
   rdma_qos_sa_error err{};
   rdma_qos_sa_client* c = rdma_qos_sa_open(&o, &err);
-  if (c == nullptr)
+  if (c == nullptr && l.sa == Layer::Sa::kOn)
     log_once_impl("sa_open", fmt::format("cannot reach the SA from {} port {} ({}); rdma_cm "
                                          "keeps the stock route resolution",
                                          key.first, key.second, err.message));
@@ -172,7 +183,7 @@ rdma_qos_sa_client* sa_client(rdma_cm_id* id, const Layer& l) {
 // the route is resolved (the caller must not call the real rdma_resolve_route).
 bool resolve_ib(rdma_cm_id* id) {
   const Layer& l = layer();
-  if (!l.sa || !is_infiniband(id)) return false;
+  if (l.sa == Layer::Sa::kOff || !is_infiniband(id)) return false;
   rdma_qos_sa_client* client = sa_client(id, l);
   if (client == nullptr) return false;
   IdState st = IdRegistry::instance().get(id);
@@ -196,6 +207,14 @@ bool resolve_ib(rdma_cm_id* id) {
     rdma_qos_sa_error err{};
     return rdma_qos_sa_path_query(client, &q.record, q.comp_mask, answer, 1, &err);
   };
+  ops.sa_mpr_supported = [client] {
+    rdma_qos_sa_error err{};
+    return rdma_qos_sa_mpr_supported(client, &err);
+  };
+  ops.multipath_query = [client](const PathQuery& q, ibv_path_record* answer) {
+    rdma_qos_sa_error err{};
+    return rdma_qos_sa_multipath_query(client, &q.record, q.comp_mask, answer, 1, &err);
+  };
   ops.set_path = [id](ibv_path_data* data, size_t len) {
     SetOptionFn set = real_set_option();
     return set == nullptr ? -1 : set(id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, data, len);
@@ -211,9 +230,11 @@ bool resolve_ib(rdma_cm_id* id) {
     ack(ev);
     return ok ? 0 : -1;
   };
-  IbRouteResult r = resolve_ib_route(in, st.synchronous, ops);
+  IbRouteResult r = resolve_ib_route(in, st.synchronous, ops, l.mpr);
+  if (!r.note.empty() && l.sa == Layer::Sa::kOn) log_once_impl("ib_mpr:" + r.note, r.note);
   if (!r.installed) {
-    log_once_impl("ib_fallback:" + r.why, r.why + "; stock route resolution used");
+    if (l.sa == Layer::Sa::kOn)
+      log_once_impl("ib_fallback:" + r.why, r.why + "; stock route resolution used");
     return false;
   }
   if (!r.why.empty()) log_once_impl("ib_sync", r.why);
@@ -233,6 +254,33 @@ std::map<int, SocketQos>& socket_qos() {
   return *m;
 }
 thread_local std::optional<SocketQos> connecting_socket;
+// rsockets keeps each stream socket's rdma_cm id private, but passes it to rdma_set_option for
+// SO_REUSEADDR: rsetsockopt below asks for that option (with the socket's current value) while
+// this is set, and rdma_set_option only notes the id, so the socket's QoS is tied to its id
+// before it connects, blocking or not.
+thread_local bool capturing_id = false;
+thread_local rdma_cm_id* captured_id = nullptr;
+
+using RsetsockoptFn = int (*)(int, int, int, const void*, socklen_t);
+
+// The rdma_cm id of an rsockets stream socket, or null (datagram sockets, other versions).
+rdma_cm_id* socket_id(int socket, RsetsockoptFn set) {
+  using RgetsockoptFn = int (*)(int, int, int, void*, socklen_t*);
+  static RgetsockoptFn get = next_symbol<RgetsockoptFn>("rgetsockopt");
+  if (get == nullptr) return nullptr;
+  int current = 0;
+  socklen_t len = sizeof current;
+  if (get(socket, SOL_SOCKET, SO_REUSEADDR, &current, &len) != 0) return nullptr;
+  int saved = errno;
+  captured_id = nullptr;
+  capturing_id = true;
+  set(socket, SOL_SOCKET, SO_REUSEADDR, &current, sizeof current);
+  capturing_id = false;
+  errno = saved;
+  rdma_cm_id* id = captured_id;
+  captured_id = nullptr;
+  return id;
+}
 
 // Active side, before route resolution: decide, and set the level's TOS so the route (and the
 // DSCP on the wire) carries it.
@@ -253,7 +301,7 @@ void before_resolve_route(rdma_cm_id* id) {
   uint64_t sid =
       effective_service_id(id->ps, address_port(&id->route.addr.dst_addr), st.inputs, l.settings);
   auto qos_class = effective_qos_class(st.inputs, l.settings);
-  auto d = decide_roce(sid, qos_class, 0xFFFF, l.settings);
+  auto d = decide_roce(sid, qos_class, id_pkey(id), l.settings);
   auto tos = tos_to_set(d, st.inputs, l.settings);
   if (tos && real_set_option() != nullptr) {
     uint8_t byte = *tos;
@@ -264,6 +312,54 @@ void before_resolve_route(rdma_cm_id* id) {
   }
   if (d) ids.set_decision(id, *d);
   record(l, "rdma_resolve_route", d, sid, qos_class, tos, nullptr);
+}
+
+bool is_ud(rdma_cm_id* id) {
+  return id->ps == RDMA_PS_UDP || id->ps == RDMA_PS_IPOIB || id->qp_type == IBV_QPT_UD;
+}
+
+// The GID a RoCE peer's address handles name: the IPv6 address, or IPv4 mapped (::ffff:a.b.c.d).
+std::optional<ibv_gid> peer_gid(const sockaddr* addr) {
+  ibv_gid gid{};
+  if (addr->sa_family == AF_INET6) {
+    std::memcpy(gid.raw, &reinterpret_cast<const sockaddr_in6*>(addr)->sin6_addr, 16);
+  } else if (addr->sa_family == AF_INET) {
+    gid.raw[10] = 0xff;
+    gid.raw[11] = 0xff;
+    std::memcpy(gid.raw + 12, &reinterpret_cast<const sockaddr_in*>(addr)->sin_addr, 4);
+  } else {
+    return std::nullopt;
+  }
+  return gid;
+}
+
+ibv_pd* id_pd(rdma_cm_id* id) {
+  return id->pd != nullptr ? id->pd : id->qp != nullptr ? id->qp->pd : nullptr;
+}
+
+// UD: address handles the program creates for the id's peer (from a work completion, say) get
+// the id's decision too; which (PD, GID) each id registered, to erase it with the id.
+std::mutex ud_peer_mutex;
+std::map<const rdma_cm_id*, std::pair<const ibv_pd*, ibv_gid>>& ud_peers() {
+  static auto* m = new std::map<const rdma_cm_id*, std::pair<const ibv_pd*, ibv_gid>>;
+  return *m;
+}
+
+void register_ud_peer(rdma_cm_id* id, const CmDecision& d) {
+  ibv_pd* pd = id_pd(id);
+  auto gid = peer_gid(&id->route.addr.dst_addr);
+  if (pd == nullptr || !gid) return;
+  providers::QpRegistry::instance().set_peer_decision(pd, *gid, to_qos_decision(d));
+  std::lock_guard lock(ud_peer_mutex);
+  ud_peers()[id] = {pd, *gid};
+}
+
+void erase_ud_peer(const rdma_cm_id* id) {
+  std::lock_guard lock(ud_peer_mutex);
+  auto it = ud_peers().find(id);
+  if (it == ud_peers().end()) return;
+  providers::QpRegistry::instance().erase_peer(it->second.first, it->second.second);
+  ud_peers().erase(it);
 }
 
 // Both sides, when the QP is about to reach RTR: tell the verbs layer.
@@ -279,9 +375,20 @@ void register_qp(rdma_cm_id* id, bool passive) {
   // Without a decision (no policy) the record still names what was matched on.
   uint64_t sid = d ? d->service_id : effective_service_id(id->ps, cm.dport, st.inputs, l.settings);
   std::optional<uint16_t> qos_class = d ? d->qos_class : effective_qos_class(st.inputs, l.settings);
+  std::optional<uint8_t> received_tclass;
   if (passive) {
-    d = decide_roce(sid, qos_class, 0xFFFF, l.settings);
+    // The REQ's path (the connection's path record) carries the active side's TOS and label.
+    if (id->route.path_rec != nullptr && id->route.num_paths > 0) {
+      received_tclass = id->route.path_rec[0].traffic_class;
+      cm.application_label =
+          passive_application_label(ntohl(id->route.path_rec[0].flow_label), cm.dport, cm.sport);
+      if (cm.dport != 0 && cm.sport != 0) providers::QpRegistry::instance().set_cm(id->qp, cm);
+    }
+    d = st.inputs.class_override
+            ? decide_roce(sid, qos_class, id_pkey(id), l.settings)
+            : decide_roce_passive(sid, received_tclass, id_pkey(id), l.settings);
     if (d) {
+      if (!st.inputs.class_override) qos_class = d->qos_class;
       // The active side's traffic class arrives in the REQ and both directions follow it, as
       // the kernel does: the passive side's own match sets SL, MTU and rate only.
       d->traffic_class.reset();
@@ -289,7 +396,53 @@ void register_qp(rdma_cm_id* id, bool passive) {
     }
   }
   if (d) providers::QpRegistry::instance().set_decision(id->qp, to_qos_decision(*d));
-  record(l, passive ? "rdma_accept" : "rdma_connect", d, sid, qos_class, std::nullopt, &cm);
+  if (d && is_ud(id)) register_ud_peer(id, *d);
+  record(l, passive ? "rdma_accept" : "rdma_connect", d, sid, qos_class, std::nullopt, &cm,
+         received_tclass);
+}
+
+bool is_roce_v2(rdma_cm_id* id, uint8_t sgid_index) {
+  if (!is_ethernet(id)) return false;
+  ibv_gid_entry entry{};
+  if (ibv_query_gid_ex(id->verbs, id->port_num, sgid_index, &entry, 0) != 0) return false;
+  return entry.gid_type == IBV_GID_TYPE_ROCE_V2;
+}
+
+// UD ids: the address handle attributes librdmacm hands the program get the id's decision, so
+// the program's ibv_create_ah carries it (the active side on ESTABLISHED, the passive side when
+// its CONNECT_REQUEST carries an address).
+void on_ud_event(rdma_cm_event* ev) {
+  rdma_cm_id* id = ev->id;
+  if (id == nullptr || !is_ud(id) || !is_ethernet(id)) return;
+  bool passive = ev->event == RDMA_CM_EVENT_CONNECT_REQUEST;
+  if (ev->event != RDMA_CM_EVENT_ESTABLISHED && !passive) return;
+  ibv_ah_attr& ah = ev->param.ud.ah_attr;
+  if (passive && !ah.is_global) return;  // no address in the request
+  const Layer& l = layer();
+  auto& ids = IdRegistry::instance();
+  providers::CmConnection cm =
+      cm_connection(&id->route.addr.src_addr, &id->route.addr.dst_addr, passive);
+  IdState st = ids.get(id);
+  std::optional<CmDecision> d = st.decision;
+  uint64_t sid = effective_service_id(id->ps, cm.dport, st.inputs, l.settings);
+  if (passive) {
+    cm.application_label = passive_application_label(ah.grh.flow_label, cm.dport, cm.sport);
+    d = decide_roce_passive(sid, ah.grh.traffic_class, id_pkey(id), l.settings);
+    if (d) {
+      d->traffic_class.reset();  // the active side's traffic class is kept, as for connections
+      ids.set_decision(id, *d);
+    }
+  }
+  bool changed = apply_ud_decision(ah, d, cm, l.flow_label, is_roce_v2(id, ah.grh.sgid_index));
+  if (l.record_path.empty()) return;
+  providers::record_impl(
+      l.record_path,
+      fmt::format(R"({{"call":"rdma_get_cm_event","event":"{}","service_id":{},"level":"{}",)"
+                  R"("sl":{},"traffic_class":{},"flow_label":{},"static_rate":{},)"
+                  R"("cm_dport":{},"cm_sport":{},"changed":{}}})",
+                  passive ? "connect_request" : "established", d ? d->service_id : sid,
+                  d ? d->level : "", ah.sl, ah.grh.traffic_class, ah.grh.flow_label, ah.static_rate,
+                  cm.dport, cm.sport, changed ? "true" : "false"));
 }
 
 }  // namespace
@@ -308,6 +461,20 @@ __attribute__((visibility("default"))) int rdma_set_option(rdma_cm_id* id, int l
   if (next == nullptr) {  // no librdmacm behind us: nothing could succeed
     errno = ENOSYS;
     return -1;
+  }
+  if (rdmaqos::rdmacm::capturing_id && level == RDMA_OPTION_ID &&
+      optname == RDMA_OPTION_ID_REUSEADDR) {
+    rdmaqos::rdmacm::captured_id = id;
+    return 0;
+  }
+  // The kernel takes the TOS as one byte; socket-style callers pass an int.
+  uint8_t tos_byte = 0;
+  if (level == RDMA_OPTION_ID && optname == RDMA_OPTION_ID_TOS && optval != nullptr &&
+      optlen == sizeof(int) && *static_cast<int*>(optval) >= 0 &&
+      *static_cast<int*>(optval) <= 255) {
+    tos_byte = static_cast<uint8_t>(*static_cast<int*>(optval));
+    optval = &tos_byte;
+    optlen = sizeof tos_byte;
   }
   int rc = next(id, level, optname, optval, optlen);
   if (rc == 0 && id != nullptr && level == RDMA_OPTION_ID && optname == RDMA_OPTION_ID_TOS &&
@@ -374,11 +541,33 @@ __attribute__((visibility("default"))) int rdma_accept(rdma_cm_id* id,
   return next(id, conn_param);
 }
 
+__attribute__((visibility("default"))) int rdma_get_cm_event(rdma_event_channel* channel,
+                                                             rdma_cm_event** event) {
+  using GetEventFn = int (*)(rdma_event_channel*, rdma_cm_event**);
+  static GetEventFn next = rdmaqos::rdmacm::next_symbol<GetEventFn>("rdma_get_cm_event");
+  if (next == nullptr) {  // no librdmacm behind us: nothing could succeed
+    errno = ENOSYS;
+    return -1;
+  }
+  int rc = next(channel, event);
+  if (rc == 0 && event != nullptr && *event != nullptr) {
+    int saved = errno;
+    try {
+      rdmaqos::rdmacm::on_ud_event(*event);
+    } catch (...) {
+      rdmaqos::providers::log_once_impl("cm_event_exception",
+                                        "internal error in rdma_get_cm_event; UD QoS unchanged");
+    }
+    errno = saved;
+  }
+  return rc;
+}
+
 // rsockets rejects IP_TOS and SO_PRIORITY (or passes the int where one byte is required): take
 // them here, as an int or a byte, and apply them when the socket connects.
 __attribute__((visibility("default"))) int rsetsockopt(int socket, int level, int optname,
                                                        const void* optval, socklen_t optlen) {
-  using RsetsockoptFn = int (*)(int, int, int, const void*, socklen_t);
+  using rdmaqos::rdmacm::RsetsockoptFn;
   static RsetsockoptFn next = rdmaqos::rdmacm::next_symbol<RsetsockoptFn>("rsetsockopt");
   if (next == nullptr) {
     errno = ENOSYS;
@@ -397,15 +586,28 @@ __attribute__((visibility("default"))) int rsetsockopt(int socket, int level, in
   int saved = errno;
   if (next(socket, level, optname, optval, optlen) != 0) errno = saved;  // ours from here
   try {
-    std::lock_guard lock(rdmaqos::rdmacm::socket_mutex);
-    auto& q = rdmaqos::rdmacm::socket_qos()[socket];
-    if (tos)
-      q.tos = static_cast<uint8_t>(value);
-    else
-      q.qos_class = static_cast<uint16_t>(value);
+    {
+      std::lock_guard lock(rdmaqos::rdmacm::socket_mutex);
+      auto& q = rdmaqos::rdmacm::socket_qos()[socket];
+      if (tos)
+        q.tos = static_cast<uint8_t>(value);
+      else
+        q.qos_class = static_cast<uint16_t>(value);
+    }
+    if (rdma_cm_id* id = rdmaqos::rdmacm::socket_id(socket, next)) {
+      auto& ids = rdmaqos::rdmacm::IdRegistry::instance();
+      if (!tos) {
+        ids.set_class(id, static_cast<uint16_t>(value));
+      } else if (SetOptionFn set = rdmaqos::rdmacm::real_set_option()) {
+        uint8_t byte = static_cast<uint8_t>(value);
+        if (set(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &byte, sizeof byte) == 0)
+          ids.set_program_tos(id, byte);
+      }
+    }
   } catch (...) {
     rdmaqos::providers::log_once_impl("rsetsockopt", "cannot record a socket's TOS; ignored");
   }
+  errno = saved;
   return 0;
 }
 
@@ -459,6 +661,7 @@ __attribute__((visibility("default"))) int rdma_destroy_id(rdma_cm_id* id) {
   if (rc == 0) {
     try {
       rdmaqos::rdmacm::IdRegistry::instance().erase(id);
+      rdmaqos::rdmacm::erase_ud_peer(id);
     } catch (...) {
     }
   }

@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <set>
 #include <string>
@@ -51,6 +52,23 @@ const config::HostConfig* preload_config() {
   return loaded;
 }
 
+int port_link_layer(ibv_context* ctx, uint8_t port) {
+  if (ctx == nullptr || ctx->device == nullptr || port == 0) return -1;
+  static std::mutex mutex;
+  static auto* cache = new std::map<std::pair<std::string, uint8_t>, int>;
+  std::pair<std::string, uint8_t> key{ibv_get_device_name(ctx->device), port};
+  {
+    std::lock_guard lock(mutex);
+    auto it = cache->find(key);
+    if (it != cache->end()) return it->second;
+  }
+  ibv_port_attr pa{};
+  if (ibv_query_port(ctx, port, &pa) != 0) return -1;
+  std::lock_guard lock(mutex);
+  (*cache)[key] = pa.link_layer;
+  return pa.link_layer;
+}
+
 namespace {
 
 // The real functions, by the version librdmacm and current programs link against.
@@ -62,11 +80,9 @@ Fn next_symbol(const char* name) {
 }
 
 LinkKind probe_link(ibv_context* ctx, uint8_t port, uint8_t sgid_index) {
-  if (ctx == nullptr || port == 0) return LinkKind::kUnknown;
-  ibv_port_attr pa{};
-  if (ibv_query_port(ctx, port, &pa) != 0) return LinkKind::kUnknown;
-  if (pa.link_layer == IBV_LINK_LAYER_INFINIBAND) return LinkKind::kInfiniBand;
-  if (pa.link_layer != IBV_LINK_LAYER_ETHERNET) return LinkKind::kUnknown;
+  int link = port_link_layer(ctx, port);
+  if (link == IBV_LINK_LAYER_INFINIBAND) return LinkKind::kInfiniBand;
+  if (link != IBV_LINK_LAYER_ETHERNET) return LinkKind::kUnknown;
   ibv_gid_entry entry{};
   if (ibv_query_gid_ex(ctx, port, sgid_index, &entry, 0) != 0) return LinkKind::kUnknown;
   return entry.gid_type == IBV_GID_TYPE_ROCE_V2 ? LinkKind::kRoceV2 : LinkKind::kRoceV1;
@@ -89,6 +105,11 @@ const InterposerHooks& hooks() {
     out->log_once = &log_once_impl;
     out->probe.link_kind = &probe_link;
     out->probe.qp_port = &probe_qp_port;
+    out->rate_limit = [](ibv_qp* qp, uint32_t kbps) {
+      ibv_qp_rate_limit_attr a{};
+      a.rate_limit = kbps;
+      return ibv_modify_qp_rate_limit(qp, &a);
+    };
     try {
       const config::HostConfig* loaded = preload_config();
       if (loaded == nullptr) return out;

@@ -2,9 +2,13 @@
 // which erases the entry, so a reused address never inherits another QP's settings.
 #include "rdma-qos/providers/qp_registry.h"
 
+#include <array>
+#include <cstring>
+#include <map>
 #include <mutex>
 #include <shared_mutex>
 #include <unordered_map>
+#include <utility>
 
 namespace rdmaqos::providers {
 namespace {
@@ -12,7 +16,14 @@ namespace {
 struct Store {
   mutable std::shared_mutex mutex;
   std::unordered_map<const ibv_qp*, QpEntry> entries;
+  std::map<std::pair<const ibv_pd*, std::array<uint8_t, 16>>, QosDecision> peers;
 };
+
+std::pair<const ibv_pd*, std::array<uint8_t, 16>> peer_key(const ibv_pd* pd, const ibv_gid& gid) {
+  std::array<uint8_t, 16> raw{};
+  std::memcpy(raw.data(), gid.raw, raw.size());
+  return {pd, raw};
+}
 
 Store& store() {
   static Store* s = new Store;  // never destroyed: QPs may be modified from atexit handlers
@@ -51,6 +62,24 @@ std::optional<QpEntry> QpRegistry::find(const ibv_qp* qp) const {
 void QpRegistry::erase(const ibv_qp* qp) {
   std::unique_lock lock(store().mutex);
   store().entries.erase(qp);
+}
+
+void QpRegistry::set_peer_decision(const ibv_pd* pd, const ibv_gid& peer, QosDecision decision) {
+  std::unique_lock lock(store().mutex);
+  store().peers[peer_key(pd, peer)] = decision;
+}
+
+std::optional<QosDecision> QpRegistry::find_peer_decision(const ibv_pd* pd,
+                                                          const ibv_gid& peer) const {
+  std::shared_lock lock(store().mutex);
+  auto it = store().peers.find(peer_key(pd, peer));
+  if (it == store().peers.end()) return std::nullopt;
+  return it->second;
+}
+
+void QpRegistry::erase_peer(const ibv_pd* pd, const ibv_gid& peer) {
+  std::unique_lock lock(store().mutex);
+  store().peers.erase(peer_key(pd, peer));
 }
 
 }  // namespace rdmaqos::providers

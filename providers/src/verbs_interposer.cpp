@@ -1,6 +1,8 @@
 // The verbs interposer's core (see verbs_interposer.h).
 #include "rdma-qos/providers/verbs_interposer.h"
 
+#include <cerrno>
+
 #include <fmt/format.h>
 
 #include "rdma-qos/providers/qp_registry.h"
@@ -17,6 +19,31 @@ std::string record_line(const char* call, uint32_t qp_num, uint32_t dest_qp, con
       out.changed ? "true" : "false", out.reason);
 }
 
+// The level's rate as a QP rate limit, once the QP is in RTS (where devices accept it).
+void apply_rate_limit(ibv_qp* qp, const InterposerHooks& hooks) {
+  if (!hooks.rate_limit) return;
+  auto entry = QpRegistry::instance().find(qp);
+  if (!entry || !entry->decision || !entry->decision->static_rate) return;
+  int mbps = ibv_rate_to_mbps(static_cast<ibv_rate>(*entry->decision->static_rate));
+  if (mbps <= 0) return;
+  uint32_t kbps = static_cast<uint32_t>(mbps) * 1000;
+  int rc = hooks.rate_limit(qp, kbps);
+  if (hooks.record)
+    hooks.record(fmt::format(R"({{"call":"ibv_modify_qp_rate_limit","qp_num":{},)"
+                             R"("rate_limit_kbps":{},"rc":{}}})",
+                             qp->qp_num, kbps, rc));
+  if (rc == 0 || !hooks.log_once) return;
+  if (rc == EOPNOTSUPP || rc == ENOTSUP || rc == ENOSYS)
+    hooks.log_once("rate_limit_unsupported",
+                   "the device has no QP rate limiting (ibv_modify_qp_rate_limit); the level's "
+                   "rate stays the address vector's static rate");
+  else
+    hooks.log_once("rate_limit_failed",
+                   fmt::format("ibv_modify_qp_rate_limit({} kbit/s) failed (error {}); the "
+                               "level's rate stays the address vector's static rate",
+                               kbps, rc));
+}
+
 }  // namespace
 
 int interpose_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask, ModifyQpFn next,
@@ -24,7 +51,12 @@ int interpose_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask, ModifyQpFn next
   if (qp == nullptr || attr == nullptr) return next(qp, attr, mask);
   auto& registry = QpRegistry::instance();
   if (mask & IBV_QP_PORT) registry.set_port(qp, attr->port_num);
-  if (!(mask & IBV_QP_AV)) return next(qp, attr, mask);
+  if (!(mask & IBV_QP_AV)) {
+    int rc = next(qp, attr, mask);
+    if (rc == 0 && (mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RTS)
+      apply_rate_limit(qp, hooks);
+    return rc;
+  }
 
   auto entry = registry.find(qp);
   uint8_t port = attr->ah_attr.port_num;
@@ -73,7 +105,9 @@ ibv_ah* interpose_create_ah(ibv_pd* pd, ibv_ah_attr* attr, CreateAhFn next,
                       ? hooks.probe.link_kind(pd->context, attr->port_num, attr->grh.sgid_index)
                       : LinkKind::kUnknown;
   ibv_ah_attr changed = *attr;
-  AvOutcome out = decide_ah(changed, link, std::nullopt, hooks.settings);
+  std::optional<QosDecision> decision;
+  if (attr->is_global) decision = QpRegistry::instance().find_peer_decision(pd, attr->grh.dgid);
+  AvOutcome out = decide_ah(changed, link, decision, hooks.settings);
   if (!out.changed) {
     if (hooks.record) hooks.record(record_line("ibv_create_ah", 0, 0, *attr, out));
     return next(pd, attr);

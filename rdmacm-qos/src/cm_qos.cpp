@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "rdma-qos/providers/entropy.h"
+
 namespace rdmaqos::rdmacm {
 namespace {
 
@@ -160,6 +162,68 @@ providers::QosDecision to_qos_decision(const CmDecision& d) {
   if (d.rate_limit) q.static_rate = *d.rate_limit;
   if (d.mtu_limit) q.path_mtu = static_cast<ibv_mtu>(*d.mtu_limit);
   return q;
+}
+
+std::optional<CmDecision> decide_roce_passive(uint64_t sid, std::optional<uint8_t> received_tclass,
+                                              uint16_t pkey, const CmSettings& s) {
+  std::optional<CmDecision> plain = decide_roce(sid, std::nullopt, pkey, s);
+  if (!received_tclass || !s.policy) return plain;
+  const uint8_t t = *received_tclass;
+  // The TOS the active side's match puts on the wire: the level's traffic class, else the
+  // program's TOS (its QoS-Class), else the configured default.
+  auto sent = [&](const std::optional<CmDecision>& d, std::optional<uint16_t> program_tos) {
+    if (d && d->traffic_class) return static_cast<int>(*d->traffic_class);
+    if (program_tos) return static_cast<int>(*program_tos);
+    return static_cast<int>(s.tos.value_or(0));
+  };
+  if (plain && sent(plain, std::nullopt) == t) return plain;
+  auto with_class = [&](uint16_t c) -> std::optional<CmDecision> {
+    auto d = decide_roce(sid, c, pkey, s);
+    if (d && sent(d, c) == t) return d;
+    return std::nullopt;
+  };
+  if (t != 0)
+    if (auto d = with_class(t)) return d;
+  for (uint16_t c = 1; c <= 255; ++c)
+    if (c != t)
+      if (auto d = with_class(c)) return d;
+  return plain;
+}
+
+bool passive_application_label(uint32_t received_label, uint16_t dport, uint16_t sport) {
+  received_label &= 0xFFFFF;
+  return received_label != 0 && received_label != rdma_qos_flow_label_linux_cm(sport, dport);
+}
+
+bool apply_ud_decision(ibv_ah_attr& ah, const std::optional<CmDecision>& d,
+                       const providers::CmConnection& cm, const providers::FlowLabelSetting& mode,
+                       bool roce_v2) {
+  bool changed = false;
+  if (d) {
+    if (ah.sl != d->sl) {
+      ah.sl = d->sl;
+      changed = true;
+    }
+    if (d->traffic_class && ah.is_global && ah.grh.traffic_class != *d->traffic_class) {
+      ah.grh.traffic_class = *d->traffic_class;
+      changed = true;
+    }
+    if (d->rate_limit && ah.static_rate != *d->rate_limit) {
+      ah.static_rate = *d->rate_limit;
+      changed = true;
+    }
+  }
+  if (roce_v2 && ah.is_global && !cm.application_label && cm.dport != 0 && cm.sport != 0) {
+    uint32_t kernel = rdma_qos_flow_label_linux_cm(cm.sport, cm.dport);
+    if (ah.grh.flow_label == 0 || ah.grh.flow_label == kernel) {
+      auto label = providers::cm_flow_label(mode, cm.dport, cm.sport);
+      if (label && *label != ah.grh.flow_label) {
+        ah.grh.flow_label = *label;
+        changed = true;
+      }
+    }
+  }
+  return changed;
 }
 
 namespace {

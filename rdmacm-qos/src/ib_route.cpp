@@ -38,8 +38,8 @@ ibv_path_data path_data(const ibv_path_record& answer) {
   return d;
 }
 
-IbRouteResult resolve_ib_route(const IbRouteInputs& in, bool synchronous_id,
-                               const IbRouteOps& ops) {
+IbRouteResult resolve_ib_route(const IbRouteInputs& in, bool synchronous_id, const IbRouteOps& ops,
+                               bool multipath) {
   IbRouteResult r;
   int qos = ops.sa_qos_supported ? ops.sa_qos_supported() : -1;
   if (qos < 0) {
@@ -48,7 +48,19 @@ IbRouteResult resolve_ib_route(const IbRouteInputs& in, bool synchronous_id,
   }
   PathQuery q = build_path_query(in, qos == 1);
   ibv_path_record answer{};
-  int n = ops.path_query(q, &answer);
+  int n = -1;
+  if (multipath) {
+    int mpr = ops.sa_mpr_supported ? ops.sa_mpr_supported() : -1;
+    if (mpr == 1 && ops.multipath_query) {
+      n = ops.multipath_query(q, &answer);
+      r.multipath = n > 0;
+      if (n <= 0) r.note = "the SA gave no MultiPathRecord answer; PathRecord asked instead";
+    } else {
+      r.note = mpr == 0 ? "the SA does not advertise MultiPathRecord; PathRecord used"
+                        : "the SA's MultiPathRecord support is unknown; PathRecord used";
+    }
+  }
+  if (n <= 0) n = ops.path_query(q, &answer);
   if (n < 0) {
     r.why = "the SA path query failed";
     return r;

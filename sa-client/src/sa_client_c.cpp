@@ -52,6 +52,60 @@ void clear_error(rdma_qos_sa_error* err) {
 }  // namespace
 
 namespace rdmaqos::sa {
+
+Result<MultiPathQuery> multipath_query_from(const PathQuery& query) {
+  const uint64_t m = query.comp_mask;
+  if ((m & RDMA_QOS_PR_COMP_SGID) == 0 || (m & RDMA_QOS_PR_COMP_DGID) == 0)
+    return Error{ErrorCode::kInvalidArgument,
+                 "a MultiPathRecord query needs the SGID and the DGID components"};
+  if (m & (RDMA_QOS_PR_COMP_DLID | RDMA_QOS_PR_COMP_SLID | RDMA_QOS_PR_COMP_PREFERENCE))
+    return Error{ErrorCode::kInvalidArgument,
+                 "DLID, SLID and Preference have no MultiPathRecord component"};
+  // PathRecord component bit -> MultiPathRecord component bit (IBA 15.2.5.16 / 15.2.5.20).
+  static constexpr std::pair<uint64_t, uint64_t> kBits[] = {
+      {RDMA_QOS_PR_COMP_SERVICE_ID, mpr_mask::kServiceId},
+      {RDMA_QOS_PR_COMP_RAW_TRAFFIC, mpr_mask::kRawTraffic},
+      {RDMA_QOS_PR_COMP_FLOW_LABEL, mpr_mask::kFlowLabel},
+      {RDMA_QOS_PR_COMP_HOP_LIMIT, mpr_mask::kHopLimit},
+      {RDMA_QOS_PR_COMP_TCLASS, mpr_mask::kTClass},
+      {RDMA_QOS_PR_COMP_REVERSIBLE, mpr_mask::kReversible},
+      {RDMA_QOS_PR_COMP_NUMB_PATH, mpr_mask::kNumbPath},
+      {RDMA_QOS_PR_COMP_PKEY, mpr_mask::kPKey},
+      {RDMA_QOS_PR_COMP_QOS_CLASS, mpr_mask::kQosClass},
+      {RDMA_QOS_PR_COMP_SL, mpr_mask::kSl},
+      {RDMA_QOS_PR_COMP_MTU_SELECTOR, mpr_mask::kMtuSelector},
+      {RDMA_QOS_PR_COMP_MTU, mpr_mask::kMtu},
+      {RDMA_QOS_PR_COMP_RATE_SELECTOR, mpr_mask::kRateSelector},
+      {RDMA_QOS_PR_COMP_RATE, mpr_mask::kRate},
+      {RDMA_QOS_PR_COMP_PKT_LIFE_SELECTOR, mpr_mask::kPacketLifeSelector},
+      {RDMA_QOS_PR_COMP_PKT_LIFE, mpr_mask::kPacketLife},
+  };
+  MultiPathQuery out;
+  for (auto [pr, mpr] : kBits)
+    if ((m & pr) == pr) out.comp_mask |= mpr;
+  const PathRecord& r = query.record;
+  MultiPathRecord& q = out.record;
+  q.raw_traffic = r.raw_traffic;
+  q.flow_label = r.flow_label;
+  q.hop_limit = r.hop_limit;
+  q.tclass = r.tclass;
+  q.reversible = r.reversible;
+  q.numb_path = r.numb_path;
+  q.pkey = r.pkey;
+  q.qos_class = r.qos_class;
+  q.sl = r.sl;
+  q.mtu_selector = r.mtu_selector;
+  q.mtu = r.mtu;
+  q.rate_selector = r.rate_selector;
+  q.rate = r.rate;
+  q.packet_life_selector = r.packet_life_selector;
+  q.packet_life = r.packet_life;
+  q.service_id = r.service_id;
+  q.sgids = {r.sgid};
+  q.dgids = {r.dgid};
+  return out;
+}
+
 rdma_qos_sa_client* wrap_c_client(std::unique_ptr<Client> client) {
   return new rdma_qos_sa_client{std::move(client)};
 }
@@ -160,6 +214,72 @@ const char* rdma_qos_sa_mad_status_name(uint16_t mad_status, char* buf, size_t l
     copy_message(buf, len, "?");
   }
   return buf;
+}
+
+int rdma_qos_sa_mpr_supported(rdma_qos_sa_client* client, rdma_qos_sa_error* err) {
+  try {
+    if (!client) {
+      set_error(err, RDMA_QOS_SA_INVALID_ARGUMENT, "NULL client");
+      return -1;
+    }
+    auto cpi = client->client->class_port_info();
+    if (!cpi) {
+      set_error(err, cpi.error());
+      return -1;
+    }
+    clear_error(err);
+    return cpi->multipath_supported() ? 1 : 0;
+  } catch (const std::exception& e) {
+    set_error(err, RDMA_QOS_SA_TRANSPORT, e.what());
+    return -1;
+  }
+}
+
+int rdma_qos_sa_multipath_query(rdma_qos_sa_client* client, const ibv_path_record* query,
+                                uint64_t comp_mask, ibv_path_record* paths, int max_paths,
+                                rdma_qos_sa_error* err) {
+  try {
+    if (!client || !query || (max_paths > 0 && !paths) || max_paths < 0) {
+      set_error(err, RDMA_QOS_SA_INVALID_ARGUMENT, "NULL client/query/paths or max_paths < 0");
+      return -1;
+    }
+    auto record = decode_path_record(
+        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(query), sizeof *query));
+    if (!record) {
+      set_error(err, record.error());
+      return -1;
+    }
+    PathQuery pq;
+    pq.record = *record;
+    pq.comp_mask = comp_mask;
+    auto mq = multipath_query_from(pq);
+    if (!mq) {
+      set_error(err, mq.error());
+      return -1;
+    }
+    auto answer = client->client->multipath_records(*mq);
+    if (!answer) {
+      set_error(err, answer.error());
+      return -1;
+    }
+    int n = 0;
+    for (const auto& p : *answer) {
+      if (n < max_paths) {
+        auto bytes = encode_path_record(p);
+        if (!bytes) {
+          set_error(err, bytes.error());
+          return -1;
+        }
+        std::memcpy(&paths[n], bytes->data(), sizeof paths[n]);
+      }
+      ++n;
+    }
+    clear_error(err);
+    return n;
+  } catch (const std::exception& e) {
+    set_error(err, RDMA_QOS_SA_TRANSPORT, e.what());
+    return -1;
+  }
 }
 
 }  // extern "C"

@@ -125,5 +125,83 @@ TEST_F(Interposer, AhGetsFixedLabel) {
   EXPECT_EQ(ah.grh.flow_label, 0u);
 }
 
+// Rate limits: the level's rate (enum ibv_rate 7 = 40 Gb/s = 40,000,000 kbit/s) is set on the
+// transition to RTS; a device without rate limiting logs once and the call still succeeds.
+TEST_F(Interposer, RtsTransitionSetsTheLevelsRateLimit) {
+  QosDecision d;
+  d.static_rate = 7;
+  QpRegistry::instance().set_decision(&qp_, d);
+  std::vector<uint32_t> asked;
+  hooks_.rate_limit = [&asked](ibv_qp*, uint32_t kbps) {
+    asked.push_back(kbps);
+    return 0;
+  };
+  ibv_qp_attr rts{};
+  rts.qp_state = IBV_QPS_RTS;
+  EXPECT_EQ(interpose_modify_qp(&qp_, &rts, IBV_QP_STATE | IBV_QP_SQ_PSN, &fake_modify, hooks_), 0);
+  EXPECT_EQ(asked, std::vector<uint32_t>{40000000u});
+  EXPECT_TRUE(logs_.empty());
+}
+
+TEST_F(Interposer, DeviceWithoutRateLimitingLogsOnceAndSucceeds) {
+  QosDecision d;
+  d.static_rate = 3;  // 10 Gb/s
+  QpRegistry::instance().set_decision(&qp_, d);
+  hooks_.rate_limit = [](ibv_qp*, uint32_t) { return EOPNOTSUPP; };
+  ibv_qp_attr rts{};
+  rts.qp_state = IBV_QPS_RTS;
+  EXPECT_EQ(interpose_modify_qp(&qp_, &rts, IBV_QP_STATE, &fake_modify, hooks_), 0);
+  EXPECT_EQ(logs_, std::vector<std::string>{"rate_limit_unsupported"});
+  ASSERT_EQ(records_.size(), 1u);
+  EXPECT_NE(records_[0].find("\"rate_limit_kbps\":10000000"), std::string::npos) << records_[0];
+}
+
+TEST_F(Interposer, NoRateLimitWithoutARateOrOutsideRts) {
+  int n = 0;
+  hooks_.rate_limit = [&n](ibv_qp*, uint32_t) {
+    ++n;
+    return 0;
+  };
+  ibv_qp_attr rts{};
+  rts.qp_state = IBV_QPS_RTS;
+  interpose_modify_qp(&qp_, &rts, IBV_QP_STATE, &fake_modify, hooks_);  // no decision
+  QosDecision d;
+  d.static_rate = 7;
+  QpRegistry::instance().set_decision(&qp_, d);
+  ibv_qp_attr init{};
+  init.qp_state = IBV_QPS_INIT;
+  interpose_modify_qp(&qp_, &init, IBV_QP_STATE, &fake_modify, hooks_);
+  EXPECT_EQ(n, 0);
+}
+
+TEST_F(Interposer, AhForARegisteredUdPeerGetsItsDecision) {
+  static ibv_ah_attr seen{};
+  static ibv_ah fake_ah{};
+  auto fake_create = [](ibv_pd*, ibv_ah_attr* attr) -> ibv_ah* {
+    seen = *attr;
+    return &fake_ah;
+  };
+  ibv_pd pd{}, other_pd{};
+  ibv_gid peer{};
+  peer.raw[10] = peer.raw[11] = 0xff;
+  peer.raw[12] = 10;
+  peer.raw[15] = 1;  // ::ffff:10.0.0.1
+  QosDecision d;
+  d.sl = 2;
+  QpRegistry::instance().set_peer_decision(&pd, peer, d);
+  ibv_ah_attr ah{};
+  ah.is_global = 1;
+  ah.grh.dgid = peer;
+  ah.grh.traffic_class = 136;  // what the received datagram carried
+  interpose_create_ah(&pd, &ah, fake_create, hooks_);
+  EXPECT_EQ(seen.sl, 2);
+  EXPECT_EQ(seen.grh.traffic_class, 136);
+  interpose_create_ah(&other_pd, &ah, fake_create, hooks_);
+  EXPECT_EQ(seen.sl, 0);
+  QpRegistry::instance().erase_peer(&pd, peer);
+  interpose_create_ah(&pd, &ah, fake_create, hooks_);
+  EXPECT_EQ(seen.sl, 0);
+}
+
 }  // namespace
 }  // namespace rdmaqos::providers

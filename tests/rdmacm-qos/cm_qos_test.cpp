@@ -240,5 +240,114 @@ TEST(IdRegistry, KeepsInputsAndDecisionPerIdUntilErased) {
   r.erase(&b);
 }
 
+// Passive side: 0x1061d28 is UCMA (SL 5, traffic class 72); QoS-Class 32 is GOLD (SL 6, 184).
+TEST(DecidePassive, TrafficClassOfAProgramClassFindsThatClassesLevel) {
+  auto s = settings_with_policy();
+  auto d = decide_roce_passive(0x1061d28, 184, 0xFFFF, s);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->level, "GOLD");
+  EXPECT_EQ(d->sl, 6);
+  EXPECT_EQ(d->qos_class, 32);
+}
+
+TEST(DecidePassive, TrafficClassOfTheServiceLevelKeepsTheServiceIdMatch) {
+  auto s = settings_with_policy();
+  auto d = decide_roce_passive(0x1061d28, 72, 0xFFFF, s);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->level, "UCMA");
+  EXPECT_EQ(d->sl, 5);
+  EXPECT_FALSE(d->qos_class);
+}
+
+TEST(DecidePassive, UnknownOrMissingTrafficClassFallsBackToTheServiceIdMatch) {
+  auto s = settings_with_policy();
+  for (std::optional<uint8_t> t : {std::optional<uint8_t>{4}, std::optional<uint8_t>{}}) {
+    auto d = decide_roce_passive(0x1061d28, t, 0xFFFF, s);
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->level, "UCMA");
+  }
+}
+
+TEST(DecidePassive, ProgramTosWithoutSl2TclassEntryIsTheClass) {
+  // No traffic class for any SL: the active side's TOS 32 stays on the wire and is the class.
+  auto s = settings_with_policy("");
+  auto d = decide_roce_passive(0x1061d28, 32, 0xFFFF, s);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->level, "GOLD");
+}
+
+TEST(DecidePassive, WithoutPolicyThereIsNoDecision) {
+  CmSettings s;
+  EXPECT_FALSE(decide_roce_passive(0x1061d28, 184, 0xFFFF, s));
+}
+
+TEST(PassiveLabel, KernelHashOrZeroIsNotTheProgramsLabel) {
+  // Kernel: (50000 * 31 + 7471) & 0xFFFFF = 508895.
+  EXPECT_FALSE(passive_application_label(508895, 7471, 50000));
+  EXPECT_FALSE(passive_application_label(0, 7471, 50000));
+  EXPECT_TRUE(passive_application_label(0x12345, 7471, 50000));
+}
+
+ibv_ah_attr ud_ah(uint32_t flow_label) {
+  ibv_ah_attr ah{};
+  ah.is_global = 1;
+  ah.port_num = 1;
+  ah.grh.flow_label = flow_label;
+  return ah;
+}
+
+CmDecision ud_decision() {
+  CmDecision d;
+  d.sl = 3;
+  d.traffic_class = 104;
+  d.rate_limit = 7;
+  return d;
+}
+
+// CM ports dport 0x123, sport 0xabcd: RFC label h = 0x123 * 0xabcd = 0xc34a07, h ^= h >> 16,
+// h ^= h >> 8, & 0xFFFFF = 0x3898e; kernel label (0xabcd * 31 + 0x123) & 0xFFFFF = 0x4cef6.
+constexpr providers::CmConnection kUdPorts{0x123, 0xabcd, false};
+
+TEST(UdAh, DecisionAndRfcLabelReplaceTheKernelsLabel) {
+  ibv_ah_attr ah = ud_ah(0x4cef6);
+  EXPECT_TRUE(apply_ud_decision(ah, ud_decision(), kUdPorts, {}, true));
+  EXPECT_EQ(ah.sl, 3);
+  EXPECT_EQ(ah.grh.traffic_class, 104);
+  EXPECT_EQ(ah.static_rate, 7);
+  EXPECT_EQ(ah.grh.flow_label, 0x3898eu);
+}
+
+TEST(UdAh, ZeroLabelGetsTheModesLabel) {
+  ibv_ah_attr ah = ud_ah(0);
+  providers::FlowLabelSetting fixed{providers::FlowLabelMode::kFixed, 0x777};
+  EXPECT_TRUE(apply_ud_decision(ah, std::nullopt, kUdPorts, fixed, true));
+  EXPECT_EQ(ah.grh.flow_label, 0x777u);
+  EXPECT_EQ(ah.sl, 0);
+}
+
+TEST(UdAh, ProgramsLabelModeOffAndInfiniBandKeepTheLabel) {
+  ibv_ah_attr own = ud_ah(0x12345);
+  EXPECT_FALSE(apply_ud_decision(own, std::nullopt, kUdPorts, {}, true));
+  EXPECT_EQ(own.grh.flow_label, 0x12345u);
+  ibv_ah_attr chosen = ud_ah(0);
+  EXPECT_FALSE(apply_ud_decision(chosen, std::nullopt, {0x123, 0xabcd, true}, {}, true));
+  EXPECT_EQ(chosen.grh.flow_label, 0u);
+  ibv_ah_attr off = ud_ah(0x4cef6);
+  EXPECT_FALSE(
+      apply_ud_decision(off, std::nullopt, kUdPorts, {providers::FlowLabelMode::kOff, 0}, true));
+  EXPECT_EQ(off.grh.flow_label, 0x4cef6u);
+  ibv_ah_attr ib = ud_ah(0);
+  EXPECT_TRUE(apply_ud_decision(ib, ud_decision(), kUdPorts, {}, false));
+  EXPECT_EQ(ib.grh.flow_label, 0u);
+  EXPECT_EQ(ib.sl, 3);
+}
+
+TEST(UdAh, NoGrhGetsNoTrafficClass) {
+  ibv_ah_attr ah{};
+  EXPECT_TRUE(apply_ud_decision(ah, ud_decision(), kUdPorts, {}, true));
+  EXPECT_EQ(ah.grh.traffic_class, 0);
+  EXPECT_EQ(ah.sl, 3);
+}
+
 }  // namespace
 }  // namespace rdmaqos::rdmacm

@@ -17,7 +17,10 @@ struct FakeCm {
   int answers = 1;  // records the SA answers; -1: query fails
   uint8_t answer_sl = 5;
   int set_path_rc = 0;
+  int mpr_supported = 1;
+  int mpr_answers = 1;  // -1: the MultiPathRecord query fails
   std::vector<PathQuery> queries;
+  std::vector<PathQuery> mpr_queries;
   std::vector<ibv_path_data> installed;
   std::vector<size_t> installed_len;
   int events_consumed = 0;
@@ -33,6 +36,15 @@ struct FakeCm {
         answer->mtu = 0x80 | IBV_MTU_2048;
       }
       return answers;
+    };
+    o.sa_mpr_supported = [this] { return mpr_supported; };
+    o.multipath_query = [this](const PathQuery& q, ibv_path_record* answer) {
+      mpr_queries.push_back(q);
+      if (mpr_answers > 0) {
+        *answer = q.record;
+        answer->qosclass_sl = htons(static_cast<uint16_t>(ntohs(q.record.qosclass_sl) | 7));
+      }
+      return mpr_answers;
     };
     o.set_path = [this](ibv_path_data* d, size_t len) {
       installed.push_back(*d);
@@ -136,6 +148,50 @@ TEST(IbRoute, RefusedPathFallsBackAndConsumesNothing) {
   auto r = resolve_ib_route(inputs(), true, cm.ops());
   EXPECT_FALSE(r.installed);
   EXPECT_EQ(cm.events_consumed, 0);
+}
+
+TEST(IbRoute, MultiPathRecordWhenAskedAndAdvertisedInstallsItsFirstAnswer) {
+  FakeCm cm;
+  auto r = resolve_ib_route(inputs(), false, cm.ops(), true);
+  EXPECT_TRUE(r.installed);
+  EXPECT_TRUE(r.multipath);
+  EXPECT_TRUE(cm.queries.empty());
+  ASSERT_EQ(cm.mpr_queries.size(), 1u);
+  EXPECT_EQ(be64toh(cm.mpr_queries[0].record.service_id), 0x0000000001060CBCULL);
+  ASSERT_EQ(cm.installed.size(), 1u);
+  EXPECT_EQ(ntohs(cm.installed[0].path.qosclass_sl) & 0xF, 7);
+  EXPECT_EQ(cm.installed[0].flags, 0x2Bu);
+}
+
+TEST(IbRoute, MultiPathRecordNotAdvertisedUsesPathRecord) {
+  FakeCm cm;
+  cm.mpr_supported = 0;
+  auto r = resolve_ib_route(inputs(), false, cm.ops(), true);
+  EXPECT_TRUE(r.installed);
+  EXPECT_FALSE(r.multipath);
+  EXPECT_TRUE(cm.mpr_queries.empty());
+  EXPECT_EQ(cm.queries.size(), 1u);
+  EXPECT_NE(r.note.find("does not advertise"), std::string::npos) << r.note;
+}
+
+TEST(IbRoute, FailedMultiPathRecordFallsBackToPathRecord) {
+  FakeCm cm;
+  cm.mpr_answers = -1;
+  auto r = resolve_ib_route(inputs(), false, cm.ops(), true);
+  EXPECT_TRUE(r.installed);
+  EXPECT_FALSE(r.multipath);
+  EXPECT_EQ(cm.mpr_queries.size(), 1u);
+  EXPECT_EQ(cm.queries.size(), 1u);
+  ASSERT_EQ(cm.installed.size(), 1u);
+  EXPECT_EQ(ntohs(cm.installed[0].path.qosclass_sl) & 0xF, 5);
+}
+
+TEST(IbRoute, WithoutMprPathRecordOnly) {
+  FakeCm cm;
+  auto r = resolve_ib_route(inputs(), false, cm.ops());
+  EXPECT_TRUE(r.installed);
+  EXPECT_TRUE(cm.mpr_queries.empty());
+  EXPECT_TRUE(r.note.empty());
 }
 
 }  // namespace

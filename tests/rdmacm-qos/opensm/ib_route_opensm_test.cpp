@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "rdma-qos/testbed/ib_fabric.h"
 
@@ -50,17 +54,59 @@ class IbRouteOpenSm : public ::testing::Test {
     delete fabric_;
     fabric_ = nullptr;
   }
-  static json probe(const std::string& sid, const std::string& qos_class = "") {
+  static json probe(const std::string& sid, const std::string& qos_class = "", bool mpr = false) {
     const auto& topo = fabric_->topology();
-    std::vector<std::string> argv = {RDMA_QOS_IB_ROUTE_PROBE,
-                                     std::to_string(topo.node("node001").port_guid),
-                                     std::to_string(topo.node("node002").port_guid), sid};
+    std::vector<std::string> argv = {RDMA_QOS_IB_ROUTE_PROBE};
+    if (mpr) argv.push_back("--mpr");
+    argv.insert(argv.end(), {std::to_string(topo.node("node001").port_guid),
+                             std::to_string(topo.node("node002").port_guid), sid});
     if (!qos_class.empty()) argv.push_back(qos_class);
     auto r = fabric_->run_at("node001", argv);
     EXPECT_EQ(r.exit_code, 0) << r.output;
     auto j = json::parse(r.output, nullptr, false);
     EXPECT_FALSE(j.is_discarded()) << r.output;
     return j;
+  }
+  // The unmodified-style client over the stand-in librdmacm, with the preload module and
+  // umad2sim preloaded at node001; the stand-in's log, one JSON object per call.
+  struct ClientRun {
+    int exit_code = -1;
+    std::string output;
+    std::vector<json> calls;
+  };
+  static ClientRun client(const std::string& mode, const std::vector<std::string>& env = {}) {
+    const auto& topo = fabric_->topology();
+    // Per test: ctest runs the tests of this suite in parallel.
+    std::string dir = ::testing::TempDir();
+    std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::string log = dir + "/fake-rdmacm-" + test + ".log";
+    std::string config = dir + "/rdma-qos-empty-" + test + ".conf";
+    std::remove(log.c_str());
+    std::ofstream(config).flush();
+    std::vector<std::string> argv = {
+        "env",
+        "LD_PRELOAD=" + rdmaqos::testbed::umad2sim_library() + ":" RDMA_QOS_PRELOAD_MODULE,
+        "FAKE_RDMACM_SGUID=" + std::to_string(topo.node("node001").port_guid),
+        "FAKE_RDMACM_DGUID=" + std::to_string(topo.node("node002").port_guid),
+        "FAKE_RDMACM_LOG=" + log,
+        "RDMA_QOS_CONFIG=" + config,
+        "RDMA_QOS_SA=on"};
+    argv.insert(argv.end(), env.begin(), env.end());
+    argv.insert(argv.end(), {RDMA_QOS_IB_ROUTE_CLIENT, mode, "3260"});
+    auto r = fabric_->run_at("node001", argv);
+    ClientRun out{r.exit_code, r.output, {}};
+    std::ifstream in(log);
+    for (std::string line; std::getline(in, line);) {
+      auto j = json::parse(line, nullptr, false);
+      if (!j.is_discarded()) out.calls.push_back(j);
+    }
+    return out;
+  }
+  static std::vector<json> calls_named(const ClientRun& r, const std::string& name) {
+    std::vector<json> out;
+    for (const auto& c : r.calls)
+      if (c.value("call", "") == name) out.push_back(c);
+    return out;
   }
   static IbFabric* fabric_;
 };
@@ -86,6 +132,84 @@ TEST_F(IbRouteOpenSm, UnmatchedServiceIdGetsTheDefaultLevel) {
   json j = probe("0x1061D2F");
   EXPECT_EQ(j.value("count", -1), 1);
   EXPECT_EQ(j.value("sl", -1), 0);
+}
+
+// RDMA_QOS_MPR=1: OpenSM advertises MultiPathRecord (CapabilityMask bit 10), so the query is a
+// MultiPathRecord; its answer selects the same levels as the PathRecord's.
+TEST_F(IbRouteOpenSm, MultiPathRecordSelectsTheSameLevels) {
+  json iser = probe("0x1060CBC", "", true);
+  EXPECT_EQ(iser.value("multipath", false), true) << iser.dump();
+  EXPECT_EQ(iser.value("count", -1), 1);
+  EXPECT_EQ(iser.value("sl", -1), 3);
+  EXPECT_EQ(iser.value("flags", 0u), 0x2Bu);
+  json gold = probe("0x1060CBC", "7", true);
+  EXPECT_EQ(gold.value("multipath", false), true) << gold.dump();
+  EXPECT_EQ(gold.value("comp_mask", 0ULL) & 0x4000ULL, 0x4000ULL);
+  EXPECT_EQ(gold.value("sl", -1), 5);
+  EXPECT_EQ(gold.value("mtu", -1), 3);
+}
+
+// The whole wrapper: rdma_resolve_route -> PathRecord query to OpenSM -> rdma_set_option(
+// RDMA_OPTION_IB, RDMA_OPTION_IB_PATH) with exactly GMP|PRIMARY|BIDIRECTIONAL and the answer
+// of the Service-ID's level (iSER, SL 3) -> the program sees ROUTE_RESOLVED; the kernel's own
+// route resolution never runs.
+TEST_F(IbRouteOpenSm, AsyncIdGetsTheSaPathThroughRdmaSetOption) {
+  auto r = client("async");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("async route resolved"), std::string::npos) << r.output;
+  auto set = calls_named(r, "rdma_set_option");
+  ASSERT_EQ(set.size(), 1u) << r.output;
+  EXPECT_EQ(set[0].value("option", ""), "ib_path");
+  EXPECT_EQ(set[0].value("flags", 0u), 0x2Bu);
+  // OpenSM does not echo the Service-ID in its answer; iSER's SL 3 shows it was matched.
+  EXPECT_EQ(set[0].value("sl", -1), 3);
+  EXPECT_TRUE(calls_named(r, "rdma_resolve_route").empty());
+  auto events = calls_named(r, "rdma_get_cm_event");
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[1].value("event", ""), "ROUTE_RESOLVED");
+  EXPECT_EQ(events[1].value("sync_channel", -1), 0);
+}
+
+// A synchronous id: the ROUTE_RESOLVED the kernel queues on its private channel is consumed by
+// the module, so nothing is left for the next call on the id.
+TEST_F(IbRouteOpenSm, SynchronousIdHasItsRouteResolvedEventConsumed) {
+  auto r = client("sync");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(calls_named(r, "rdma_set_option").size(), 1u) << r.output;
+  auto events = calls_named(r, "rdma_get_cm_event");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].value("event", ""), "ROUTE_RESOLVED");
+  EXPECT_EQ(events[0].value("sync_channel", -1), 1);
+  auto destroy = calls_named(r, "rdma_destroy_id");
+  ASSERT_EQ(destroy.size(), 1u);
+  EXPECT_EQ(destroy[0].value("pending_events", -1), 0);
+}
+
+TEST_F(IbRouteOpenSm, QosClassFromTheEnvironmentSelectsItsLevel) {
+  auto r = client("async", {"RDMA_QOS_CLASS=7"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto set = calls_named(r, "rdma_set_option");
+  ASSERT_EQ(set.size(), 1u) << r.output;
+  EXPECT_EQ(set[0].value("sl", -1), 5);   // GOLD
+  EXPECT_EQ(set[0].value("mtu", -1), 3);  // GOLD's mtu-limit
+}
+
+TEST_F(IbRouteOpenSm, MultiPathRecordThroughTheModuleInstallsTheSameLevel) {
+  auto r = client("sync", {"RDMA_QOS_MPR=1", "RDMA_QOS_CLASS=7"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto set = calls_named(r, "rdma_set_option");
+  ASSERT_EQ(set.size(), 1u) << r.output;
+  EXPECT_EQ(set[0].value("flags", 0u), 0x2Bu);
+  EXPECT_EQ(set[0].value("sl", -1), 5);
+  // With sa on, a MultiPathRecord that could not be used would be logged.
+  EXPECT_EQ(r.output.find("MultiPathRecord"), std::string::npos) << r.output;
+}
+
+TEST_F(IbRouteOpenSm, SaOffLeavesRouteResolutionToTheKernel) {
+  auto r = client("async", {"RDMA_QOS_SA=off"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(calls_named(r, "rdma_set_option").empty());
+  EXPECT_EQ(calls_named(r, "rdma_resolve_route").size(), 1u);
 }
 
 }  // namespace

@@ -27,24 +27,66 @@ case $scenario in
     rstream_ipv4) tool=rstream port=7498 sl=1 dscp=8 ;;
     perftest_ipv4) tool=perftest port=7499 sl=2 dscp=34 mtu=2 ;;
     ucmatose_class) tool=ucmatose port=7495 sl=6 dscp=46 ;;
-    rsocket_tos_ipv4) tool=rsocket_tos port=7500 sl=6 dscp=46 ;;
+    rsocket_tos_ipv4 | rsocket_tos_nonblock | rsocket_priority_nonblock)
+        tool=rsocket_tos port=7500 sl=6 dscp=46 ;;
+    udaddy_ipv4 | udaddy_ipv6) tool=udaddy port=7174 sl=2 dscp=34 ;;
     fault_no_policy) tool=rping port=7491 sl=null dscp=0 ;;
     fault_bad_policy) tool=ucmatose port=7493 sl=null dscp=0 ;;
     fault_garbage) tool=rping port=7492 sl=null dscp=0 ;;
     *) echo "FAIL: unknown scenario $scenario"; exit 1 ;;
 esac
-# The passive side never learns the active program's QoS-Class: it matches on the Service-ID
-# alone (ucmatose_class: UCMA's SL 5), while the DSCP of both directions follows the active
-# side's TOS, which the REQ carries.
+# The passive side learns the active side's QoS-Class from the traffic class the REQ carries
+# (ucmatose_class, rsocket_tos_ipv4: GOLD's 184 is QoS-Class 32's level), so both sides decide
+# the same SL; the DSCP of both directions follows the active side's TOS.
 server_sl=$sl
-[ "$scenario" = ucmatose_class ] && server_sl=5
-[ "$scenario" = rsocket_tos_ipv4 ] && server_sl=0   # port 7500: no rule, the DEFAULT level
 case $scenario in
     *_ipv6) client=fd00::1 server=fd00::2 ;;
     *) client=10.0.0.1 server=10.0.0.2 ;;
 esac
 
 count() { grep -c -- "$1" "$dir/$2" 2>/dev/null || true; }
+
+# UD (udaddy, RDMA_PS_UDP): no connection; the client's address handle comes from the
+# ESTABLISHED event (SIDR reply). It must carry the level (SL 2, traffic class 136) and the
+# RFC label of the CM ports, and the datagrams the level's DSCP.
+if [ "$tool" = udaddy ]; then
+    for side in client server; do
+        grep -q 'data transfers complete' "$dir/$side.log" || fail "$side: no data transfer"
+    done
+    tsv=$("$dump" "$dir/cap.pcap") || { fail "cannot read $dir/cap.pcap"; tsv=; }
+    echo "$tsv" | awk 'NR <= 8'
+    n=$(echo "$tsv" | tail -n +2 | awk -F'\t' -v s="$client" -v t="$server" '$9 != 1 && $2 == s && $3 == t' | wc -l)
+    [ "$n" -gt 0 ] || fail "no datagram from $client to $server"
+    bad=$(echo "$tsv" | tail -n +2 | awk -F'\t' -v s="$client" -v t="$server" -v d="$dscp" '$9 != 1 && $2 == s && $3 == t && $6 != d' | wc -l)
+    [ "$bad" = 0 ] || fail "$bad datagrams from $client to $server without DSCP $dscp"
+    ev=$(grep '"call":"rdma_get_cm_event","event":"established"' "$dir/client.record" | head -n1)
+    echo "client event: $ev"
+    [ -n "$ev" ] || fail "client: no ESTABLISHED event of a UD id recorded"
+    [[ $ev == *"\"sl\":$sl,"* ]] || fail "client: event's address handle has no SL $sl"
+    [[ $ev == *"\"traffic_class\":$((dscp << 2)),"* ]] || fail "client: no traffic class $((dscp << 2))"
+    [[ $ev == *"\"service_id\":$(( (0x0111 << 16) | port )),"* ]] || fail "client: wrong Service-ID"
+    cs=$(sed -n 's/.*"cm_dport":\([0-9]*\),"cm_sport":\([0-9]*\),.*/\1 \2/p' <<<"$ev")
+    set -- $cs
+    [ "${1:-}" = "$port" ] || fail "client: CM service port '${1:-}', expected $port"
+    want_label=$(rfc_cm_label "$port" "${2:-0}")
+    [[ $ev == *"\"flow_label\":$want_label,"* ]] || fail "client: label is not the RFC's $want_label"
+    ah=$(grep '"call":"ibv_create_ah"' "$dir/client.record" | head -n1)
+    echo "client AH: $ah"
+    [[ $ah == *"\"flow_label\":$want_label,\"sl\":$sl,\"traffic_class\":$((dscp << 2)),"* ]] ||
+        fail "client: ibv_create_ah was not given the event's label, SL and traffic class"
+    # The server answers through an AH from the work completion: it gets the server's decision
+    # for that peer (SL) and keeps the received traffic class.
+    ah=$(grep '"call":"ibv_create_ah"' "$dir/server.record" | head -n1)
+    echo "server AH: $ah"
+    [[ $ah == *"\"sl\":$sl,\"traffic_class\":$((dscp << 2)),"* ]] ||
+        fail "server: the AH for the client has no SL $sl and traffic class $((dscp << 2))"
+    n=$(echo "$tsv" | tail -n +2 | awk -F'\t' -v s="$server" -v t="$client" -v d="$dscp" '$9 != 1 && $2 == s && $3 == t && $6 == d' | wc -l)
+    [ "$n" -gt 0 ] || fail "no datagram from $server to $client with DSCP $dscp"
+    for side in client server; do echo "$side record:"; cat "$dir/$side.record" 2>/dev/null || true; done
+    finish
+    exit 0
+fi
+
 if [ "$tool" = rping ]; then
     [ "$(count 'ping data: rdma-ping-' client.log)" = 3 ] || fail "client did not ping 3 times"
     [ "$(count 'server ping data: rdma-ping-' server.log)" = 3 ] || fail "server saw no 3 pings"
@@ -144,9 +186,23 @@ for side in client server; do
     done < <(grep '"call":"ibv_modify_qp"' "$rec" 2>/dev/null | grep -v '"dest_qp":0,' || true)
     [ "$n" = "${#label_of[@]}" ] || fail "$side: $n RTR transitions for ${#label_of[@]} connections"
 done
-if [ "$scenario" = ucmatose_class ] || [ "$scenario" = rsocket_tos_ipv4 ]; then
+# RPING's rate-limit 7 (40 Gb/s): asked of the device at RTS on both sides; rxe has no QP rate
+# limiting (EOPNOTSUPP, 95), which each side logs once.
+if [ "$tool" = rping ] && [ "$sl" != null ]; then
+    for side in client server; do
+        grep -q '"call":"ibv_modify_qp_rate_limit".*"rate_limit_kbps":40000000,' "$dir/$side.record" ||
+            fail "$side: the level's rate was not asked of the device"
+        if grep -q '"rc":95}' "$dir/$side.record"; then
+            [ "$(count 'no QP rate limiting' "$side.log")" = 1 ] ||
+                fail "$side: an unsupported rate limit was not logged exactly once"
+        fi
+    done
+fi
+if [ "$scenario" = ucmatose_class ] || [ "$tool" = rsocket_tos ]; then
     grep -q '"call":"rdma_resolve_route".*"qos_class":32,' "$dir/client.record" ||
-        fail "client: TOS 32 was not taken as the QoS-Class"
+        fail "client: TOS / priority 32 was not taken as the QoS-Class"
+    grep -q '"call":"rdma_accept".*"qos_class":32,.*"received_tclass":184,' "$dir/server.record" ||
+        fail "server: QoS-Class 32 was not learned from the REQ's traffic class 184"
 fi
 
 finish

@@ -1,9 +1,14 @@
 /* A socket-style ULP over rsockets that asks for its TOS the way socket programs do:
- * rsetsockopt(IPPROTO_IP, IP_TOS) with an int. Used by the `cm` VM group (rsocket_tos).
+ * rsetsockopt(IPPROTO_IP, IP_TOS) with an int, or rsetsockopt(SOL_SOCKET, SO_PRIORITY) (SDP
+ * semantics: the QoS-Class); optionally connecting a non-blocking socket (rconnect returns
+ * EINPROGRESS, rpoll waits). Used by the `cm` VM group (rsocket_*).
  *   rsocket_tos server ADDR PORT
- *   rsocket_tos client ADDR PORT BIND_ADDR TOS */
+ *   rsocket_tos client ADDR PORT BIND_ADDR VALUE [tos|priority] [block|nonblock] */
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <rdma/rsocket.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,12 +49,34 @@ int main(int argc, char** argv) {
     rclose(c);
   } else {
     struct sockaddr_in local;
-    int tos;
+    int value, priority, nonblock;
     if (argc < 6 || addr_of(argv[4], 0, &local) != 0) return 2;
-    tos = (int)strtol(argv[5], NULL, 0);
+    value = (int)strtol(argv[5], NULL, 0);
+    priority = argc > 6 && strcmp(argv[6], "priority") == 0;
+    nonblock = argc > 7 && strcmp(argv[7], "nonblock") == 0;
     if (rbind(s, (struct sockaddr*)&local, sizeof(local)) != 0) return fail("rbind");
-    if (rsetsockopt(s, IPPROTO_IP, IP_TOS, &tos, sizeof(tos)) != 0) return fail("IP_TOS");
-    if (rconnect(s, (struct sockaddr*)&sin, sizeof(sin)) != 0) return fail("rconnect");
+    if (priority) {
+      if (rsetsockopt(s, SOL_SOCKET, SO_PRIORITY, &value, sizeof(value)) != 0)
+        return fail("SO_PRIORITY");
+    } else if (rsetsockopt(s, IPPROTO_IP, IP_TOS, &value, sizeof(value)) != 0) {
+      return fail("IP_TOS");
+    }
+    if (nonblock) {
+      struct pollfd p = {s, POLLOUT, 0};
+      int err = 0;
+      socklen_t len = sizeof(err);
+      if (rfcntl(s, F_SETFL, O_NONBLOCK) != 0) return fail("rfcntl");
+      if (rconnect(s, (struct sockaddr*)&sin, sizeof(sin)) == 0 || errno != EINPROGRESS)
+        return fail("rconnect (non-blocking)");
+      if (rpoll(&p, 1, 20000) != 1) return fail("rpoll");
+      if (rgetsockopt(s, SOL_SOCKET, SO_ERROR, &err, &len) != 0 || err != 0) {
+        errno = err;
+        return fail("connect");
+      }
+      if (rfcntl(s, F_SETFL, 0) != 0) return fail("rfcntl");
+    } else if (rconnect(s, (struct sockaddr*)&sin, sizeof(sin)) != 0) {
+      return fail("rconnect");
+    }
     memset(buf, 'q', sizeof(buf));
     for (i = 0; i < 10; i++) {
       if (rsend(s, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf)) return fail("rsend");

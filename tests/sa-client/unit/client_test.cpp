@@ -384,5 +384,38 @@ TEST(Client, MultiPathNeedsBothGidLists) {
   EXPECT_EQ(make_multipath_request(q).error().code, ErrorCode::kInvalidArgument);
 }
 
+// PathRecord components 0x3 (ServiceID), 0x4 DGID, 0x8 SGID, 0x800 Reversible, 0x1000 NumbPath,
+// 0x2000 PKey, 0x4000 QoSClass become MultiPathRecord bits 16|21, GID lists, 5, 6, 7, 8.
+TEST(MultiPathFromPathQuery, ConvertsComponentsAndGids) {
+  PathQuery pq;
+  pq.record.service_id = 0x1060CBC;
+  pq.record.sgid = make_gid(0xfe80000000000000ULL, 1);
+  pq.record.dgid = make_gid(0xfe80000000000000ULL, 2);
+  pq.record.reversible = true;
+  pq.record.numb_path = 1;
+  pq.record.pkey = 0xFFFF;
+  pq.record.qos_class = 7;
+  pq.comp_mask = 0x3 | 0x4 | 0x8 | 0x800 | 0x1000 | 0x2000 | 0x4000;
+  auto m = multipath_query_from(pq);
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(m->comp_mask,
+            (1ULL << 16) | (1ULL << 21) | (1ULL << 5) | (1ULL << 6) | (1ULL << 7) | (1ULL << 8));
+  EXPECT_EQ(m->record.service_id, 0x1060CBCu);
+  EXPECT_EQ(m->record.qos_class, 7);
+  EXPECT_EQ(m->record.pkey, 0xFFFF);
+  ASSERT_EQ(m->record.sgids.size(), 1u);
+  ASSERT_EQ(m->record.dgids.size(), 1u);
+  EXPECT_EQ(gid_guid(m->record.sgids[0]), 1u);
+  EXPECT_EQ(gid_guid(m->record.dgids[0]), 2u);
+}
+
+TEST(MultiPathFromPathQuery, NeedsBothGidsAndRejectsLids) {
+  PathQuery pq;
+  pq.comp_mask = 0x4;  // DGID only
+  EXPECT_EQ(multipath_query_from(pq).error().code, ErrorCode::kInvalidArgument);
+  pq.comp_mask = 0x4 | 0x8 | 0x10;  // with DLID
+  EXPECT_EQ(multipath_query_from(pq).error().code, ErrorCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace rdmaqos::sa

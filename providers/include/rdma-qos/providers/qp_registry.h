@@ -26,6 +26,13 @@ class QpRegistry {
   void set_port(const ibv_qp* qp, uint8_t port_num);
   std::optional<QpEntry> find(const ibv_qp* qp) const;
   void erase(const ibv_qp* qp);  // when the QP is destroyed
+
+  // UD: an address handle has no QP, so the rdma_cm layer registers a UD id's decision by its
+  // protection domain and peer GID; an AH created on that PD for that GID (such as one from a
+  // received datagram's work completion) gets it. Erased when the id is destroyed.
+  void set_peer_decision(const ibv_pd* pd, const ibv_gid& peer, QosDecision decision);
+  std::optional<QosDecision> find_peer_decision(const ibv_pd* pd, const ibv_gid& peer) const;
+  void erase_peer(const ibv_pd* pd, const ibv_gid& peer);
 };
 
 }  // namespace rdmaqos::providers

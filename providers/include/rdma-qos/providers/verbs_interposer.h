@@ -27,10 +27,15 @@ struct InterposerHooks {
   DeviceProbe probe;
   std::function<void(const std::string& key, const std::string& message)> log_once;
   std::function<void(const std::string& json_line)> record;  // test hook; may be empty
+  // ibv_modify_qp_rate_limit with the rate in kbit/s (0 or an errno value, EOPNOTSUPP when the
+  // device has none); may be empty.
+  std::function<int(ibv_qp*, uint32_t kbps)> rate_limit;
 };
 
 // Wraps one ibv_modify_qp call: never changes the caller's attr, never makes a call fail that
-// would have succeeded unchanged (a rejected change is retried as the program asked).
+// would have succeeded unchanged (a rejected change is retried as the program asked). After a
+// successful transition to RTS of a QP whose decision has a rate, the rate is also set through
+// hooks.rate_limit (the AV's static rate stays where the device has no rate limiting).
 int interpose_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask, ModifyQpFn next,
                         const InterposerHooks& hooks);
 

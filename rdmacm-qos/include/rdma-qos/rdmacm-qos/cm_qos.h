@@ -99,6 +99,27 @@ std::optional<uint8_t> tos_to_set(const std::optional<CmDecision>& d, const IdIn
 // What the verbs layer applies to the connection's QP.
 providers::QosDecision to_qos_decision(const CmDecision& d);
 
+// Passive side: the REQ carries the active side's traffic class (its TOS) but not the QoS-Class
+// it matched on. Both hosts share the configuration, so the passive side looks for the match
+// that gives that traffic class: the Service-ID alone first, then the QoS-Class equal to the
+// received traffic class, then every other QoS-Class 1-255 (a class a program set as TOS);
+// without one it matches on the Service-ID alone. `received_tclass` is the connection's path
+// record traffic class; nullopt when unknown.
+std::optional<CmDecision> decide_roce_passive(uint64_t sid, std::optional<uint8_t> received_tclass,
+                                              uint16_t pkey, const CmSettings& s);
+
+// Passive side: whether the active program chose its own flow label. The REQ's label is either
+// the kernel's (sport * 31 + dport) & 0xFFFFF or the program's IPv6 sin6_flowinfo.
+bool passive_application_label(uint32_t received_label, uint16_t dport, uint16_t sport);
+
+// UD ids (RDMA_PS_UDP, RDMA_PS_IPOIB): the address handle attributes librdmacm hands the program
+// (event->param.ud.ah_attr), changed so that ibv_create_ah from them carries the decision: SL,
+// the level's traffic class, static rate; on RoCE v2 the CM-port label by `mode` when the label
+// is 0 or the kernel's own sport * 31 + dport (the program chose none). True when changed.
+bool apply_ud_decision(ibv_ah_attr& ah, const std::optional<CmDecision>& d,
+                       const providers::CmConnection& cm, const providers::FlowLabelSetting& mode,
+                       bool roce_v2);
+
 // Per-id state, keyed by the id's address; thread-safe.
 struct IdState {
   IdInputs inputs;

@@ -44,6 +44,10 @@ struct IbRouteOps {
   std::function<int()> sa_qos_supported;
   // Number of records the SA answered (the first stored in *answer), or -1.
   std::function<int(const PathQuery& query, ibv_path_record* answer)> path_query;
+  // MultiPathRecord (used when asked for): 1 when the SA advertises it, 0 when not, -1; and
+  // the same query sent as a MultiPathRecord (the answers are PathRecords, as above).
+  std::function<int()> sa_mpr_supported;
+  std::function<int(const PathQuery& query, ibv_path_record* answer)> multipath_query;
   // rdma_set_option(id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, data, len): 0 or -1.
   std::function<int(ibv_path_data* data, size_t len)> set_path;
   // Synchronous ids: take the ROUTE_RESOLVED event the kernel queued (0, or -1).
@@ -54,10 +58,15 @@ struct IbRouteResult {
   bool installed = false;  // false: call the real rdma_resolve_route (nothing was changed)
   std::string why;         // for the log when not installed
   std::optional<ibv_path_record> path;
+  bool multipath = false;  // the installed path came from a MultiPathRecord query
+  std::string note;        // MultiPathRecord asked for but not used, and why
 };
 
 // Query, install, and for synchronous ids consume the queued event. Any failure before the
 // path is installed leaves the id untouched, so the caller falls back to rdma_resolve_route.
-IbRouteResult resolve_ib_route(const IbRouteInputs& in, bool synchronous_id, const IbRouteOps& ops);
+// With `multipath`, the query is a MultiPathRecord when the SA advertises it (the first answer,
+// the primary path, is installed); otherwise, or when it fails, a PathRecord.
+IbRouteResult resolve_ib_route(const IbRouteInputs& in, bool synchronous_id, const IbRouteOps& ops,
+                               bool multipath = false);
 
 }  // namespace rdmaqos::rdmacm

@@ -117,6 +117,10 @@ class Client {
 // Builds the request for a PathRecord query (Service-ID mask bits always both or none).
 Result<SaRequest> make_path_request(const PathQuery& query);
 Result<SaRequest> make_multipath_request(const MultiPathQuery& query);
+// The MultiPathRecord query with a PathRecord query's requirements: SGID and DGID (both
+// required) become one-entry GID lists, every other PathRecord component its MultiPathRecord
+// bit; DLID, SLID and Preference have none (kInvalidArgument).
+Result<MultiPathQuery> multipath_query_from(const PathQuery& query);
 // Decodes every PathRecord of a response.
 Result<std::vector<PathRecord>> decode_path_response(const SaMad& response);
 Result<ClassPortInfo> decode_class_port_info_response(const SaMad& response);

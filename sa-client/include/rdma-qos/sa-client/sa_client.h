@@ -79,6 +79,20 @@ int rdma_qos_sa_path_query(struct rdma_qos_sa_client* client, const struct ibv_p
  * error. Read once per SA. */
 int rdma_qos_sa_qos_supported(struct rdma_qos_sa_client* client, struct rdma_qos_sa_error* err);
 
+/* 1 when the SA advertises MultiPathRecord (ClassPortInfo CapabilityMask bit 10), 0 when not,
+ * -1 on error. Read once per SA. */
+int rdma_qos_sa_mpr_supported(struct rdma_qos_sa_client* client, struct rdma_qos_sa_error* err);
+
+/* SubnAdmGetMulti(MultiPathRecord) with the requirements of a PathRecord query: `query` and
+ * `comp_mask` as for rdma_qos_sa_path_query, converted field by field (its SGID and DGID become
+ * one-entry GID lists and must both be in the mask; DLID, SLID and Preference have no
+ * MultiPathRecord field and are rejected). The SA answers PathRecords, stored as by
+ * rdma_qos_sa_path_query; returns how many, or -1. */
+int rdma_qos_sa_multipath_query(struct rdma_qos_sa_client* client,
+                                const struct ibv_path_record* query, uint64_t comp_mask,
+                                struct ibv_path_record* paths, int max_paths,
+                                struct rdma_qos_sa_error* err);
+
 /* "SA_NO_RECORDS", "BUSY|SA_INSUF_COMPS" ... into buf (always NUL-terminated); returns buf. */
 const char* rdma_qos_sa_mad_status_name(uint16_t mad_status, char* buf, size_t len);
 

@@ -1,0 +1,195 @@
+/* A stand-in librdmacm.so.1 for testing the preload module's InfiniBand path without an
+ * InfiniBand data path: ids on a fake InfiniBand port (the first umad CA, port 1, so the SA
+ * query goes to OpenSM on ibsim through umad2sim), events queued per channel the way the kernel
+ * queues them (RDMA_OPTION_IB_PATH raises ROUTE_RESOLVED, also on a synchronous id's private
+ * channel), and every call the module makes logged as a JSON line to $FAKE_RDMACM_LOG.
+ * Environment: FAKE_RDMACM_SGUID / FAKE_RDMACM_DGUID, the port GUIDs of the two ends. */
+#include <endian.h>
+#include <errno.h>
+#include <infiniband/umad.h>
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_EVENTS 16
+
+struct fake_channel {
+  struct rdma_event_channel channel; /* first: the program's pointer */
+  struct rdma_cm_event* queue[MAX_EVENTS];
+  int head, count;
+  int private_to_sync_id;
+};
+
+static void log_line(const char* fmt, ...) {
+  const char* path = getenv("FAKE_RDMACM_LOG");
+  FILE* f;
+  va_list ap;
+  if (path == NULL || (f = fopen(path, "a")) == NULL) return;
+  va_start(ap, fmt);
+  vfprintf(f, fmt, ap);
+  va_end(ap);
+  fputc('\n', f);
+  fclose(f);
+}
+
+static int fake_query_port(struct ibv_context* ctx, uint8_t port, struct ibv_port_attr* attr,
+                           size_t len) {
+  (void)ctx;
+  if (port != 1) return EINVAL;
+  memset(attr, 0, len);
+  attr->state = IBV_PORT_ACTIVE;
+  attr->link_layer = IBV_LINK_LAYER_INFINIBAND;
+  return 0;
+}
+
+static struct ibv_context* fake_context(void) {
+  static struct verbs_context vctx;
+  static struct ibv_device device;
+  static char cas[UMAD_MAX_DEVICES][UMAD_CA_NAME_LEN];
+  if (vctx.sz == 0) {
+    if (umad_get_cas_names(cas, UMAD_MAX_DEVICES) > 0)
+      snprintf(device.name, sizeof(device.name), "%s", cas[0]);
+    vctx.sz = sizeof(vctx);
+    vctx.query_port = fake_query_port;
+    vctx.context.abi_compat = __VERBS_ABI_IS_EXTENDED;
+    vctx.context.device = &device;
+  }
+  return &vctx.context;
+}
+
+static void queue_event(struct rdma_cm_id* id, enum rdma_cm_event_type type) {
+  struct fake_channel* ch = (struct fake_channel*)id->channel;
+  struct rdma_cm_event* ev;
+  if (ch == NULL || ch->count == MAX_EVENTS || (ev = calloc(1, sizeof(*ev))) == NULL) return;
+  ev->id = id;
+  ev->event = type;
+  ch->queue[(ch->head + ch->count++) % MAX_EVENTS] = ev;
+}
+
+struct rdma_event_channel* rdma_create_event_channel(void) {
+  struct fake_channel* ch = calloc(1, sizeof(*ch));
+  if (ch == NULL) return NULL;
+  ch->channel.fd = -1;
+  return &ch->channel;
+}
+
+void rdma_destroy_event_channel(struct rdma_event_channel* channel) {
+  free(channel);
+}
+
+int rdma_create_id(struct rdma_event_channel* channel, struct rdma_cm_id** id, void* context,
+                   enum rdma_port_space ps) {
+  struct rdma_cm_id* out = calloc(1, sizeof(*out));
+  if (out == NULL) return -1;
+  if (channel == NULL) { /* synchronous: a private channel, as librdmacm does */
+    channel = rdma_create_event_channel();
+    ((struct fake_channel*)channel)->private_to_sync_id = 1;
+  }
+  out->channel = channel;
+  out->context = context;
+  out->ps = ps;
+  out->qp_type = IBV_QPT_RC;
+  *id = out;
+  log_line("{\"call\":\"rdma_create_id\",\"synchronous\":%d}",
+           ((struct fake_channel*)channel)->private_to_sync_id);
+  return 0;
+}
+
+static void set_gid(union ibv_gid* gid, const char* guid_var) {
+  const char* guid = getenv(guid_var);
+  gid->global.subnet_prefix = htobe64(0xfe80000000000000ULL);
+  gid->global.interface_id = htobe64(guid ? strtoull(guid, NULL, 0) : 0);
+}
+
+int rdma_resolve_addr(struct rdma_cm_id* id, struct sockaddr* src, struct sockaddr* dst,
+                      int timeout_ms) {
+  (void)src;
+  (void)timeout_ms;
+  id->verbs = fake_context();
+  id->port_num = 1;
+  memcpy(&id->route.addr.dst_addr, dst,
+         dst->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
+  set_gid(&id->route.addr.addr.ibaddr.sgid, "FAKE_RDMACM_SGUID");
+  set_gid(&id->route.addr.addr.ibaddr.dgid, "FAKE_RDMACM_DGUID");
+  id->route.addr.addr.ibaddr.pkey = htobe16(0xffff);
+  if (!((struct fake_channel*)id->channel)->private_to_sync_id)
+    queue_event(id, RDMA_CM_EVENT_ADDR_RESOLVED);
+  return 0;
+}
+
+/* The kernel's own route resolution: only reached when the module falls back. */
+int rdma_resolve_route(struct rdma_cm_id* id, int timeout_ms) {
+  (void)timeout_ms;
+  log_line("{\"call\":\"rdma_resolve_route\"}");
+  if (!((struct fake_channel*)id->channel)->private_to_sync_id)
+    queue_event(id, RDMA_CM_EVENT_ROUTE_RESOLVED);
+  return 0;
+}
+
+int rdma_set_option(struct rdma_cm_id* id, int level, int optname, void* optval, size_t optlen) {
+  if (level == RDMA_OPTION_IB && optname == RDMA_OPTION_IB_PATH &&
+      optlen >= sizeof(struct ibv_path_data)) {
+    const struct ibv_path_data* p = optval;
+    log_line(
+        "{\"call\":\"rdma_set_option\",\"option\":\"ib_path\",\"len\":%zu,\"flags\":%u,"
+        "\"sl\":%u,\"mtu\":%u,\"service_id\":%llu}",
+        optlen, p->flags, be16toh(p->path.qosclass_sl) & 0xF, p->path.mtu & 0x3F,
+        (unsigned long long)be64toh(p->path.service_id));
+    queue_event(id, RDMA_CM_EVENT_ROUTE_RESOLVED); /* the kernel does, sync ids included */
+    return 0;
+  }
+  log_line("{\"call\":\"rdma_set_option\",\"level\":%d,\"option\":%d,\"len\":%zu}", level, optname,
+           optlen);
+  return 0;
+}
+
+int rdma_get_cm_event(struct rdma_event_channel* channel, struct rdma_cm_event** event) {
+  struct fake_channel* ch = (struct fake_channel*)channel;
+  if (ch->count == 0) {
+    errno = EAGAIN; /* a real channel would block: the test would hang instead */
+    return -1;
+  }
+  *event = ch->queue[ch->head];
+  ch->head = (ch->head + 1) % MAX_EVENTS;
+  ch->count--;
+  log_line("{\"call\":\"rdma_get_cm_event\",\"event\":\"%s\",\"sync_channel\":%d}",
+           rdma_event_str((*event)->event), ch->private_to_sync_id);
+  return 0;
+}
+
+int rdma_ack_cm_event(struct rdma_cm_event* event) {
+  free(event);
+  return 0;
+}
+
+const char* rdma_event_str(enum rdma_cm_event_type event) {
+  switch (event) {
+    case RDMA_CM_EVENT_ADDR_RESOLVED: return "ADDR_RESOLVED";
+    case RDMA_CM_EVENT_ROUTE_RESOLVED: return "ROUTE_RESOLVED";
+    default: return "OTHER";
+  }
+}
+
+int rdma_connect(struct rdma_cm_id* id, struct rdma_conn_param* param) {
+  (void)id;
+  (void)param;
+  return 0;
+}
+
+int rdma_accept(struct rdma_cm_id* id, struct rdma_conn_param* param) {
+  (void)id;
+  (void)param;
+  return 0;
+}
+
+int rdma_destroy_id(struct rdma_cm_id* id) {
+  struct fake_channel* ch = (struct fake_channel*)id->channel;
+  log_line("{\"call\":\"rdma_destroy_id\",\"pending_events\":%d,\"sync_channel\":%d}", ch->count,
+           ch->private_to_sync_id);
+  if (ch->private_to_sync_id) rdma_destroy_event_channel(id->channel);
+  free(id);
+  return 0;
+}
