@@ -191,8 +191,7 @@ bool resolve_ib(rdma_cm_id* id) {
   in.sgid = id->route.addr.addr.ibaddr.sgid;
   in.dgid = id->route.addr.addr.ibaddr.dgid;
   in.pkey = ntohs(id->route.addr.addr.ibaddr.pkey);
-  in.service_id =
-      effective_service_id(id->ps, address_port(&id->route.addr.dst_addr), st.inputs, l.settings);
+  in.service_id = effective_service_id(id->ps, &id->route.addr.dst_addr, st.inputs, l.settings);
   in.qos_class = effective_qos_class(st.inputs, l.settings);
   if (id->route.addr.src_addr.sa_family == AF_INET6) {
     uint32_t flowinfo = ntohl(id->route.addr.src_sin6.sin6_flowinfo);
@@ -298,8 +297,7 @@ void before_resolve_route(rdma_cm_id* id) {
     if (connecting_socket->qos_class) ids.set_class(id, *connecting_socket->qos_class);
   }
   IdState st = ids.get(id);
-  uint64_t sid =
-      effective_service_id(id->ps, address_port(&id->route.addr.dst_addr), st.inputs, l.settings);
+  uint64_t sid = effective_service_id(id->ps, &id->route.addr.dst_addr, st.inputs, l.settings);
   auto qos_class = effective_qos_class(st.inputs, l.settings);
   auto d = decide_roce(sid, qos_class, id_pkey(id), l.settings);
   auto tos = tos_to_set(d, st.inputs, l.settings);

@@ -2,6 +2,8 @@
 // host-side policy match for RoCE, the CM ports of both sides, and the per-id state.
 #include "rdma-qos/rdmacm-qos/cm_qos.h"
 
+#include <endian.h>
+#include <infiniband/ib.h>
 #include <netinet/in.h>
 
 #include <charconv>
@@ -42,7 +44,17 @@ uint16_t address_port(const sockaddr* addr) {
     return ntohs(reinterpret_cast<const sockaddr_in*>(addr)->sin_port);
   if (addr->sa_family == AF_INET6)
     return ntohs(reinterpret_cast<const sockaddr_in6*>(addr)->sin6_port);
+  if (addr->sa_family == AF_IB) {
+    // The port of an AF_IB address is the low 16 bits of its Service-ID under the mask.
+    const auto* ib = reinterpret_cast<const sockaddr_ib*>(addr);
+    return static_cast<uint16_t>(be64toh(ib->sib_sid) & be64toh(ib->sib_sid_mask) & 0xFFFF);
+  }
   return 0;
+}
+
+std::optional<uint64_t> address_service_id(const sockaddr* addr) {
+  if (addr == nullptr || addr->sa_family != AF_IB) return std::nullopt;
+  return be64toh(reinterpret_cast<const sockaddr_ib*>(addr)->sib_sid);
 }
 
 uint32_t address_flow_label(const sockaddr* addr) {
@@ -115,6 +127,14 @@ uint64_t effective_service_id(int port_space, uint16_t port, const IdInputs& in,
   if (in.service_id_override) return *in.service_id_override;
   if (s.service_id) return *s.service_id;
   return service_id(port_space, port);
+}
+
+uint64_t effective_service_id(int port_space, const sockaddr* dst, const IdInputs& in,
+                              const CmSettings& s) {
+  if (in.service_id_override) return *in.service_id_override;
+  if (s.service_id) return *s.service_id;
+  if (auto sid = address_service_id(dst)) return *sid;
+  return service_id(port_space, address_port(dst));
 }
 
 std::optional<uint16_t> effective_qos_class(const IdInputs& in, const CmSettings& s) {

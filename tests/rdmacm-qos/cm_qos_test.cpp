@@ -3,7 +3,9 @@
 #include "rdma-qos/rdmacm-qos/cm_qos.h"
 
 #include <arpa/inet.h>
+#include <endian.h>
 #include <gtest/gtest.h>
+#include <infiniband/ib.h>
 
 namespace rdmaqos::rdmacm {
 namespace {
@@ -66,6 +68,30 @@ TEST(ServiceId, OverrideWinsOverSettingWinsOverPort) {
   EXPECT_EQ(effective_service_id(kPsTcp, 7471, in, s), 0x42ULL);
   in.service_id_override = 0x43;
   EXPECT_EQ(effective_service_id(kPsTcp, 7471, in, s), 0x43ULL);
+}
+
+TEST(ServiceId, AfIbDestinationCarriesItsOwnServiceId) {
+  sockaddr_ib ib{};
+  ib.sib_family = AF_IB;
+  ib.sib_sid = htobe64(0x1000000000012345ULL);  // not port space << 16 | port
+  ib.sib_sid_mask = htobe64(~0ULL);
+  const auto* addr = reinterpret_cast<const sockaddr*>(&ib);
+  CmSettings s;
+  IdInputs in;
+  EXPECT_EQ(address_service_id(addr), 0x1000000000012345ULL);
+  EXPECT_EQ(address_port(addr), 0x2345);
+  EXPECT_EQ(effective_service_id(kPsIb, addr, in, s), 0x1000000000012345ULL);
+  in.service_id_override = 0x43;  // rdma_qos_set_service_id still wins
+  EXPECT_EQ(effective_service_id(kPsIb, addr, in, s), 0x43ULL);
+}
+
+TEST(ServiceId, IpDestinationGivesPortSpaceAndPort) {
+  sockaddr_in sin{};
+  sin.sin_family = AF_INET;
+  sin.sin_port = htons(7471);
+  const auto* addr = reinterpret_cast<const sockaddr*>(&sin);
+  EXPECT_FALSE(address_service_id(addr));
+  EXPECT_EQ(effective_service_id(kPsTcp, addr, IdInputs{}, CmSettings{}), 0x1061D2FULL);
 }
 
 TEST(QosClass, OverrideThenProgramTosThenSetting) {

@@ -32,6 +32,8 @@ constexpr uint64_t service_id(int port_space, uint16_t port) {
 uint16_t address_port(const sockaddr* addr);
 // The flow label an AF_INET6 address carries (sin6_flowinfo), 0 otherwise.
 uint32_t address_flow_label(const sockaddr* addr);
+// The Service-ID an AF_IB address names (host order); nullopt for any other family.
+std::optional<uint64_t> address_service_id(const sockaddr* addr);
 
 // The CM ports the verbs layer folds into the symmetric label: dport is the service port,
 // sport the active side's source port, on both sides. `local`/`remote` are the id's
@@ -84,6 +86,11 @@ struct CmDecision {
 // The Service-ID and QoS-Class a connection queries with: overrides first, then the program's
 // TOS as QoS-Class, then the settings.
 uint64_t effective_service_id(int port_space, uint16_t port, const IdInputs& in,
+                              const CmSettings& s);
+// The same for an active id's destination address: an AF_IB address carries its own
+// Service-ID (sib_sid, as the kernel's rdma_get_service_id takes it); IP addresses give
+// port space << 16 | port.
+uint64_t effective_service_id(int port_space, const sockaddr* dst, const IdInputs& in,
                               const CmSettings& s);
 std::optional<uint16_t> effective_qos_class(const IdInputs& in, const CmSettings& s);
 
