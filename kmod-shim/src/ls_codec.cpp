@@ -351,12 +351,15 @@ sa::PathQuery to_path_query(const ResolveRequest& r) {
   return q;
 }
 
-std::vector<ReplyPath> reply_paths(PathUse use, std::span<const sa::PathRecord> records) {
+std::vector<ReplyPath> reply_paths(const ResolveRequest& request,
+                                   std::span<const sa::PathRecord> records) {
   if (records.empty()) return {};
-  if (use == PathUse::kUnidirectional)
-    return {ReplyPath{path_flags::kPrimary | path_flags::kOutbound, records[0]}};
-  return {
-      ReplyPath{path_flags::kPrimary | path_flags::kGmp | path_flags::kBidirectional, records[0]}};
+  sa::PathRecord record = records[0];
+  if (request.service_id && record.service_id == 0) record.service_id = *request.service_id;
+  if (request.qos_class && record.qos_class == 0) record.qos_class = *request.qos_class;
+  if (request.path_use == PathUse::kUnidirectional)
+    return {ReplyPath{path_flags::kPrimary | path_flags::kOutbound, record}};
+  return {ReplyPath{path_flags::kPrimary | path_flags::kGmp | path_flags::kBidirectional, record}};
 }
 
 }  // namespace rdmaqos::kmod

@@ -1,7 +1,8 @@
 // The engine of rdma-qos-lsd. One thread owns the netlink socket and every deadline; a worker
-// thread owns the SA client and runs batches of queries through its window. A request whose
-// answer is not back by its deadline gets F_ERR from the socket thread, so a slow or silent SA
-// never holds up the kernel beyond the budget announced with SET_TIMEOUT.
+// thread owns the SA client and streams queries through its window: a new request joins the
+// window while others wait on the SA, and each answer goes back the moment it is in. A request
+// whose answer is not back by its deadline gets F_ERR from the socket thread, so a slow or silent
+// SA never holds up the kernel beyond the budget announced with SET_TIMEOUT.
 #include "rdma-qos/kmod-shim/lsd.h"
 
 #include <fmt/format.h>
@@ -120,24 +121,24 @@ struct LocalServiceDaemon::Impl {
     send(encode_error_reply(seq), "an F_ERR reply");
   }
 
+  sa::Result<std::unique_ptr<sa::Client>> open_client() {
+    if (options.open_client) return options.open_client();
+    return sa::Client::open(options.sa);
+  }
+
   void worker_main() {
     std::unique_ptr<sa::Client> client;
     Clock::time_point last_open{};
     std::string open_error;
     for (;;) {
-      std::vector<Job> batch;
       {
         std::unique_lock<std::mutex> lock(mutex);
         cv.wait(lock, [&] { return quitting || !jobs.empty(); });
         if (quitting) return;
-        while (!jobs.empty() && batch.size() < options.max_batch) {
-          batch.push_back(std::move(jobs.front()));
-          jobs.pop_front();
-        }
       }
       if (!client && Clock::now() - last_open >= std::chrono::seconds(5)) {
         last_open = Clock::now();
-        auto opened = sa::Client::open(options.sa);
+        auto opened = open_client();
         if (opened) {
           client = std::move(*opened);
           say(LogLevel::kInfo,
@@ -148,25 +149,57 @@ struct LocalServiceDaemon::Impl {
           say(LogLevel::kError, "cannot open the umad port for SA queries: " + open_error);
         }
       }
-      std::vector<Done> results;
-      if (client) {
-        std::vector<sa::PathQuery> queries;
-        for (const Job& j : batch) queries.push_back(j.query);
-        auto answers = client->path_records(queries);
-        for (size_t i = 0; i < batch.size(); ++i)
-          results.push_back(Done{batch[i].id, std::move(answers[i])});
-      } else {
-        for (const Job& j : batch)
-          results.push_back(
-              Done{j.id, sa::make_error(sa::ErrorCode::kTransport, "no SA port: " + open_error)});
+      if (!client) {
+        for (Job& j : take_all())
+          post(Done{j.id, sa::make_error(sa::ErrorCode::kTransport, "no SA port: " + open_error)});
+        continue;
       }
-      {
-        std::lock_guard<std::mutex> lock(mutex);
-        for (auto& d : results) done.push_back(std::move(d));
-      }
-      uint64_t one = 1;
-      (void)!write(wake_fd, &one, sizeof one);
+      std::vector<uint64_t> ids;  // pull order -> job id
+      client->execute_stream(
+          [&]() -> std::optional<sa::SaRequest> {
+            for (;;) {
+              std::optional<Job> job = take_one();
+              if (!job) return std::nullopt;
+              auto request = sa::make_path_request(job->query);
+              if (request) {
+                ids.push_back(job->id);
+                return std::move(*request);
+              }
+              post(Done{job->id, request.error()});
+            }
+          },
+          [&](size_t i, sa::Result<sa::SaMad> response) {
+            post(Done{ids[i], response
+                                  ? sa::decode_path_response(*response)
+                                  : sa::Result<std::vector<sa::PathRecord>>(response.error())});
+          },
+          options.intake_poll);
     }
+  }
+
+  std::optional<Job> take_one() {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (quitting || jobs.empty()) return std::nullopt;
+    Job j = std::move(jobs.front());
+    jobs.pop_front();
+    return j;
+  }
+
+  std::vector<Job> take_all() {
+    std::lock_guard<std::mutex> lock(mutex);
+    std::vector<Job> all(std::make_move_iterator(jobs.begin()),
+                         std::make_move_iterator(jobs.end()));
+    jobs.clear();
+    return all;
+  }
+
+  void post(Done d) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      done.push_back(std::move(d));
+    }
+    uint64_t one = 1;
+    (void)!write(wake_fd, &one, sizeof one);
   }
 
   void handle_message(std::span<const uint8_t> bytes) {
@@ -252,7 +285,7 @@ struct LocalServiceDaemon::Impl {
       } else if (d.result->empty()) {
         answer_error(req.seq, "SA returned no path");
       } else {
-        auto paths = reply_paths(req.path_use, *d.result);
+        auto paths = reply_paths(req, *d.result);
         auto reply = encode_resolve_reply(req.seq, paths);
         if (!reply) {
           answer_error(req.seq, "SA path cannot be encoded: " + reply.error().message);

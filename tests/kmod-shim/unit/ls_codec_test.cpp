@@ -358,9 +358,15 @@ TEST(LsReply, SetTimeoutIsARequestWithAHostOrderTimeout) {
   EXPECT_EQ(decode_set_timeout(b).value(), 4200u);
 }
 
+ResolveRequest request_for(PathUse use) {
+  ResolveRequest r;
+  r.path_use = use;
+  return r;
+}
+
 TEST(LsPaths, UnidirectionalGetsPrimaryOutbound) {
   std::vector<sa::PathRecord> records = {sample_record()};
-  auto p = reply_paths(PathUse::kUnidirectional, records);
+  auto p = reply_paths(request_for(PathUse::kUnidirectional), records);
   ASSERT_EQ(p.size(), 1u);
   EXPECT_EQ(p[0].flags, 0x02u | 0x08u);
 }
@@ -368,11 +374,26 @@ TEST(LsPaths, UnidirectionalGetsPrimaryOutbound) {
 TEST(LsPaths, AllAndGmpGetPrimaryGmpBidirectional) {
   std::vector<sa::PathRecord> records = {sample_record()};
   for (auto use : {PathUse::kAll, PathUse::kGmp}) {
-    auto p = reply_paths(use, records);
+    auto p = reply_paths(request_for(use), records);
     ASSERT_EQ(p.size(), 1u);
     EXPECT_EQ(p[0].flags, 0x01u | 0x02u | 0x08u | 0x20u);
   }
-  EXPECT_TRUE(reply_paths(PathUse::kAll, {}).empty());
+  EXPECT_TRUE(reply_paths(request_for(PathUse::kAll), {}).empty());
+}
+
+TEST(LsPaths, RequestQosClassAndServiceIdFillWhatTheSaLeftOut) {
+  auto sa_answer = sample_record();
+  sa_answer.qos_class = 0;
+  sa_answer.service_id = 0;
+  auto req = request_for(PathUse::kAll);
+  req.qos_class = 7;
+  req.service_id = 0x1060CBC;
+  std::vector<sa::PathRecord> records = {sa_answer};
+  auto p = reply_paths(req, records);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].record.qos_class, 7);
+  EXPECT_EQ(p[0].record.service_id, 0x1060CBCu);
+  EXPECT_EQ(p[0].record.sl, 5);
 }
 
 TEST(LsQuery, CarriesServiceIdQosClassAndTheRestToTheSa) {

@@ -101,9 +101,12 @@ std::vector<uint8_t> encode_resolve_request(const ResolveRequest& request);
 // the path serves both directions, one path.
 sa::PathQuery to_path_query(const ResolveRequest& request);
 
-// The PathRecord attributes the kernel accepts for `use`, from the SA's answer (the first
-// record): UNIDIRECTIONAL -> PRIMARY|OUTBOUND; ALL and GMP -> PRIMARY|GMP|BIDIRECTIONAL (a
-// reversible path serves the GMPs and both data directions). Empty when `records` is.
-std::vector<ReplyPath> reply_paths(PathUse use, std::span<const sa::PathRecord> records);
+// The PathRecord attributes the kernel accepts for the request's path_use, from the SA's answer
+// (the first record): UNIDIRECTIONAL -> PRIMARY|OUTBOUND; ALL and GMP ->
+// PRIMARY|GMP|BIDIRECTIONAL (a reversible path serves the GMPs and both data directions).
+// The request's Service-ID and QoS-Class fill the record where the SA left them zero (OpenSM
+// does not echo the QoS class). Empty when `records` is.
+std::vector<ReplyPath> reply_paths(const ResolveRequest& request,
+                                   std::span<const sa::PathRecord> records);
 
 }  // namespace rdmaqos::kmod

@@ -1,7 +1,7 @@
 // rdma-qos-lsd's engine: listens for the kernel's RESOLVE requests on the local-service netlink
 // group, asks the SA (sa-client, Service-ID and QoS-Class included) on a worker thread with
-// many queries in flight, and answers every request, with F_ERR when it cannot, before a
-// deadline well inside the kernel's timeout.
+// many queries in flight (new ones join the window while slow ones wait), and answers every
+// request, with F_ERR when it cannot, before a deadline well inside the kernel's timeout.
 #pragma once
 
 #include <chrono>
@@ -26,7 +26,10 @@ struct LsdOptions {
   uint32_t kernel_port = 0;
   int inherited_fd = -1;  // a socket passed by systemd (ListenNetlink=rdma 4); -1: open one
   std::chrono::milliseconds responder_check{std::chrono::seconds(30)};
-  size_t max_batch = 64;  // requests handed to the SA client at once
+  // How often the SA worker looks for new requests while its window waits on slow ones.
+  std::chrono::milliseconds intake_poll{5};
+  // Opens the SA client; default: sa::Client::open(sa). Tests pass a fake transport.
+  std::function<sa::Result<std::unique_ptr<sa::Client>>()> open_client;
 };
 
 // How long the daemon lets one request take before answering F_ERR: every SA attempt, plus a
