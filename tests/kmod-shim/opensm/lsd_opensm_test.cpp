@@ -158,6 +158,7 @@ TEST_F(LsdOpenSm, ServiceIdAndQosClassRulesReachTheKernelsPaths) {
   auto gold = request(12, PathUse::kAll);
   gold.qos_class = 7;
   auto plain = request(13, PathUse::kGmp);
+  plain.tclass = 0x20;  // rdma_cm over IPv6 puts the TOS here
   auto ud = request(14, PathUse::kUnidirectional);
   ud.service_id = 0x0000000001060CBCULL;
   // All in flight at once.
@@ -195,6 +196,8 @@ TEST_F(LsdOpenSm, ServiceIdAndQosClassRulesReachTheKernelsPaths) {
   ASSERT_EQ(p.paths.size(), 1u);
   EXPECT_EQ(p.paths[0].flags, kGmpBidirectional);
   EXPECT_EQ(p.paths[0].record.sl, 0);
+  // The SA decides the traffic class (OpenSM: its level's, 0 here); the kernel takes the SA's.
+  EXPECT_EQ(p.paths[0].record.tclass, 0);
 
   const auto& u = got[14].first;
   ASSERT_FALSE(u.error);
