@@ -121,11 +121,10 @@ int main(int argc, char** argv) {
   options.sa.retries =
       sa_retries.value_or(static_cast<int>(parse_number(cfg.text("sa_retries")).value_or(2)));
   options.sa.window = 32;
+  options.inherited_fd = systemd_socket();
   if (usersock_kernel_port) {
     options.netlink_family = 2;  // NETLINK_USERSOCK
     options.kernel_port = *usersock_kernel_port;
-  } else {
-    options.inherited_fd = systemd_socket();
   }
 
   const bool to_stderr = foreground;
