@@ -34,15 +34,24 @@ namespace rdmaqos::kmod {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
+namespace {
+constexpr milliseconds kKernelTimeoutMax{200000};
+constexpr milliseconds kKernelMargin{1000};
+}  // namespace
+
 std::chrono::milliseconds answer_budget(const LsdOptions& o) {
   const int attempts = std::max(o.sa.retries, 0) + 1;
   const milliseconds attempt = o.sa.timeout.value_or(sa::kBootstrapTimeout);
   // Backoffs between attempts double from o.sa.backoff; 100 ms covers the rest of the way.
-  return attempt * attempts + o.sa.backoff * (1 << std::min(attempts, 10)) + milliseconds(100);
+  const milliseconds budget =
+      attempt * attempts + o.sa.backoff * (1 << std::min(attempts, 10)) + milliseconds(100);
+  // The kernel caps the timeout it accepts at 200 s (IB_SA_LOCAL_SVC_TIMEOUT_MAX): the F_ERR
+  // must still come before that.
+  return std::min(budget, kKernelTimeoutMax - kKernelMargin);
 }
 
 std::chrono::milliseconds kernel_timeout(const LsdOptions& o) {
-  return answer_budget(o) + milliseconds(1000);
+  return answer_budget(o) + kKernelMargin;
 }
 
 namespace {

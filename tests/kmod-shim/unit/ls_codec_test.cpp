@@ -419,6 +419,14 @@ TEST(LsQuery, UnidirectionalAsksNoReversiblePath) {
   EXPECT_EQ(q.comp_mask, 1ULL << 2 | 1 << 3 | 1 << 12);
 }
 
+TEST(LsTiming, StaysUnderTheKernelsMaximumTimeout) {
+  LsdOptions o;
+  o.sa.timeout = std::chrono::milliseconds(60000);
+  o.sa.retries = 10;
+  EXPECT_LE(kernel_timeout(o), std::chrono::milliseconds(200000));
+  EXPECT_LT(answer_budget(o), kernel_timeout(o));
+}
+
 TEST(LsTiming, ErrorAnswerComesBeforeTheKernelTimeout) {
   LsdOptions o;
   o.sa.timeout = std::chrono::milliseconds(1000);
