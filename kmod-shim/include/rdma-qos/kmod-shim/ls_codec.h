@@ -104,6 +104,9 @@ sa::PathQuery to_path_query(const ResolveRequest& request);
 // The PathRecord attributes the kernel accepts for the request's path_use, from the SA's answer
 // (the first record): UNIDIRECTIONAL -> PRIMARY|OUTBOUND; ALL and GMP ->
 // PRIMARY|GMP|BIDIRECTIONAL (a reversible path serves the GMPs and both data directions).
+// That one record satisfies every kernel: before 6.1, ALL needs all of those flags; from 6.1,
+// ALL takes up to three PRIMARY records and uses the GMP one as the route's path (INBOUND and
+// OUTBOUND ones are optional per-direction paths, not asked for here).
 // The request's Service-ID and QoS-Class fill the record where the SA left them zero (OpenSM
 // does not echo the QoS class). Empty when `records` is.
 std::vector<ReplyPath> reply_paths(const ResolveRequest& request,
