@@ -89,7 +89,7 @@ struct LocalServiceDaemon::Impl {
   LsdOptions options;
   LogSink log;
   nl_sock* sock = nullptr;
-  int wake_fd = -1;  // the worker finished a batch
+  int wake_fd = -1;  // the worker has answers in `done`
   int stop_fd = -1;
   uint32_t next_seq = 1;
   uint64_t next_id = 1;
@@ -164,6 +164,7 @@ struct LocalServiceDaemon::Impl {
         continue;
       }
       std::vector<uint64_t> ids;  // pull order -> job id
+      bool port_failed = false;
       client->execute_stream(
           [&]() -> std::optional<sa::SaRequest> {
             for (;;) {
@@ -178,11 +179,19 @@ struct LocalServiceDaemon::Impl {
             }
           },
           [&](size_t i, sa::Result<sa::SaMad> response) {
+            if (!response && response.error().code == sa::ErrorCode::kTransport) port_failed = true;
             post(Done{ids[i], response
                                   ? sa::decode_path_response(*response)
                                   : sa::Result<std::vector<sa::PathRecord>>(response.error())});
           },
           options.intake_poll);
+      if (port_failed) {
+        // The umad port failed (device gone, driver reloaded): open it again for the next
+        // requests rather than failing every one of them from now on.
+        say(LogLevel::kError, "the umad port failed; reopening it for the next request");
+        client.reset();
+        last_open = {};
+      }
     }
   }
 
