@@ -213,20 +213,37 @@ std::vector<Result<SaMad>> Client::execute(std::span<const SaRequest> requests) 
     cpi_tried_ = true;
     (void)class_port_info();
   }
+  std::vector<std::optional<Result<SaMad>>> results(requests.size());
+  size_t next = 0;
+  execute_stream(
+      [&]() -> std::optional<SaRequest> {
+        if (next == requests.size()) return std::nullopt;
+        return requests[next++];
+      },
+      [&](size_t i, Result<SaMad> r) { results[i] = std::move(r); });
+  std::vector<Result<SaMad>> out;
+  out.reserve(results.size());
+  for (auto& r : results) out.push_back(std::move(*r));
+  return out;
+}
+
+void Client::execute_stream(const RequestSource& next_request, const ResponseHandler& on_response,
+                            std::optional<std::chrono::milliseconds> poll) {
+  maybe_refresh_port();
   const milliseconds timeout = attempt_timeout();
   const uint16_t dlid = sa_lid();
   const uint8_t sl = transport_->port().sm_sl;
   const int max_attempts = options_.retries + 1;
 
-  std::vector<std::optional<Result<SaMad>>> results(requests.size());
   std::unordered_map<uint32_t, Pending> active;
-  size_t next = 0, done = 0;
+  size_t pulled = 0;
+  bool source_empty = false;
 
   auto finish = [&](uint32_t tid, Result<SaMad> r) {
     auto it = active.find(tid);
-    results[it->second.index] = std::move(r);
+    size_t index = it->second.index;
     active.erase(it);
-    ++done;
+    on_response(index, std::move(r));
   };
   auto backoff = [&](int attempts) { return options_.backoff * (1 << std::min(attempts, 10)); };
   // Sends (or resends) a pending request; a failed send is retried after a backoff.
@@ -256,9 +273,15 @@ std::vector<Result<SaMad>> Client::execute(std::span<const SaRequest> requests) 
     p.due = Clock::now() + backoff(p.attempts - 1);
   };
 
-  while (done < requests.size()) {
-    while (active.size() < options_.window && next < requests.size()) {
-      const SaRequest& req = requests[next];
+  for (;;) {
+    source_empty = false;
+    while (active.size() < options_.window) {
+      auto pulled_request = next_request();
+      if (!pulled_request) {
+        source_empty = true;
+        break;
+      }
+      const SaRequest& req = *pulled_request;
       SaMad m;
       m.mad.method = req.method;
       m.mad.attr_id = req.attr_id;
@@ -274,28 +297,30 @@ std::vector<Result<SaMad>> Client::execute(std::span<const SaRequest> requests) 
         m.rmpp.payload_length = static_cast<uint32_t>(kSaHeaderSize + req.data.size());
       }
       Pending p;
-      p.index = next++;
+      p.index = pulled++;
       p.bytes = encode_sa_mad(m);
       p.first_sent = Clock::now();
       auto [it, inserted] = active.emplace(tid, std::move(p));
       (void)inserted;
       transmit(tid, it->second);
     }
-    if (active.empty()) continue;
+    if (active.empty()) {
+      if (source_empty) break;
+      continue;
+    }
 
     auto earliest = std::min_element(active.begin(), active.end(), [](auto& a, auto& b) {
                       return a.second.due < b.second.due;
                     })->second.due;
     auto now = Clock::now();
     auto wait = earliest > now ? std::chrono::ceil<milliseconds>(earliest - now) : milliseconds(0);
+    if (poll && active.size() < options_.window) wait = std::min(wait, *poll);
     auto received = transport_->receive(wait);
     if (!received) {
-      // The port itself failed: nothing outstanding can complete.
+      // The port itself failed: nothing outstanding, nor anything still in the source, can
+      // complete.
       while (!active.empty()) finish(active.begin()->first, received.error());
-      while (next < requests.size()) {
-        results[next++] = received.error();
-        ++done;
-      }
+      while (auto rest = next_request()) on_response(pulled++, received.error());
       break;
     }
     if (*received) {
@@ -359,11 +384,6 @@ std::vector<Result<SaMad>> Client::execute(std::span<const SaRequest> requests) 
       }
     }
   }
-
-  std::vector<Result<SaMad>> out;
-  out.reserve(results.size());
-  for (auto& r : results) out.push_back(std::move(*r));
-  return out;
 }
 
 }  // namespace rdmaqos::sa

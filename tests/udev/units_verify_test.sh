@@ -4,6 +4,7 @@
 set -euo pipefail
 dir=$1
 bin=$2
+lsd=${3:-}
 fail() { echo "FAIL: $*"; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -15,4 +16,21 @@ echo "$out"
 # anything about our own file is a failure.
 if grep -E "rdma-qos-kernel@rxe0.service:[0-9]+" <<<"$out"; then fail "unit file problems"; fi
 if grep -qiE "unknown (key|section)|invalid|not executable|no such file" <<<"$out"; then fail "verify"; fi
+
+# rdma-qos-lsd: the socket holds the kernel's path-query group, the service runs the daemon
+# with only CAP_NET_ADMIN, after rdma-hw.target.
+if [ -n "$lsd" ]; then
+    cp "$dir/rdma-qos-lsd.socket" "$dir/rdma-qos-lsd.service" "$work/"
+    grep -qx "ListenNetlink=rdma 4" "$work/rdma-qos-lsd.socket" || fail "ListenNetlink"
+    grep -qx "ExecStart=$lsd --foreground" "$work/rdma-qos-lsd.service" || fail "lsd ExecStart"
+    grep -qx "CapabilityBoundingSet=CAP_NET_ADMIN" "$work/rdma-qos-lsd.service" || fail "capabilities"
+    grep -q "^After=.*rdma-hw.target" "$work/rdma-qos-lsd.service" || fail "ordering"
+    out=$(cd "$work" && SYSTEMD_LOG_LEVEL=warning systemd-analyze verify --man=no \
+        "$work/rdma-qos-lsd.socket" "$work/rdma-qos-lsd.service" 2>&1 || true)
+    echo "$out"
+    if grep -E "rdma-qos-lsd\.(socket|service):[0-9]+" <<<"$out"; then fail "lsd unit file problems"; fi
+    if grep -qiE "unknown (key|section)|invalid|not executable|no such file|failed to parse" <<<"$out"; then
+        fail "lsd verify"
+    fi
+fi
 echo PASS

@@ -97,6 +97,15 @@ class Client {
   // The engine: sends every request (windowed, retried) and returns each response MAD.
   // A non-zero MAD status is an error (kMadStatus, message with the status name).
   std::vector<Result<SaMad>> execute(std::span<const SaRequest> requests);
+  // The engine for a stream of requests: pulls the next request from `next_request` whenever
+  // the window has room (nullopt: none now), hands each response to `on_response` with the
+  // request's index in pull order as soon as it completes, and returns once the source is empty
+  // and nothing is outstanding. With `poll`, the source is asked again at least that often
+  // while requests are outstanding, so new requests join a window held by a slow one.
+  using RequestSource = std::function<std::optional<SaRequest>()>;
+  using ResponseHandler = std::function<void(size_t, Result<SaMad>)>;
+  void execute_stream(const RequestSource& next_request, const ResponseHandler& on_response,
+                      std::optional<std::chrono::milliseconds> poll = std::nullopt);
 
  private:
   struct Impl;

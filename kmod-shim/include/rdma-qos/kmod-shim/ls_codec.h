@@ -1,0 +1,115 @@
+// The kernel's "local service" path-query protocol over RDMA netlink (uapi rdma/rdma_netlink.h,
+// rdma/ib_user_sa.h): RESOLVE requests in, PathRecord / error replies and SET_TIMEOUT out.
+// Pure codecs over bytes, no sockets.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "rdma-qos/sa-client/client.h"
+#include "rdma-qos/sa-client/gid.h"
+#include "rdma-qos/sa-client/path_record.h"
+#include "rdma-qos/sa-client/result.h"
+
+namespace rdmaqos::kmod {
+
+using sa::Result;
+
+// Values of the uapi header, restated so the codec's users need not include it.
+constexpr uint16_t kResolveType = 0x1000;     // RDMA_NL_GET_TYPE(RDMA_NL_LS, RESOLVE)
+constexpr uint16_t kSetTimeoutType = 0x1001;  // RDMA_NL_GET_TYPE(RDMA_NL_LS, SET_TIMEOUT)
+constexpr uint16_t kFlagErr = 0x0100;         // RDMA_NL_LS_F_ERR
+constexpr unsigned kGroupLs = 3;              // RDMA_NL_GROUP_LS
+constexpr int kNetlinkRdma = 20;              // NETLINK_RDMA
+
+enum class PathUse : uint8_t { kAll = 0, kUnidirectional = 1, kGmp = 2 };
+
+// struct ib_path_rec_data flags (rdma/ib_user_sa.h).
+namespace path_flags {
+constexpr uint32_t kGmp = 1u << 0;
+constexpr uint32_t kPrimary = 1u << 1;
+constexpr uint32_t kAlternate = 1u << 2;
+constexpr uint32_t kOutbound = 1u << 3;
+constexpr uint32_t kInbound = 1u << 4;
+constexpr uint32_t kInboundReverse = 1u << 5;
+constexpr uint32_t kBidirectional = kOutbound | kInboundReverse;
+}  // namespace path_flags
+
+// The netlink header of any message (what an error reply needs even when the body is bad).
+struct MessageHeader {
+  uint32_t length = 0;
+  uint16_t type = 0;
+  uint16_t flags = 0;
+  uint32_t seq = 0;
+  uint32_t port_id = 0;
+};
+
+// A decoded RESOLVE request: the rdma_ls_resolve_header and the attributes the kernel put in
+// (each present only when the query's component mask had it).
+struct ResolveRequest {
+  uint32_t seq = 0;
+  std::string device;  // device_name, without the padding
+  uint8_t port_num = 0;
+  PathUse path_use = PathUse::kAll;
+  std::optional<uint64_t> service_id;
+  std::optional<sa::Gid> dgid;
+  std::optional<sa::Gid> sgid;
+  std::optional<uint8_t> tclass;
+  std::optional<uint16_t> pkey;
+  std::optional<uint16_t> qos_class;  // 12 bits, right-aligned as the kernel sends it
+
+  bool operator==(const ResolveRequest&) const = default;
+};
+
+// One PathRecord attribute of a reply: struct ib_path_rec_data.
+struct ReplyPath {
+  uint32_t flags = 0;
+  sa::PathRecord record;
+};
+
+// The header of the first message in `bytes`, when at least a whole nlmsghdr is there.
+std::optional<MessageHeader> peek_header(std::span<const uint8_t> bytes);
+
+// Decodes one RESOLVE request (one netlink message; bytes past nlmsg_len are ignored). Every
+// attribute is checked for length and range; the MANDATORY flag is masked off; an unknown
+// mandatory attribute, a duplicate, a missing SGID or DGID, or trailing garbage is an error.
+Result<ResolveRequest> decode_resolve_request(std::span<const uint8_t> message);
+
+// A reply carrying `paths` (LS_NLA_TYPE_PATH_RECORD attributes, no family header).
+Result<std::vector<uint8_t>> encode_resolve_reply(uint32_t seq, std::span<const ReplyPath> paths);
+// A reply with RDMA_NL_LS_F_ERR: the kernel then asks the SA itself.
+std::vector<uint8_t> encode_error_reply(uint32_t seq);
+// SET_TIMEOUT (NLM_F_REQUEST, LS_NLA_TYPE_TIMEOUT in milliseconds).
+std::vector<uint8_t> encode_set_timeout(uint32_t seq, uint32_t timeout_ms);
+
+// Decoders of what this side sends, for tests and for a peer playing the kernel.
+struct DecodedReply {
+  MessageHeader header;
+  bool error = false;
+  std::vector<ReplyPath> paths;
+};
+Result<DecodedReply> decode_resolve_reply(std::span<const uint8_t> message);
+Result<uint32_t> decode_set_timeout(std::span<const uint8_t> message);
+// A RESOLVE request as the kernel's sa_query.c builds it (tests, the fuzzer's seeds).
+std::vector<uint8_t> encode_resolve_request(const ResolveRequest& request);
+
+// The SA query a request stands for: SGID, DGID and every attribute present, Reversible when
+// the path serves both directions, one path.
+sa::PathQuery to_path_query(const ResolveRequest& request);
+
+// The PathRecord attributes the kernel accepts for the request's path_use, from the SA's answer
+// (the first record): UNIDIRECTIONAL -> PRIMARY|OUTBOUND; ALL and GMP ->
+// PRIMARY|GMP|BIDIRECTIONAL (a reversible path serves the GMPs and both data directions).
+// That one record satisfies every kernel: before 6.1, ALL needs all of those flags; from 6.1,
+// ALL takes up to three PRIMARY records and uses the GMP one as the route's path (INBOUND and
+// OUTBOUND ones are optional per-direction paths, not asked for here).
+// The request's Service-ID and QoS-Class fill the record where the SA left them zero (OpenSM
+// does not echo the QoS class). Empty when `records` is.
+std::vector<ReplyPath> reply_paths(const ResolveRequest& request,
+                                   std::span<const sa::PathRecord> records);
+
+}  // namespace rdmaqos::kmod

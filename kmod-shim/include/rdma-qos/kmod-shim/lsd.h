@@ -1,0 +1,63 @@
+// rdma-qos-lsd's engine: listens for the kernel's RESOLVE requests on the local-service netlink
+// group, asks the SA (sa-client, Service-ID and QoS-Class included) on a worker thread with
+// many queries in flight (new ones join the window while slow ones wait), and answers every
+// request, with F_ERR when it cannot, before a deadline well inside the kernel's timeout.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "rdma-qos/sa-client/client.h"
+#include "rdma-qos/sa-client/result.h"
+
+namespace rdmaqos::kmod {
+
+enum class LogLevel { kError = 0, kWarn = 1, kInfo = 2, kDebug = 3 };
+using LogSink = std::function<void(LogLevel, const std::string&)>;
+
+struct LsdOptions {
+  sa::ClientOptions sa;  // umad port, SA LID, per-attempt timeout, retries, window
+  // Netlink family and the peer that plays the kernel: NETLINK_RDMA and port 0 in production;
+  // tests use NETLINK_USERSOCK and the port of their simulated kernel.
+  int netlink_family = 20;
+  uint32_t kernel_port = 0;
+  int inherited_fd = -1;  // a socket passed by systemd (ListenNetlink=rdma 4); -1: open one
+  std::chrono::milliseconds responder_check{std::chrono::seconds(30)};
+  // How often the SA worker looks for new requests while its window waits on slow ones.
+  std::chrono::milliseconds intake_poll{5};
+  // Opens the SA client; default: sa::Client::open(sa). Tests pass a fake transport.
+  std::function<sa::Result<std::unique_ptr<sa::Client>>()> open_client;
+};
+
+// How long the daemon lets one request take before answering F_ERR: every SA attempt, plus a
+// little; and the timeout it asks the kernel to use (SET_TIMEOUT): that budget plus a margin,
+// so the F_ERR arrives while the kernel still waits for it.
+std::chrono::milliseconds answer_budget(const LsdOptions& options);
+std::chrono::milliseconds kernel_timeout(const LsdOptions& options);
+
+class LocalServiceDaemon {
+ public:
+  // Opens (or adopts) the netlink socket and joins the group. The SA port is opened by the
+  // worker, again after failures, so the daemon starts (and answers F_ERR) without one.
+  static sa::Result<std::unique_ptr<LocalServiceDaemon>> create(LsdOptions options, LogSink log);
+  ~LocalServiceDaemon();
+  LocalServiceDaemon(const LocalServiceDaemon&) = delete;
+  LocalServiceDaemon& operator=(const LocalServiceDaemon&) = delete;
+
+  // Serves until stop(); returns 0, or 1 after a fatal socket error.
+  int run();
+  // Async-signal-safe.
+  void stop();
+
+  uint32_t local_port() const;
+
+ private:
+  struct Impl;
+  explicit LocalServiceDaemon(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rdmaqos::kmod

@@ -1,0 +1,464 @@
+// The engine of rdma-qos-lsd. One thread owns the netlink socket and every deadline; a worker
+// thread owns the SA client and streams queries through its window: a new request joins the
+// window while others wait on the SA, and each answer goes back the moment it is in. A request
+// whose answer is not back by its deadline gets F_ERR from the socket thread, so a slow or silent
+// SA never holds up the kernel beyond the budget announced with SET_TIMEOUT.
+#include "rdma-qos/kmod-shim/lsd.h"
+
+#include <fmt/format.h>
+#include <netlink/msg.h>
+#include <netlink/netlink.h>
+#include <netlink/socket.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "rdma-qos/kmod-shim/ls_codec.h"
+#include "rdma-qos/kmod-shim/responders.h"
+#include "rdma-qos/sa-client/gid.h"
+
+namespace rdmaqos::kmod {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+namespace {
+constexpr milliseconds kKernelTimeoutMax{200000};
+constexpr milliseconds kKernelMargin{1000};
+}  // namespace
+
+std::chrono::milliseconds answer_budget(const LsdOptions& o) {
+  const int attempts = std::max(o.sa.retries, 0) + 1;
+  const milliseconds attempt = o.sa.timeout.value_or(sa::kBootstrapTimeout);
+  // Backoffs between attempts double from o.sa.backoff; 100 ms covers the rest of the way.
+  const milliseconds budget =
+      attempt * attempts + o.sa.backoff * (1 << std::min(attempts, 10)) + milliseconds(100);
+  // The kernel caps the timeout it accepts at 200 s (IB_SA_LOCAL_SVC_TIMEOUT_MAX): the F_ERR
+  // must still come before that.
+  return std::min(budget, kKernelTimeoutMax - kKernelMargin);
+}
+
+std::chrono::milliseconds kernel_timeout(const LsdOptions& o) {
+  return answer_budget(o) + kKernelMargin;
+}
+
+namespace {
+
+struct Job {
+  uint64_t id = 0;
+  sa::PathQuery query;
+};
+
+struct Done {
+  uint64_t id = 0;
+  sa::Result<std::vector<sa::PathRecord>> result;
+};
+
+struct Pending {
+  ResolveRequest request;
+  Clock::time_point deadline;
+};
+
+std::string describe(const ResolveRequest& r) {
+  std::string s = fmt::format("seq {} {}:{} {} -> {}", r.seq, r.device, r.port_num,
+                              sa::format_gid(r.sgid.value_or(sa::Gid{})),
+                              sa::format_gid(r.dgid.value_or(sa::Gid{})));
+  if (r.service_id) s += fmt::format(" sid {:#x}", *r.service_id);
+  if (r.qos_class) s += fmt::format(" qos-class {}", *r.qos_class);
+  if (r.tclass) s += fmt::format(" tclass {}", *r.tclass);
+  if (r.pkey) s += fmt::format(" pkey {:#06x}", *r.pkey);
+  s += fmt::format(" use {}", static_cast<int>(r.path_use));
+  return s;
+}
+
+}  // namespace
+
+struct LocalServiceDaemon::Impl {
+  LsdOptions options;
+  LogSink log;
+  nl_sock* sock = nullptr;
+  int wake_fd = -1;  // the worker has answers in `done`
+  int stop_fd = -1;
+  uint32_t next_seq = 1;
+  uint64_t next_id = 1;
+  std::map<uint64_t, Pending> pending;
+  std::set<uint32_t> reported_responders;
+
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::deque<Job> jobs;
+  std::vector<Done> done;
+  bool quitting = false;
+  std::thread worker;
+
+  ~Impl() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      quitting = true;
+    }
+    cv.notify_all();
+    if (worker.joinable()) worker.join();
+    if (sock) nl_socket_free(sock);
+    if (wake_fd >= 0) close(wake_fd);
+    if (stop_fd >= 0) close(stop_fd);
+  }
+
+  void say(LogLevel level, const std::string& message) {
+    if (log) log(level, message);
+  }
+
+  void send(const std::vector<uint8_t>& bytes, const char* what) {
+    int rc = nl_sendto(sock, const_cast<uint8_t*>(bytes.data()), bytes.size());
+    if (rc < 0) say(LogLevel::kError, fmt::format("sending {}: {}", what, nl_geterror(rc)));
+  }
+
+  void answer_error(uint32_t seq, const std::string& why) {
+    say(LogLevel::kWarn,
+        fmt::format("seq {}: F_ERR (the kernel asks the SA itself): {}", seq, why));
+    send(encode_error_reply(seq), "an F_ERR reply");
+  }
+
+  sa::Result<std::unique_ptr<sa::Client>> open_client() {
+    if (options.open_client) return options.open_client();
+    return sa::Client::open(options.sa);
+  }
+
+  void worker_main() {
+    std::unique_ptr<sa::Client> client;
+    Clock::time_point last_open{};
+    std::string open_error;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        cv.wait(lock, [&] { return quitting || !jobs.empty(); });
+        if (quitting) return;
+      }
+      if (!client && Clock::now() - last_open >= std::chrono::seconds(5)) {
+        last_open = Clock::now();
+        auto opened = open_client();
+        if (opened) {
+          client = std::move(*opened);
+          say(LogLevel::kInfo,
+              fmt::format("SA client on {} port {} (LID {}), SA LID {}", client->port().ca,
+                          client->port().port, client->port().lid, client->sa_lid()));
+        } else {
+          open_error = opened.error().message;
+          say(LogLevel::kError, "cannot open the umad port for SA queries: " + open_error);
+        }
+      }
+      if (!client) {
+        for (Job& j : take_all())
+          post(Done{j.id, sa::make_error(sa::ErrorCode::kTransport, "no SA port: " + open_error)});
+        continue;
+      }
+      std::vector<uint64_t> ids;  // pull order -> job id
+      bool port_failed = false;
+      client->execute_stream(
+          [&]() -> std::optional<sa::SaRequest> {
+            for (;;) {
+              std::optional<Job> job = take_one();
+              if (!job) return std::nullopt;
+              auto request = sa::make_path_request(job->query);
+              if (request) {
+                ids.push_back(job->id);
+                return std::move(*request);
+              }
+              post(Done{job->id, request.error()});
+            }
+          },
+          [&](size_t i, sa::Result<sa::SaMad> response) {
+            if (!response && response.error().code == sa::ErrorCode::kTransport) port_failed = true;
+            post(Done{ids[i], response
+                                  ? sa::decode_path_response(*response)
+                                  : sa::Result<std::vector<sa::PathRecord>>(response.error())});
+          },
+          options.intake_poll);
+      if (port_failed) {
+        // The umad port failed (device gone, driver reloaded): open it again for the next
+        // requests rather than failing every one of them from now on.
+        say(LogLevel::kError, "the umad port failed; reopening it for the next request");
+        client.reset();
+        last_open = {};
+      }
+    }
+  }
+
+  std::optional<Job> take_one() {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (quitting || jobs.empty()) return std::nullopt;
+    Job j = std::move(jobs.front());
+    jobs.pop_front();
+    return j;
+  }
+
+  std::vector<Job> take_all() {
+    std::lock_guard<std::mutex> lock(mutex);
+    std::vector<Job> all(std::make_move_iterator(jobs.begin()),
+                         std::make_move_iterator(jobs.end()));
+    jobs.clear();
+    return all;
+  }
+
+  void post(Done d) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      done.push_back(std::move(d));
+    }
+    uint64_t one = 1;
+    (void)!write(wake_fd, &one, sizeof one);
+  }
+
+  void handle_message(std::span<const uint8_t> bytes) {
+    auto header = peek_header(bytes);
+    if (!header) return;
+    if (header->type == NLMSG_ERROR || header->type == NLMSG_NOOP || header->type == NLMSG_DONE) {
+      say(LogLevel::kDebug, fmt::format("netlink control message type {}", header->type));
+      return;
+    }
+    if (header->type != kResolveType || !(header->flags & NLM_F_REQUEST)) {
+      say(LogLevel::kDebug, fmt::format("ignored message type 0x{:04x} flags 0x{:04x} seq {}",
+                                        header->type, header->flags, header->seq));
+      return;
+    }
+    auto request = decode_resolve_request(bytes);
+    if (!request) {
+      answer_error(header->seq, "bad request: " + request.error().message);
+      return;
+    }
+    say(LogLevel::kDebug, "request " + describe(*request));
+    uint64_t id = next_id++;
+    Job job{id, to_path_query(*request)};
+    pending.emplace(id, Pending{std::move(*request), Clock::now() + answer_budget(options)});
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      jobs.push_back(std::move(job));
+    }
+    cv.notify_one();
+  }
+
+  // Reads every datagram queued on the socket.
+  bool drain_socket() {
+    for (;;) {
+      sockaddr_nl from{};
+      unsigned char* buf = nullptr;
+      int n = nl_recv(sock, &from, &buf, nullptr);
+      if (n == -NLE_AGAIN || n == 0) return true;
+      if (n < 0) {
+        free(buf);
+        if (n == -NLE_NOMEM || n == -NLE_INTR) {
+          // ENOBUFS: the kernel dropped requests; it times them out and asks the SA itself.
+          say(LogLevel::kWarn, fmt::format("netlink receive: {}", nl_geterror(n)));
+          continue;
+        }
+        say(LogLevel::kError, fmt::format("netlink receive: {}", nl_geterror(n)));
+        return false;
+      }
+      std::unique_ptr<unsigned char, void (*)(void*)> owned(buf, free);
+      if (from.nl_pid != options.kernel_port) {
+        say(LogLevel::kDebug, fmt::format("ignored {} bytes from netlink port {}", n, from.nl_pid));
+        continue;
+      }
+      // A datagram may carry several messages.
+      std::span<const uint8_t> rest(buf, static_cast<size_t>(n));
+      while (auto h = peek_header(rest)) {
+        size_t len = NLMSG_ALIGN(h->length);
+        if (h->length < NLMSG_HDRLEN || h->length > rest.size()) {
+          // Unusable framing: answer the one request it names, drop the rest.
+          handle_message(rest);
+          break;
+        }
+        handle_message(rest.first(h->length));
+        if (len >= rest.size()) break;
+        rest = rest.subspan(len);
+      }
+    }
+  }
+
+  void collect_answers() {
+    uint64_t count;
+    (void)!read(wake_fd, &count, sizeof count);
+    std::vector<Done> finished;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      finished.swap(done);
+    }
+    for (Done& d : finished) {
+      auto it = pending.find(d.id);
+      if (it == pending.end()) continue;  // already answered F_ERR at its deadline
+      const ResolveRequest& req = it->second.request;
+      if (!d.result) {
+        answer_error(req.seq, "SA: " + d.result.error().message);
+      } else if (d.result->empty()) {
+        answer_error(req.seq, "SA returned no path");
+      } else {
+        auto paths = reply_paths(req, *d.result);
+        auto reply = encode_resolve_reply(req.seq, paths);
+        if (!reply) {
+          answer_error(req.seq, "SA path cannot be encoded: " + reply.error().message);
+        } else {
+          const auto& p = paths[0].record;
+          say(LogLevel::kInfo,
+              fmt::format("{}: sl {} qos-class {} mtu {} rate {} ({} record(s))", describe(req),
+                          p.sl, p.qos_class, p.mtu, p.rate, paths.size()));
+          send(*reply, "a path reply");
+        }
+      }
+      pending.erase(it);
+    }
+  }
+
+  void expire(Clock::time_point now) {
+    for (auto it = pending.begin(); it != pending.end();) {
+      if (it->second.deadline <= now) {
+        answer_error(it->second.request.seq,
+                     fmt::format("no SA answer within {} ms", answer_budget(options).count()));
+        it = pending.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  void check_responders() {
+    std::ifstream in("/proc/net/netlink");
+    std::stringstream text;
+    text << in.rdbuf();
+    auto others = other_group_members(parse_proc_net_netlink(text.str()), options.netlink_family,
+                                      kGroupLs, nl_socket_get_local_port(sock));
+    std::set<uint32_t> now;
+    for (const auto& s : others) {
+      now.insert(s.port_id);
+      if (reported_responders.count(s.port_id)) continue;
+      say(LogLevel::kWarn,
+          fmt::format("another responder listens on the kernel's path-query group: netlink port "
+                      "{}, {}; the kernel takes the first answer, so requests may get its answer "
+                      "instead of the policy's (ibacm: systemctl disable --now ibacm.socket "
+                      "ibacm.service)",
+                      s.port_id, socket_owner(s.inode)));
+    }
+    for (uint32_t port : reported_responders)
+      if (!now.count(port))
+        say(LogLevel::kInfo, fmt::format("the responder at netlink port {} has gone", port));
+    reported_responders = std::move(now);
+  }
+};
+
+LocalServiceDaemon::LocalServiceDaemon(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+LocalServiceDaemon::~LocalServiceDaemon() = default;
+
+sa::Result<std::unique_ptr<LocalServiceDaemon>> LocalServiceDaemon::create(LsdOptions options,
+                                                                           LogSink log) {
+  auto impl = std::make_unique<Impl>();
+  impl->options = std::move(options);
+  impl->log = std::move(log);
+  auto fail = [](std::string what) {
+    return sa::make_error(sa::ErrorCode::kTransport, std::move(what));
+  };
+  impl->sock = nl_socket_alloc();
+  if (!impl->sock) return fail("nl_socket_alloc failed");
+  nl_socket_disable_seq_check(impl->sock);
+  nl_socket_disable_auto_ack(impl->sock);
+  const int family = impl->options.netlink_family;
+  int rc;
+  if (impl->options.inherited_fd >= 0) {
+    rc = nl_socket_set_fd(impl->sock, family, impl->options.inherited_fd);
+    if (rc < 0)
+      return fail(fmt::format("adopting the netlink socket passed as fd {}: {}",
+                              impl->options.inherited_fd, nl_geterror(rc)));
+  } else {
+    rc = nl_connect(impl->sock, family);
+    if (rc < 0) return fail(fmt::format("netlink family {}: {}", family, nl_geterror(rc)));
+  }
+  // Joining needs CAP_NET_ADMIN on NETLINK_RDMA; a socket from systemd has joined already.
+  rc = nl_socket_add_membership(impl->sock, static_cast<int>(kGroupLs));
+  if (rc < 0)
+    return fail(
+        fmt::format("joining netlink group RDMA_NL_GROUP_LS ({}): {} (needs CAP_NET_ADMIN "
+                    "in the initial network namespace)",
+                    kGroupLs, nl_geterror(rc)));
+  nl_socket_set_peer_port(impl->sock, impl->options.kernel_port);
+  nl_socket_set_buffer_size(impl->sock, 4 << 20, 1 << 20);
+  rc = nl_socket_set_nonblocking(impl->sock);
+  if (rc < 0) return fail(fmt::format("netlink socket: {}", nl_geterror(rc)));
+  impl->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  impl->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (impl->wake_fd < 0 || impl->stop_fd < 0) return fail(std::strerror(errno));
+  return std::unique_ptr<LocalServiceDaemon>(new LocalServiceDaemon(std::move(impl)));
+}
+
+uint32_t LocalServiceDaemon::local_port() const {
+  return nl_socket_get_local_port(impl_->sock);
+}
+
+void LocalServiceDaemon::stop() {
+  uint64_t one = 1;
+  (void)!write(impl_->stop_fd, &one, sizeof one);
+}
+
+int LocalServiceDaemon::run() {
+  Impl& d = *impl_;
+  d.worker = std::thread([&d] { d.worker_main(); });
+  const milliseconds kt = kernel_timeout(d.options);
+  d.send(encode_set_timeout(d.next_seq++, static_cast<uint32_t>(kt.count())), "SET_TIMEOUT");
+  d.say(LogLevel::kInfo,
+        fmt::format("listening on netlink family {} group {} as port {}; kernel timeout set to "
+                    "{} ms, F_ERR after {} ms without an SA answer",
+                    d.options.netlink_family, kGroupLs, local_port(), kt.count(),
+                    answer_budget(d.options).count()));
+  d.check_responders();
+  auto next_check = Clock::now() + d.options.responder_check;
+  int status = 0;
+  for (;;) {
+    auto now = Clock::now();
+    auto wake = next_check;
+    for (const auto& [id, p] : d.pending) wake = std::min(wake, p.deadline);
+    int timeout =
+        wake <= now ? 0 : static_cast<int>(std::chrono::ceil<milliseconds>(wake - now).count());
+    pollfd fds[3] = {
+        {nl_socket_get_fd(d.sock), POLLIN, 0}, {d.wake_fd, POLLIN, 0}, {d.stop_fd, POLLIN, 0}};
+    int n = poll(fds, 3, timeout);
+    if (n < 0 && errno != EINTR) {
+      d.say(LogLevel::kError, fmt::format("poll: {}", std::strerror(errno)));
+      status = 1;
+      break;
+    }
+    if (n > 0 && (fds[2].revents & POLLIN)) break;
+    if (n > 0 && (fds[1].revents & POLLIN)) d.collect_answers();
+    if (n > 0 && (fds[0].revents & (POLLIN | POLLERR))) {
+      if (!d.drain_socket()) {
+        status = 1;
+        break;
+      }
+    }
+    now = Clock::now();
+    d.expire(now);
+    if (now >= next_check) {
+      d.check_responders();
+      next_check = now + d.options.responder_check;
+    }
+  }
+  // Whatever is still waiting gets F_ERR now rather than the kernel's timeout.
+  for (const auto& [id, p] : d.pending) d.answer_error(p.request.seq, "shutting down");
+  d.pending.clear();
+  {
+    std::lock_guard<std::mutex> lock(d.mutex);
+    d.quitting = true;
+  }
+  d.cv.notify_all();
+  if (d.worker.joinable()) d.worker.join();
+  return status;
+}
+
+}  // namespace rdmaqos::kmod

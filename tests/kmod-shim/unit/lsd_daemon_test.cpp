@@ -1,0 +1,338 @@
+// The daemon against a simulated kernel over NETLINK_USERSOCK, with no SA port at all: it
+// announces its timeout, answers every request F_ERR (so the kernel asks the SA itself) with
+// the request's seq, refuses malformed requests the same way, and keeps serving.
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <set>
+#include <thread>
+
+#include "../sim_kernel.h"
+#include "ls_bytes.h"
+#include "rdma-qos/kmod-shim/ls_codec.h"
+#include "rdma-qos/kmod-shim/lsd.h"
+
+namespace rdmaqos::kmod {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::RequestBytes;
+using testing::SimulatedKernel;
+
+const std::vector<uint8_t> kSgid = {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 2, 0xc9, 3, 0, 0xa0, 0, 0x11};
+const std::vector<uint8_t> kDgid = {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 2, 0xc9, 3, 0, 0xa0, 0, 0x21};
+
+class DaemonWithoutSa : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    options_.netlink_family = NETLINK_USERSOCK;
+    options_.kernel_port = kernel_.port();
+    options_.sa.port.ca = "rdma_qos_no_such_ca";
+    options_.sa.timeout = 100ms;
+    options_.sa.retries = 0;
+    auto d = LocalServiceDaemon::create(options_, [this](LogLevel, const std::string& m) {
+      std::lock_guard<std::mutex> lock(log_mutex_);
+      log_.push_back(m);
+    });
+    ASSERT_TRUE(d) << d.error().message;
+    daemon_ = std::move(*d);
+    thread_ = std::thread([this] { status_ = daemon_->run(); });
+    auto first = kernel_.receive(2s);
+    ASSERT_TRUE(first) << "no SET_TIMEOUT from the daemon";
+    auto timeout = decode_set_timeout(*first);
+    ASSERT_TRUE(timeout) << timeout.error().message;
+    announced_timeout_ = std::chrono::milliseconds(*timeout);
+    daemon_port_ = kernel_.last_sender();
+  }
+  void TearDown() override {
+    if (daemon_) daemon_->stop();
+    if (thread_.joinable()) thread_.join();
+    EXPECT_EQ(status_, 0);
+  }
+
+  DecodedReply next_reply(std::chrono::milliseconds within) {
+    auto bytes = kernel_.receive(within);
+    if (!bytes) {
+      ADD_FAILURE() << "no reply within " << within.count() << " ms";
+      return {};
+    }
+    auto r = decode_resolve_reply(*bytes);
+    if (!r) {
+      ADD_FAILURE() << r.error().message;
+      return {};
+    }
+    return *r;
+  }
+
+  SimulatedKernel kernel_;
+  LsdOptions options_;
+  std::unique_ptr<LocalServiceDaemon> daemon_;
+  std::thread thread_;
+  int status_ = -1;
+  std::chrono::milliseconds announced_timeout_{0};
+  uint32_t daemon_port_ = 0;
+  std::mutex log_mutex_;
+  std::vector<std::string> log_;
+};
+
+TEST_F(DaemonWithoutSa, AnnouncesItsTimeoutFirst) {
+  EXPECT_EQ(announced_timeout_, kernel_timeout(options_));
+  EXPECT_EQ(daemon_port_, daemon_->local_port());
+}
+
+TEST_F(DaemonWithoutSa, AnswersFErrWithTheRequestSeqWhenTheSaIsUnreachable) {
+  kernel_.send_to(daemon_port_,
+                  RequestBytes(1001, "mlx5_0", 1, 0).gid(4, kDgid).gid(5, kSgid).bytes());
+  auto start = std::chrono::steady_clock::now();
+  DecodedReply r = next_reply(announced_timeout_);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, announced_timeout_);
+  EXPECT_TRUE(r.error);
+  EXPECT_EQ(r.header.seq, 1001u);
+  EXPECT_EQ(r.header.flags & NLM_F_REQUEST, 0);
+  EXPECT_TRUE(r.paths.empty());
+}
+
+TEST_F(DaemonWithoutSa, MalformedRequestGetsFErrAndTheDaemonKeepsServing) {
+  kernel_.send_to(daemon_port_, RequestBytes(7, "mlx5_0", 1, 9).gid(4, kDgid).bytes());
+  DecodedReply bad = next_reply(1s);
+  EXPECT_TRUE(bad.error);
+  EXPECT_EQ(bad.header.seq, 7u);
+  kernel_.send_to(daemon_port_, {1, 2, 3});  // not even a header: nothing to answer
+  kernel_.send_to(daemon_port_,
+                  RequestBytes(8, "mlx5_0", 1, 0).gid(4, kDgid).gid(5, kSgid).bytes());
+  DecodedReply good = next_reply(announced_timeout_);
+  EXPECT_EQ(good.header.seq, 8u);
+  EXPECT_TRUE(good.error);
+}
+
+TEST_F(DaemonWithoutSa, AnswersEveryOneOfManyRequestsExactlyOnce) {
+  constexpr uint32_t kCount = 200;
+  for (uint32_t seq = 1; seq <= kCount; ++seq)
+    kernel_.send_to(daemon_port_,
+                    RequestBytes(seq, "mlx5_0", 1, seq % 3).gid(4, kDgid).gid(5, kSgid).bytes());
+  std::multiset<uint32_t> seen;
+  while (seen.size() < kCount) {
+    auto bytes = kernel_.receive(announced_timeout_);
+    ASSERT_TRUE(bytes) << "only " << seen.size() << " replies";
+    auto r = decode_resolve_reply(*bytes);
+    ASSERT_TRUE(r);
+    EXPECT_TRUE(r->error);
+    seen.insert(r->header.seq);
+  }
+  for (uint32_t seq = 1; seq <= kCount; ++seq) EXPECT_EQ(seen.count(seq), 1u) << seq;
+  EXPECT_FALSE(kernel_.receive(300ms)) << "an extra reply";
+}
+
+TEST_F(DaemonWithoutSa, IgnoresRequestsFromAnyoneButTheKernel) {
+  SimulatedKernel stranger;
+  stranger.send_to(daemon_port_,
+                   RequestBytes(3, "mlx5_0", 1, 0).gid(4, kDgid).gid(5, kSgid).bytes());
+  EXPECT_FALSE(stranger.receive(300ms));
+  EXPECT_FALSE(kernel_.receive(300ms));
+}
+
+}  // namespace
+}  // namespace rdmaqos::kmod
+
+namespace rdmaqos::kmod {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::RequestBytes;
+using testing::SimulatedKernel;
+
+// An SA behind a fake transport: answers a PathRecord Get with one record (SL 9) after
+// `delay`, and never answers queries whose DGID ends in 0x99.
+class ScriptedSa final : public sa::Transport {
+ public:
+  explicit ScriptedSa(std::chrono::milliseconds delay) : delay_(delay) {
+    port_.ca = "fake0";
+    port_.port = 1;
+    port_.lid = 2;
+    port_.sm_lid = 1;
+  }
+  sa::Result<sa::Ok> send(std::span<const uint8_t> bytes, uint16_t, uint8_t,
+                          std::chrono::milliseconds) override {
+    auto mad = sa::decode_sa_mad(bytes);
+    if (!mad) return mad.error();
+    auto query = sa::decode_path_record(mad->data);
+    if (!query) return query.error();
+    if (query->dgid[15] == 0x99) return sa::Ok{};
+    sa::PathRecord answer = *query;
+    answer.sl = 9;
+    answer.slid = 2;
+    answer.dlid = 3;
+    answer.qos_class = 0;  // as OpenSM: not echoed
+    sa::SaMad reply;
+    reply.mad.method = sa::method::kGetResp;
+    reply.mad.attr_id = sa::attr::kPathRecord;
+    reply.mad.tid = mad->mad.tid;
+    auto wire = sa::encode_path_record(answer);
+    reply.data.assign(wire->begin(), wire->end());
+    held_.push_back({std::chrono::steady_clock::now() + delay_, sa::encode_sa_mad(reply)});
+    return sa::Ok{};
+  }
+  sa::Result<std::optional<sa::ReceivedMad>> receive(std::chrono::milliseconds timeout) override {
+    auto until = std::chrono::steady_clock::now() + timeout;
+    if (!held_.empty()) until = std::min(until, held_.front().first);
+    std::this_thread::sleep_until(until);
+    if (!held_.empty() && held_.front().first <= std::chrono::steady_clock::now()) {
+      sa::ReceivedMad r;
+      r.bytes = std::move(held_.front().second);
+      held_.pop_front();
+      return std::optional<sa::ReceivedMad>(std::move(r));
+    }
+    return std::optional<sa::ReceivedMad>{};
+  }
+  const sa::PortAttributes& port() const override { return port_; }
+  sa::Result<sa::PortAttributes> refresh_port() override { return port_; }
+
+ private:
+  std::chrono::milliseconds delay_;
+  sa::PortAttributes port_;
+  std::deque<std::pair<std::chrono::steady_clock::time_point, std::vector<uint8_t>>> held_;
+};
+
+const std::vector<uint8_t> kSilentDgid = {0xfe, 0x80, 0,    0, 0, 0,    0, 0,
+                                          0,    2,    0xc9, 3, 0, 0xa0, 0, 0x99};
+
+class DaemonWithFakeSa : public ::testing::Test {
+ protected:
+  void start(std::chrono::milliseconds sa_delay, std::chrono::milliseconds attempt, int retries) {
+    options_.netlink_family = NETLINK_USERSOCK;
+    options_.kernel_port = kernel_.port();
+    options_.sa.timeout = attempt;
+    options_.sa.retries = retries;
+    options_.open_client = [this, sa_delay]() -> sa::Result<std::unique_ptr<sa::Client>> {
+      return std::make_unique<sa::Client>(std::make_unique<ScriptedSa>(sa_delay), options_.sa);
+    };
+    auto d = LocalServiceDaemon::create(options_, nullptr);
+    ASSERT_TRUE(d) << d.error().message;
+    daemon_ = std::move(*d);
+    thread_ = std::thread([this] { daemon_->run(); });
+    auto first = kernel_.receive(2s);
+    ASSERT_TRUE(first);
+    announced_timeout_ = std::chrono::milliseconds(decode_set_timeout(*first).value());
+    daemon_port_ = kernel_.last_sender();
+  }
+  void TearDown() override {
+    if (daemon_) daemon_->stop();
+    if (thread_.joinable()) thread_.join();
+  }
+  void send(uint32_t seq, const std::vector<uint8_t>& dgid, uint16_t qos_class = 0) {
+    RequestBytes r(seq, "mlx5_0", 1, 0);
+    r.gid(4, dgid).gid(5, kSgid);
+    if (qos_class) r.u16(8, qos_class);
+    kernel_.send_to(daemon_port_, r.bytes());
+  }
+  // The next reply and when it came.
+  std::pair<DecodedReply, std::chrono::steady_clock::time_point> next(
+      std::chrono::milliseconds within) {
+    auto bytes = kernel_.receive(within);
+    auto at = std::chrono::steady_clock::now();
+    if (!bytes) {
+      ADD_FAILURE() << "no reply within " << within.count() << " ms";
+      return {};
+    }
+    auto r = decode_resolve_reply(*bytes);
+    EXPECT_TRUE(r);
+    return {r ? *r : DecodedReply{}, at};
+  }
+
+  SimulatedKernel kernel_;
+  LsdOptions options_;
+  std::unique_ptr<LocalServiceDaemon> daemon_;
+  std::thread thread_;
+  std::chrono::milliseconds announced_timeout_{0};
+  uint32_t daemon_port_ = 0;
+};
+
+TEST_F(DaemonWithFakeSa, AnswersWithTheSasPathAndTheRequestsQosClass) {
+  start(10ms, 200ms, 1);
+  send(1, kDgid, 7);
+  auto [reply, at] = next(announced_timeout_);
+  ASSERT_FALSE(reply.error);
+  ASSERT_EQ(reply.paths.size(), 1u);
+  EXPECT_EQ(reply.paths[0].record.sl, 9);
+  EXPECT_EQ(reply.paths[0].record.qos_class, 7);
+  EXPECT_EQ(reply.paths[0].flags, 0x2Bu);
+}
+
+TEST_F(DaemonWithFakeSa, SilentSaGetsFErrBeforeTheKernelsTimeout) {
+  start(10ms, 150ms, 1);  // two attempts of 150 ms
+  auto sent = std::chrono::steady_clock::now();
+  send(5, kSilentDgid);
+  auto [reply, at] = next(announced_timeout_);
+  EXPECT_TRUE(reply.error);
+  EXPECT_EQ(reply.header.seq, 5u);
+  EXPECT_GE(at - sent, 300ms) << "F_ERR before the SA's attempts ran out";
+  EXPECT_LT(at - sent, announced_timeout_) << "after the kernel gave up";
+}
+
+TEST_F(DaemonWithFakeSa, OneSilentQueryDoesNotHoldUpTheOthers) {
+  start(20ms, 1000ms, 0);
+  auto sent = std::chrono::steady_clock::now();
+  send(1, kSilentDgid);
+  std::this_thread::sleep_for(50ms);  // the silent one is in the SA window first
+  for (uint32_t seq = 2; seq <= 11; ++seq) send(seq, kDgid);
+  std::set<uint32_t> answered;
+  for (int i = 0; i < 10; ++i) {
+    auto [reply, at] = next(1s);
+    EXPECT_FALSE(reply.error) << reply.header.seq;
+    EXPECT_LT(at - sent, 500ms) << "waited for the silent query";
+    answered.insert(reply.header.seq);
+  }
+  EXPECT_EQ(answered.size(), 10u);
+  EXPECT_EQ(answered.count(1), 0u);
+  auto [last, at] = next(announced_timeout_);
+  EXPECT_EQ(last.header.seq, 1u);
+  EXPECT_TRUE(last.error);
+}
+
+}  // namespace
+}  // namespace rdmaqos::kmod
+
+namespace rdmaqos::kmod {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(DaemonResponders, ReportsAnotherResponderOnTheGroup) {
+  // A competitor (as ibacm would be) subscribed to the group before the daemon starts.
+  int other = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_USERSOCK);
+  ASSERT_GE(other, 0);
+  sockaddr_nl a{};
+  a.nl_family = AF_NETLINK;
+  a.nl_groups = 1u << (kGroupLs - 1);
+  ASSERT_EQ(bind(other, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  socklen_t len = sizeof a;
+  getsockname(other, reinterpret_cast<sockaddr*>(&a), &len);
+
+  testing::SimulatedKernel kernel;
+  LsdOptions o;
+  o.netlink_family = NETLINK_USERSOCK;
+  o.kernel_port = kernel.port();
+  o.sa.port.ca = "rdma_qos_no_such_ca";
+  std::mutex m;
+  std::vector<std::string> log;
+  auto d = LocalServiceDaemon::create(o, [&](LogLevel level, const std::string& s) {
+    std::lock_guard<std::mutex> lock(m);
+    if (level == LogLevel::kWarn) log.push_back(s);
+  });
+  ASSERT_TRUE(d);
+  std::thread t([&] { (*d)->run(); });
+  ASSERT_TRUE(kernel.receive(2s));  // SET_TIMEOUT: running; the first check follows it
+  std::this_thread::sleep_for(50ms);
+  (*d)->stop();
+  t.join();
+  close(other);
+  const std::string port = "netlink port " + std::to_string(a.nl_pid);
+  bool found = false;
+  for (const auto& line : log)
+    found = found || (line.find("another responder") != std::string::npos &&
+                      line.find(port) != std::string::npos);
+  EXPECT_TRUE(found) << "no warning naming " << port;
+}
+
+}  // namespace
+}  // namespace rdmaqos::kmod

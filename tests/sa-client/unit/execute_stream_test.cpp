@@ -1,0 +1,65 @@
+// Client::execute_stream: requests pulled from a source join the window while others wait,
+// and each response is handed over as soon as it completes, in pull-order indices.
+#include <gtest/gtest.h>
+
+#include "fake_transport.h"
+#include "rdma-qos/sa-client/client.h"
+
+namespace rdmaqos::sa {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FakeTransport;
+using testing::received;
+using testing::response_to;
+
+SaRequest path_get(uint16_t dlid) {
+  PathQuery q;
+  q.get_table = false;
+  q.record.dlid = dlid;
+  q.comp_mask = pr_mask::kDlid;
+  return make_path_request(q).value();
+}
+
+// Answers every Get at once, except for DLID 99, which the SA never answers.
+std::vector<ReceivedMad> answer_all_but_99(const SaMad& request) {
+  if (request.data[41] == 99) return {};
+  SaMad m = response_to(request, method::kGetResp);
+  m.data.assign(request.data.begin(), request.data.end());
+  return {received(m)};
+}
+
+TEST(ExecuteStream, LaterRequestsCompleteWhileAnEarlierOneWaits) {
+  auto t = std::make_unique<FakeTransport>(answer_all_but_99);
+  ClientOptions o;
+  o.timeout = 200ms;
+  o.retries = 0;
+  Client c(std::move(t), o);
+  // The source has the silent request first; two more arrive only after it is in flight.
+  int asked = 0;
+  std::vector<std::pair<size_t, bool>> order;  // (index, ok) in completion order
+  c.execute_stream(
+      [&]() -> std::optional<SaRequest> {
+        ++asked;
+        if (asked == 1) return path_get(99);
+        if (asked == 3) return path_get(3);
+        if (asked == 4) return path_get(4);
+        return std::nullopt;  // asked == 2: nothing new yet; later: done
+      },
+      [&](size_t i, Result<SaMad> r) { order.emplace_back(i, r.ok()); }, 1ms);
+  ASSERT_EQ(order.size(), 3u);
+  EXPECT_EQ(order[0], std::make_pair(size_t{1}, true));
+  EXPECT_EQ(order[1], std::make_pair(size_t{2}, true));
+  EXPECT_EQ(order[2], std::make_pair(size_t{0}, false));  // the silent one times out last
+}
+
+TEST(ExecuteStream, ReturnsAtOnceWithAnEmptySource) {
+  Client c(std::make_unique<FakeTransport>(answer_all_but_99), ClientOptions{});
+  int calls = 0;
+  c.execute_stream([] { return std::optional<SaRequest>{}; },
+                   [&](size_t, Result<SaMad>) { ++calls; });
+  EXPECT_EQ(calls, 0);
+}
+
+}  // namespace
+}  // namespace rdmaqos::sa
