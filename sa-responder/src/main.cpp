@@ -657,6 +657,7 @@ int main(int argc, char** argv) {
   bool dump_fabric = false;
   bool json = false;
   bool foreground = false;
+  bool detach = false;
   bool use_syslog = false;
   bool no_issm = false;
   int rediscover_interval = 300;
@@ -678,8 +679,12 @@ int main(int argc, char** argv) {
   auto* sa_key_opt = app.add_option(
       "--sa-key", sa_key_text,
       "SM_Key of trusted requests (OpenSM's sa_key, default 1); other non-zero keys get no answer");
-  app.add_flag("--foreground", foreground,
-               "stay in the foreground and log to stderr (what systemd runs)");
+  // Foreground is the default: systemd (Type=simple) and the test beds supervise the process
+  // they started. --foreground stays accepted for units and scripts that say it.
+  auto* foreground_opt = app.add_flag("--foreground", foreground,
+                                      "stay in the foreground, logging to stderr (the default)");
+  app.add_flag("--daemon", detach, "detach: fork, log to syslog, return once answering")
+      ->excludes(foreground_opt);
   app.add_flag("--syslog", use_syslog, "also log to syslog in the foreground");
   app.add_option("--rediscover-interval", rediscover_interval,
                  "seconds between re-discoveries of the fabric (0: only on request)")
@@ -738,14 +743,14 @@ int main(int argc, char** argv) {
   options.issm = !no_issm;
 
   int ready_fd = -1;
-  if (!foreground) {
+  if (detach) {
     ready_fd = daemonize();
     if (ready_fd < 0) {
       log_error(fmt::format("cannot fork: {}", std::strerror(errno)));
       return 1;
     }
   }
-  if (!foreground || use_syslog) {
+  if (detach || use_syslog) {
     openlog("rdma-qos-sad", LOG_PID, LOG_DAEMON);
     g_log.to_syslog = true;
   }
