@@ -540,7 +540,8 @@ class Daemon {
     j["dropped"]["undecodable"] = agent_->undecodable();
     std::shared_ptr<const Snapshot> now = current_.load();
     const auto& pf = now->state.policy;
-    j["sa"] = {{"ca", agent_->ca()},
+    j["sa"] = {{"pid", getpid()},
+               {"ca", agent_->ca()},
                {"port", agent_->port()},
                {"lid", agent_->lid()},
                {"uptime_seconds",

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -78,14 +79,10 @@ class SadOperation : public ::testing::Test {
   void start_sad(std::vector<std::string> extra = {}) {
     fabric_->stop_sm();
     testbed::ProcessOptions p;
-    p.argv = {RDMA_QOS_SAD,
-              "--policy",
-              policy_path_,
-              "--control-socket",
-              socket_,
-              "--foreground",
-              "--rediscover-interval",
-              "0"};
+    p.argv = {RDMA_QOS_SAD, "--policy", policy_path_, "--control-socket", socket_, "--foreground"};
+    // No periodic re-discovery unless the test asks for one.
+    if (std::find(extra.begin(), extra.end(), "--rediscover-interval") == extra.end())
+      extra.insert(extra.end(), {"--rediscover-interval", "0"});
     p.argv.insert(p.argv.end(), extra.begin(), extra.end());
     p.env = fabric_->client_env(fabric_->topology().sm_node().id);
     p.cwd = fabric_->dir();
@@ -209,6 +206,53 @@ TEST_F(SadOperation, RediscoverReportsTheFabricAndKeepsAnswering) {
   auto recs = testbed::parse_saquery_output(q.output);
   ASSERT_EQ(recs.size(), 1u);
   EXPECT_EQ(recs[0].number("sl"), 3u);
+}
+
+TEST_F(SadOperation, PeriodicRediscoveryRunsWithoutRequests) {
+  start_sad({"--rediscover-interval", "1"});
+  nlohmann::json s;
+  for (int i = 0; i < 100; ++i) {
+    s = cli_json("stats");
+    if (s["fabric"]["discoveries"].get<int>() >= 3) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_GE(s["fabric"]["discoveries"].get<int>(), 3) << s.dump(2);
+  EXPECT_EQ(s["fabric"]["discovery_failures"], 0) << s.dump(2);
+  EXPECT_EQ(s["fabric"]["rediscover_interval_seconds"], 1);
+  EXPECT_EQ(keyed_query("0").exit_code, 0);
+}
+
+// --daemon returns once the SA answers, and the detached daemon keeps answering.
+TEST_F(SadOperation, DaemonModeReturnsOnceAnswering) {
+  fabric_->stop_sm();
+  testbed::ProcessOptions p;
+  p.argv = {RDMA_QOS_SAD,
+            "--policy",
+            policy_path_,
+            "--control-socket",
+            socket_,
+            "--daemon",
+            "--rediscover-interval",
+            "0"};
+  p.env = fabric_->client_env(fabric_->topology().sm_node().id);
+  p.cwd = fabric_->dir();
+  RunResult started = testbed::run(p, 60s);
+  // The detached daemon left the test's process group: stop it by pid whatever happens.
+  auto stop_daemon = [&] {
+    for (pid_t pid : testbed::processes_with_env("IBSIM_SOCKNAME", fabric_->sockname())) {
+      std::error_code ec;
+      auto exe = std::filesystem::read_symlink(fmt::format("/proc/{}/exe", pid), ec);
+      if (!ec && exe.filename() == "rdma-qos-sad") {
+        kill(pid, SIGTERM);
+        for (int i = 0; i < 50 && kill(pid, 0) == 0; ++i) std::this_thread::sleep_for(100ms);
+      }
+    }
+  };
+  EXPECT_EQ(started.exit_code, 0) << started.output;
+  EXPECT_EQ(keyed_query("0").exit_code, 0);
+  nlohmann::json s = cli_json("stats");
+  EXPECT_NE(s["sa"]["pid"], nullptr);
+  stop_daemon();
 }
 
 TEST_F(SadOperation, BadReloadReportsEveryDiagnosticAndKeepsThePolicy) {
