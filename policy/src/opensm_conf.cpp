@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <cerrno>
 #include <cstdlib>
 
 namespace rdmaqos::policy {
@@ -97,6 +98,50 @@ std::string apply(QosPortConfig& c, std::string_view field, std::string_view val
   return {};
 }
 
+// The SmOptions keys; true when `key` is one of them (a bad value adds a diagnostic).
+bool read_sm_option(const std::string& key, const std::string& value, SourceLocation at,
+                    OpenSmConfResult& out) {
+  SmOptions& sm = out.sm;
+  auto number = [&](unsigned long long max) -> std::optional<unsigned long long> {
+    if (value.empty() || value[0] == '-') return std::nullopt;
+    char* end = nullptr;
+    errno = 0;
+    unsigned long long v = std::strtoull(value.c_str(), &end, 0);
+    if (*end != '\0' || errno != 0 || v > max) return std::nullopt;
+    return v;
+  };
+  auto bad = [&](std::string_view range) {
+    out.diagnostics.push_back({Severity::kError, at,
+                               fmt::format("{} '{}' is not a number in {}", key, value, range),
+                               ""});
+  };
+  if (key == "qos_policy_file" || key == "partition_config_file") {
+    if (value.empty() || value == "(null)") return true;
+    (key == "qos_policy_file" ? sm.qos_policy_file : sm.partition_config_file) = value;
+  } else if (key == "subnet_timeout") {
+    auto v = number(31);
+    if (!v)
+      bad("0..31");
+    else
+      sm.subnet_timeout = static_cast<uint8_t>(*v);
+  } else if (key == "sm_sl") {
+    auto v = number(15);
+    if (!v)
+      bad("0..15");
+    else
+      sm.sm_sl = static_cast<uint8_t>(*v);
+  } else if (key == "sa_key") {
+    auto v = number(~0ULL);
+    if (!v)
+      bad("0..0xffffffffffffffff");
+    else
+      sm.sa_key = *v;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 OpenSmConfResult parse_opensm_conf(std::string_view text) {
@@ -125,6 +170,7 @@ OpenSmConfResult parse_opensm_conf(std::string_view text) {
       out.config.qos = value == "TRUE" || value == "true";
       continue;
     }
+    if (read_sm_option(key, value, {line_no, static_cast<int>(b) + 1}, out)) continue;
     if (key.rfind("qos_", 0) != 0) continue;
     std::string rest = key.substr(4), prefix;
     for (PortClass c : kPortClasses) {

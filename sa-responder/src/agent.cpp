@@ -38,6 +38,8 @@ sa::Result<std::unique_ptr<SaAgent>> SaAgent::open(const AgentOptions& options) 
   agent->lid_ = static_cast<uint16_t>(port.base_lid);
   std::string ca_name = port.ca_name;
   int portnum = port.portnum;
+  agent->ca_ = ca_name;
+  agent->port_ = portnum;
   umad_release_port(&port);
 
   agent->portid_ = umad_open_port(ca_name.c_str(), portnum);
@@ -72,14 +74,18 @@ sa::Result<bool> SaAgent::serve_one(const Responder& responder, std::chrono::mil
   std::vector<uint8_t> buffer(umad_size() + sa::kMadSize * 4);
   int length = static_cast<int>(buffer.size() - umad_size());
   int rc = umad_recv(portid_, buffer.data(), &length, static_cast<int>(timeout.count()));
-  if (rc == -ETIMEDOUT) return false;
+  // A zero timeout reads without polling: nothing there is EAGAIN.
+  if (rc == -ETIMEDOUT || rc == -EAGAIN || rc == -EWOULDBLOCK) return false;
   if (rc < 0) return umad_error("umad_recv", -rc);
   if (umad_status(buffer.data()) != 0) return true;  // a send of ours that failed
   ib_mad_addr_t* addr = umad_get_mad_addr(buffer.data());
   const auto* mad = static_cast<const uint8_t*>(umad_get_mad(buffer.data()));
   auto decoded =
       sa::decode_sa_mad(std::span<const uint8_t>(mad, static_cast<size_t>(std::max(length, 0))));
-  if (!decoded) return true;
+  if (!decoded) {
+    undecodable_.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
   Request request{std::move(*decoded), ntohs(addr->lid)};
   std::optional<sa::SaMad> answer = responder(request);
   if (!answer) return true;

@@ -290,6 +290,7 @@ std::vector<sa::PathRecord> path_records(const AnswerContext& ctx, const PathReq
     for (const Endpoint& d : destinations) {
       if (!requester_allowed(ctx, s, d)) continue;
       PairAnswer a = answer_pair(ctx, request, s, d);
+      if (ctx.observer != nullptr) ctx.observer->pair(a.level, a.rejection);
       if (a.record) out.push_back(*a.record);
     }
   }
@@ -466,6 +467,7 @@ sa::ClassPortInfo class_port_info() {
 
 std::optional<sa::SaMad> answer(const AnswerContext& ctx, const sa::SaMad& request) {
   if ((request.mad.method & sa::method::kResponseBit) != 0) return std::nullopt;
+  if (!sm_key_accepted(request, ctx.sa_key)) return std::nullopt;
   if (request.mad.class_version != sa::kSaClassVersion) {
     return error_response(request, mad_status::kBadVersion);
   }

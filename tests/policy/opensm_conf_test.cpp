@@ -24,6 +24,35 @@ TEST(OpenSmConf, WithoutOptionsEveryPortClassHasOpenSmDefaults) {
   EXPECT_EQ(ca.vlarb_high[0].weight, 4);
 }
 
+TEST(OpenSmConf, ReadsTheOptionsAnSaNeeds) {
+  OpenSmConfResult r = parse_opensm_conf(
+      "qos_policy_file /etc/opensm/qos-policy.conf\npartition_config_file /etc/opensm/p.conf\n"
+      "subnet_timeout 20\nsm_sl 1\nsa_key 0x00000000000000ab\n");
+  EXPECT_TRUE(r.diagnostics.empty());
+  EXPECT_EQ(r.sm.qos_policy_file, "/etc/opensm/qos-policy.conf");
+  EXPECT_EQ(r.sm.partition_config_file, "/etc/opensm/p.conf");
+  EXPECT_EQ(r.sm.subnet_timeout, 20);
+  EXPECT_EQ(r.sm.sm_sl, 1);
+  EXPECT_EQ(r.sm.sa_key, 0xABu);
+}
+
+TEST(OpenSmConf, AbsentSaOptionsStayUnset) {
+  OpenSmConfResult r = parse_opensm_conf("qos_policy_file (null)\nsm_priority 1\n");
+  EXPECT_TRUE(r.diagnostics.empty());
+  EXPECT_FALSE(r.sm.qos_policy_file);
+  EXPECT_FALSE(r.sm.subnet_timeout);
+  EXPECT_FALSE(r.sm.sa_key);
+}
+
+TEST(OpenSmConf, OutOfRangeSaOptionIsAnErrorAtItsLine) {
+  OpenSmConfResult r = parse_opensm_conf("sm_sl 1\nsubnet_timeout 32\nsa_key -1\n");
+  ASSERT_EQ(r.diagnostics.size(), 2u);
+  EXPECT_EQ(r.diagnostics[0].location.line, 2);
+  EXPECT_NE(r.diagnostics[0].message.find("subnet_timeout '32'"), std::string::npos);
+  EXPECT_EQ(r.diagnostics[1].location.line, 3);
+  EXPECT_FALSE(r.sm.subnet_timeout);
+}
+
 TEST(OpenSmConf, PrefixedOptionsWinOverUnprefixedInAnyOrder) {
   OpenSmConfResult r = parse_opensm_conf(
       "qos TRUE\nqos_ca_max_vls 8\nqos_max_vls 4\n"

@@ -5,6 +5,7 @@ set -euo pipefail
 dir=$1
 bin=$2
 lsd=${3:-}
+sad=${4:-}
 fail() { echo "FAIL: $*"; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -32,5 +33,19 @@ if [ -n "$lsd" ]; then
     if grep -qiE "unknown (key|section)|invalid|not executable|no such file|failed to parse" <<<"$out"; then
         fail "lsd verify"
     fi
+fi
+
+# The SA responder's unit, instance <ca>:<port>, runs the daemon in the foreground at that port.
+if [ -n "$sad" ]; then
+  # Real instances are <ca>:<port> (mlx5_0:1); systemd-analyze 252 cannot verify a file whose
+  # name holds a colon ("Couldn't process aliases"), so the check uses a CA-only instance.
+  unit="$work/rdma-qos-sad@mlx5_0.service"
+  cp "$dir/rdma-qos-sad@.service" "$unit"
+  grep -q "^ExecStart=$sad --foreground --ca %I \$RDMA_QOS_SAD_OPTIONS$" "$unit" || fail "sad ExecStart"
+  grep -q "^BindsTo=sys-subsystem-rdma-devices-%i-umad.device$" "$unit" || fail "sad BindsTo"
+  out=$(SYSTEMD_LOG_LEVEL=warning systemd-analyze verify --man=no "$unit" 2>&1 || true)
+  echo "$out"
+  if grep -E "rdma-qos-sad@mlx5_0.service:[0-9]+" <<<"$out"; then fail "sad unit file problems"; fi
+  if grep -qiE "unknown (key|section)|invalid|not executable|no such file" <<<"$out"; then fail "sad verify"; fi
 fi
 echo PASS

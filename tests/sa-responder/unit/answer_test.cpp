@@ -473,3 +473,68 @@ TEST_F(MultiPathTest, GidCountsAreMandatory) {
 
 }  // namespace
 }  // namespace rdmaqos::sad
+
+namespace rdmaqos::sad {
+namespace {
+
+// SM_Key (OpenSM's SA MAD controller, ERR 1A04): 0 is untrusted, the SA key trusted, and both
+// get the same PathRecord answer; any other key gets no answer at all.
+class SmKeyTest : public AnswerTest {
+ protected:
+  sa::SaMad keyed(uint64_t key) const {
+    sa::SaMad m = get(2, 4);
+    m.sa.sm_key = key;
+    return m;
+  }
+};
+
+TEST_F(SmKeyTest, UntrustedAndTrustedRequestsGetTheSameRecord) {
+  auto untrusted = ask(keyed(0));
+  auto trusted = ask(keyed(kDefaultSaKey));
+  ASSERT_TRUE(untrusted);
+  ASSERT_TRUE(trusted);
+  EXPECT_EQ(untrusted->mad.status, 0);
+  EXPECT_EQ(untrusted->data, trusted->data);
+}
+
+TEST_F(SmKeyTest, WrongNonZeroKeyGetsNoAnswer) {
+  EXPECT_FALSE(ask(keyed(2)));
+  EXPECT_FALSE(ask(keyed(0xFFFFFFFFFFFFFFFFULL)));
+}
+
+TEST_F(SmKeyTest, ConfiguredSaKeyReplacesTheDefault) {
+  AnswerContext c = ctx();
+  c.sa_key = 0x1234;
+  EXPECT_TRUE(answer(c, keyed(0x1234)));
+  EXPECT_TRUE(answer(c, keyed(0)));
+  EXPECT_FALSE(answer(c, keyed(kDefaultSaKey)));
+}
+
+TEST_F(SmKeyTest, WrongKeyDropsEvenUnsupportedMethods) {
+  sa::SaMad m = keyed(7);
+  m.mad.method = 0x02;  // Set
+  EXPECT_FALSE(ask(m));
+}
+
+struct RecordingObserver : AnswerObserver {
+  std::vector<std::pair<const policy::Level*, Rejection>> pairs;
+  void pair(const policy::Level* level, Rejection r) override { pairs.emplace_back(level, r); }
+};
+
+TEST_F(AnswerTest, ObserverSeesTheLevelOfEveryPair) {
+  load(policy_text("qos-level\nname: GOLD\nsl: 5\nend-qos-level\n",
+                   "qos-match-rule\nqos-class: 7\nqos-level-name: GOLD\nend-qos-match-rule\n"));
+  RecordingObserver seen;
+  AnswerContext c = ctx();
+  c.observer = &seen;
+  sa::PathRecord extra;
+  extra.qos_class = 7;
+  ASSERT_TRUE(answer(c, get(2, 4, extra, pr::kQosClass)));
+  ASSERT_EQ(seen.pairs.size(), 1u);
+  ASSERT_NE(seen.pairs[0].first, nullptr);
+  EXPECT_EQ(seen.pairs[0].first->name, "GOLD");
+  EXPECT_EQ(seen.pairs[0].second, Rejection::kNone);
+}
+
+}  // namespace
+}  // namespace rdmaqos::sad

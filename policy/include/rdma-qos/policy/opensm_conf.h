@@ -41,13 +41,25 @@ struct QosConfig {
   const QosPortConfig& port(PortClass c) const { return ports[static_cast<size_t>(c)]; }
 };
 
+// The other opensm.conf options an SA needs (nullopt: not in the file, OpenSM's default
+// applies). sm_sl is read so a caller can report it; PathRecord answers do not depend on it.
+struct SmOptions {
+  std::optional<std::string> qos_policy_file;        // qos_policy_file
+  std::optional<std::string> partition_config_file;  // partition_config_file
+  std::optional<uint8_t> subnet_timeout;             // 0..31: packet life without a level value
+  std::optional<uint8_t> sm_sl;                      // 0..15
+  std::optional<uint64_t> sa_key;                    // SM_Key of trusted SA requests
+};
+
 struct OpenSmConfResult {
   QosConfig config;
+  SmOptions sm;
   Diagnostics diagnostics;
 };
 
-// Reads the QoS options of an opensm.conf; other options are ignored. Prefixed options win
-// over unprefixed ones, which win over OpenSM's defaults, whatever their order in the file.
+// Reads the QoS options of an opensm.conf and the SmOptions; other options are ignored. Prefixed
+// options win over unprefixed ones, which win over OpenSM's defaults, whatever their order in the
+// file.
 OpenSmConfResult parse_opensm_conf(std::string_view text);
 
 struct VlShare {

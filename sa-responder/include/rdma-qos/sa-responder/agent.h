@@ -2,6 +2,7 @@
 // it receives requests and sends the answers the caller computes. I/O only, no SA logic.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -41,11 +42,17 @@ class SaAgent {
   SaAgent& operator=(const SaAgent&) = delete;
 
   // Waits up to `timeout` for one request and answers it with `responder`. Returns true when a
-  // request was handled (answered or deliberately dropped), false on timeout; an undecodable
-  // MAD is dropped and counts as handled.
+  // request was handled (answered or deliberately dropped), false on timeout (or, with a zero
+  // timeout, when none is waiting); an undecodable MAD is dropped and counts as handled.
   sa::Result<bool> serve_one(const Responder& responder, std::chrono::milliseconds timeout);
 
   uint16_t lid() const { return lid_; }
+  // The CA and port the agent answers at (resolved when the options left them open).
+  const std::string& ca() const { return ca_; }
+  int port() const { return port_; }
+  // MADs dropped because they did not decode as SA MADs.
+  // Readable from any thread.
+  uint64_t undecodable() const { return undecodable_.load(std::memory_order_relaxed); }
 
  private:
   SaAgent() = default;
@@ -53,6 +60,9 @@ class SaAgent {
   int agent_ = -1;
   int issm_fd_ = -1;
   uint16_t lid_ = 0;
+  std::string ca_;
+  int port_ = 0;
+  std::atomic<uint64_t> undecodable_{0};
   size_t max_data_ = sa::kSaDataSize;
 };
 

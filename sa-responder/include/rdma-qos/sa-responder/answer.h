@@ -32,18 +32,6 @@ inline constexpr uint16_t sa(uint8_t code) {
 }
 }  // namespace mad_status
 
-// Everything one answer depends on. The pointers must stay valid during the call; the daemon
-// holds shared snapshots so a reload never changes them under a query.
-struct AnswerContext {
-  const FabricModel* fabric = nullptr;
-  // The policy in force; null: no policy (partition SLs apply, as OpenSM with -Q and no policy).
-  const policy::CompiledPolicy* policy = nullptr;
-  // Partitions, for partition SLs when no level applies.
-  const std::vector<policy::Partition>* partitions = nullptr;
-  // The requester's port (from the MAD's source LID); nullopt skips the requester checks.
-  std::optional<Endpoint> requester;
-};
-
 // Why one direction of a pair gave no path (for counters and explain; never sent on the wire).
 enum class Rejection {
   kNone,
@@ -57,6 +45,41 @@ enum class Rejection {
   kSlNotLevel,          // requested SL differs from the level's (1F1F)
   kSlDropped,           // the chosen SL maps to VL 15 (1F24)
 };
+
+// Told about every source/destination pair the engine considers, for counters. Called on the
+// answer path: implementations must be cheap.
+class AnswerObserver {
+ public:
+  virtual ~AnswerObserver() = default;
+  // `level`: the forward direction's level (null: none); `rejection`: kNone when the pair gave
+  // a record.
+  virtual void pair(const policy::Level* level, Rejection rejection) = 0;
+};
+
+// OpenSM's default SA key (opensm.conf sa_key): the SM_Key of trusted SA requests.
+inline constexpr uint64_t kDefaultSaKey = 1;
+
+// Everything one answer depends on. The pointers must stay valid during the call; the daemon
+// holds shared snapshots so a reload never changes them under a query.
+struct AnswerContext {
+  const FabricModel* fabric = nullptr;
+  // The policy in force; null: no policy (partition SLs apply, as OpenSM with -Q and no policy).
+  const policy::CompiledPolicy* policy = nullptr;
+  // Partitions, for partition SLs when no level applies.
+  const std::vector<policy::Partition>* partitions = nullptr;
+  // The requester's port (from the MAD's source LID); nullopt skips the requester checks.
+  std::optional<Endpoint> requester;
+  // The SA key: a request with a non-zero SM_Key other than this one gets no answer at all
+  // (OpenSM's SA MAD controller, ERR 1A04). SM_Key 0 (untrusted) and this key (trusted) get
+  // the same PathRecord, MultiPathRecord and ClassPortInfo answers, as from OpenSM.
+  uint64_t sa_key = kDefaultSaKey;
+  AnswerObserver* observer = nullptr;  // optional
+};
+
+// False when the request's SM_Key is neither 0 nor `sa_key`: such a request is dropped.
+inline bool sm_key_accepted(const sa::SaMad& request, uint64_t sa_key) {
+  return request.sa.sm_key == 0 || request.sa.sm_key == sa_key;
+}
 
 // The requirements of a PathRecord or (converted) MultiPathRecord query, as PathRecord fields
 // and PathRecord component-mask bits.
@@ -76,7 +99,8 @@ struct PairAnswer {
 PairAnswer answer_pair(const AnswerContext& ctx, const PathRequest& request, Endpoint source,
                        Endpoint destination);
 
-// The response MAD to a request MAD; nullopt: no response (the request is itself a response).
+// The response MAD to a request MAD; nullopt: no response (the request is itself a response,
+// or its SM_Key is wrong: see AnswerContext::sa_key).
 // Every other request gets an answer, unsupported methods and attributes included (OpenSM
 // sends none for SubnAdmSet(PathRecord): a deliberate difference).
 std::optional<sa::SaMad> answer(const AnswerContext& ctx, const sa::SaMad& request);

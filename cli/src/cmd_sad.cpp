@@ -1,0 +1,135 @@
+// `rdma-qos sad reload|rediscover|stats`: operates a running rdma-qos-sad through its control
+// socket and shows what it reports (a reload's diagnostics, the counters).
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <iostream>
+
+#include "command.h"
+#include "rdma-qos/sa-responder/control.h"
+
+namespace rdmaqos::cli {
+namespace {
+
+struct SadArgs {
+  std::string socket;
+  std::string ca;
+  int port = 1;
+  bool json = false;
+  double timeout = 300;
+};
+
+// The daemon's socket: --socket, then RDMA_QOS_SAD_SOCKET, then --ca/--port, then the only
+// daemon running on this host.
+std::optional<std::string> socket_path(const SadArgs& a, const std::string& name) {
+  if (!a.socket.empty()) return a.socket;
+  if (const char* env = std::getenv("RDMA_QOS_SAD_SOCKET"); env != nullptr && *env != '\0')
+    return std::string(env);
+  if (!a.ca.empty()) return sad::control_socket_path(a.ca, a.port);
+  auto found = sad::find_control_sockets();
+  if (found.size() == 1) return found[0];
+  if (found.empty()) {
+    std::cerr << fmt::format("rdma-qos sad {}: no rdma-qos-sad control socket in {}\n", name,
+                             sad::kControlDir);
+  } else {
+    std::cerr << fmt::format(
+        "rdma-qos sad {}: several daemons run; pick one with --socket or "
+        "--ca/--port:\n",
+        name);
+    for (const auto& s : found) std::cerr << "  " << s << "\n";
+  }
+  return std::nullopt;
+}
+
+void print_stats(const nlohmann::json& s) {
+  const auto& sa = s["sa"];
+  std::cout << fmt::format("SA at {} port {}, LID {}, up {} s\n", sa.value("ca", "?"),
+                           sa.value("port", 0), sa.value("lid", 0), sa.value("uptime_seconds", 0));
+  const auto& p = s["policy"];
+  std::cout << fmt::format("policy: {} ({} rules), {} reloads, {} failed\n",
+                           p["file"].is_string() ? p["file"].get<std::string>() : "(none)",
+                           p.value("rules", 0), p.value("reloads", 0),
+                           p.value("reload_failures", 0));
+  const auto& f = s["fabric"];
+  std::cout << fmt::format("fabric: {} endpoints, {} discoveries ({} failed), last {}{}\n",
+                           f.value("endpoints", 0), f.value("discoveries", 0),
+                           f.value("discovery_failures", 0), f.value("last_discovery", "?"),
+                           f.value("discovering", false) ? ", one under way" : "");
+  std::cout << fmt::format("requests {}, responses {}, dropped: SM_Key {}, undecodable {}\n",
+                           s.value("requests", 0), s.value("responses", 0),
+                           s["dropped"].value("sm_key", 0), s["dropped"].value("undecodable", 0));
+  auto table = [](const char* title, const nlohmann::json& m) {
+    if (m.empty()) return;
+    std::cout << title << ":\n";
+    for (const auto& [k, v] : m.items())
+      std::cout << fmt::format("  {:<40} {:>12}\n", k, v.get<uint64_t>());
+  };
+  table("requests by method", s["methods"]);
+  table("responses by status", s["statuses"]);
+  if (!s["levels"].empty()) {
+    std::cout << fmt::format("pairs by QoS level:\n  {:<40} {:>12} {:>12}\n", "level", "records",
+                             "rejected");
+    for (const auto& [k, v] : s["levels"].items())
+      std::cout << fmt::format("  {:<40} {:>12} {:>12}\n", k, v.value("records", 0),
+                               v.value("rejected", 0));
+  }
+  table("rejections", s["rejections"]);
+}
+
+void run(const SadArgs& a, const std::string& command) {
+  auto path = socket_path(a, command);
+  if (!path) {
+    set_exit_code(2);
+    return;
+  }
+  auto reply = sad::control_call(*path, {{"command", command}},
+                                 std::chrono::milliseconds(static_cast<long>(a.timeout * 1000)));
+  if (!reply) {
+    std::cerr << fmt::format("rdma-qos sad {}: {}\n", command, reply.error().message);
+    set_exit_code(2);
+    return;
+  }
+  const nlohmann::json& r = *reply;
+  const bool ok = r.value("ok", false);
+  if (a.json) {
+    std::cout << (command == "stats" && r.contains("stats") ? r["stats"] : r).dump(2) << "\n";
+  } else if (command == "stats" && ok) {
+    print_stats(r["stats"]);
+  } else {
+    if (r.contains("diagnostics"))
+      for (const auto& d : r["diagnostics"]) std::cout << d.get<std::string>() << "\n";
+    (ok ? std::cout : std::cerr) << r.value("message", ok ? "ok" : "failed") << "\n";
+  }
+  set_exit_code(ok ? 0 : 1);
+}
+
+void setup_sad(CLI::App& app) {
+  auto* cmd = app.add_subcommand("sad", "operate a running rdma-qos-sad (the SA responder)");
+  cmd->require_subcommand(1);
+  auto args = std::make_shared<SadArgs>();
+  struct Sub {
+    const char* name;
+    const char* help;
+  };
+  for (Sub s : {Sub{"reload", "reload partitions and policy; prints every diagnostic"},
+                Sub{"rediscover", "re-discover the fabric and wait for the result"},
+                Sub{"stats", "counters per method, MAD status and QoS level"}}) {
+    auto* sub = cmd->add_subcommand(s.name, s.help);
+    sub->add_option("--socket", args->socket,
+                    "the daemon's control socket (default: RDMA_QOS_SAD_SOCKET, or the only "
+                    "daemon in /run/rdma-qos)");
+    sub->add_option("--ca", args->ca, "the CA the daemon runs at");
+    sub->add_option("--port", args->port, "its port")->capture_default_str();
+    sub->add_option("--timeout", args->timeout, "seconds to wait for the reply")
+        ->capture_default_str();
+    sub->add_flag("--json", args->json, "print the daemon's JSON reply");
+    std::string name = s.name;
+    sub->callback([args, name] { run(*args, name); });
+  }
+}
+
+const CommandRegistration kRegistration{"sad", &setup_sad};
+
+}  // namespace
+}  // namespace rdmaqos::cli

@@ -1,0 +1,72 @@
+// The control channel of a running rdma-qos-sad: a unix stream socket that takes one JSON
+// request line ({"command": "reload" | "rediscover" | "stats"}) and answers one JSON line
+// ({"ok": bool, "message": ..., "diagnostics": [...], "stats": {...}}). The server side is
+// polled by the daemon's loop; the client side is what `rdma-qos sad` calls.
+#pragma once
+
+#include <poll.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rdma-qos/sa-client/result.h"
+
+namespace rdmaqos::sad {
+
+inline constexpr const char* kControlDir = "/run/rdma-qos";
+
+// /run/rdma-qos/sad-<ca>-<port>.sock: the default socket of the daemon at that port.
+std::string control_socket_path(std::string_view ca, int port);
+// Sockets of daemons in `dir` (sad-*.sock), sorted.
+std::vector<std::string> find_control_sockets(const std::string& dir = kControlDir);
+
+// Sends one request and returns the daemon's reply. Errors: kTransport (no daemon listens,
+// or the connection broke), kTimeout, kMalformed (the reply is not JSON).
+sa::Result<nlohmann::json> control_call(const std::string& socket_path,
+                                        const nlohmann::json& request,
+                                        std::chrono::milliseconds timeout);
+
+class ControlServer {
+ public:
+  // Listens at `path` (mode 0600; the directory is created 0755 when missing). A stale socket
+  // left by a dead daemon is replaced; one a live daemon answers on is an error.
+  static sa::Result<std::unique_ptr<ControlServer>> open(const std::string& path);
+  ~ControlServer();  // closes every connection and removes the socket
+  ControlServer(const ControlServer&) = delete;
+  ControlServer& operator=(const ControlServer&) = delete;
+
+  const std::string& path() const { return path_; }
+
+  struct Request {
+    int connection = -1;  // pass to reply()
+    nlohmann::json body;  // an object with a "command" string
+  };
+
+  // Appends the descriptors to poll (POLLIN on the listener and on every open connection).
+  void add_poll_fds(std::vector<pollfd>& fds) const;
+  // Accepts and reads what `fds` (as filled by add_poll_fds and returned by poll) reports;
+  // returns the requests now complete. A malformed request is answered with an error here.
+  std::vector<Request> process(std::span<const pollfd> fds);
+  // Answers a request and closes its connection.
+  void reply(int connection, const nlohmann::json& body);
+
+ private:
+  ControlServer() = default;
+  struct Connection {
+    int fd = -1;
+    std::string buffer;
+    bool complete = false;  // a request was read; waiting for reply()
+  };
+  std::string path_;
+  int listen_fd_ = -1;
+  std::vector<Connection> connections_;
+};
+
+}  // namespace rdmaqos::sad

@@ -1,0 +1,106 @@
+// Counters of the SA daemon: requests per method and attribute, answers per MAD status, pairs
+// per QoS level and rejection reason, dropped requests. Relaxed atomics bumped on the answer
+// path (one increment each); a snapshot is what `rdma-qos sad stats` shows.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rdma-qos/policy/compiled_policy.h"
+#include "rdma-qos/sa-responder/answer.h"
+
+namespace rdmaqos::sad {
+
+// The name `stats` shows for a rejection ("no_route", "sl_dropped", ...).
+const char* rejection_name(Rejection r);
+// "Get", "GetTable", ... or "0xNN" for other methods; "PathRecord", ... or "0xNNNN".
+std::string method_name(uint8_t method);
+std::string attribute_name(uint16_t attr_id);
+
+struct LevelCount {
+  uint64_t records = 0;   // pairs answered at this level
+  uint64_t rejected = 0;  // pairs at this level that gave no record
+};
+
+struct CounterSnapshot {
+  uint64_t requests = 0;   // requests handed to the answer engine
+  uint64_t responses = 0;  // responses sent
+  uint64_t dropped_sm_key = 0;
+  std::map<std::string, uint64_t> methods;   // "GetTable PathRecord" -> requests
+  std::map<std::string, uint64_t> statuses;  // "SUCCESS", "SA_ERR_NO_RECORDS" ... -> responses
+  std::map<std::string, LevelCount> levels;  // level name, or "(no level)" -> pairs
+  std::map<std::string, uint64_t> rejections;
+};
+
+nlohmann::json to_json(const CounterSnapshot& s);
+
+class SaCounters {
+ public:
+  using Counter = std::atomic<uint64_t>;
+  struct LevelSlot {
+    Counter records{0}, rejected{0};
+  };
+  // Where the levels of one policy count: made when the policy is loaded and kept with it, so
+  // the answer path reads it without a lock while the next policy is bound.
+  struct LevelBinding {
+    std::unordered_map<const policy::Level*, LevelSlot*> slots;
+    LevelSlot* no_level = nullptr;
+  };
+
+  SaCounters();
+  // Counts by level name: a level's counters survive reloads that keep its name. Thread-safe.
+  std::shared_ptr<const LevelBinding> bind_policy(const policy::CompiledPolicy* policy);
+
+  void request(uint8_t method, uint16_t attr_id) {
+    bump(methods_[method_slot(method, attr_id)]);
+    bump(requests_);
+  }
+  void response(uint16_t mad_status) {
+    bump(statuses_[status_slot(mad_status)]);
+    bump(responses_);
+  }
+  void dropped_sm_key() { bump(dropped_sm_key_); }
+  void pair(const LevelBinding& binding, const policy::Level* level, Rejection rejection);
+
+  CounterSnapshot snapshot() const;
+
+ private:
+  static void bump(Counter& c) { c.fetch_add(1, std::memory_order_relaxed); }
+  static constexpr size_t kAttributeSlots = 4;  // ClassPortInfo, PathRecord, MultiPathRecord, other
+  static size_t method_slot(uint8_t method, uint16_t attr_id);
+  // SA-specific codes (high byte) and the common part (low byte) have separate slots.
+  static size_t status_slot(uint16_t mad_status);
+
+  Counter requests_{0}, responses_{0}, dropped_sm_key_{0};
+  std::array<Counter, 256 * kAttributeSlots> methods_{};
+  std::array<Counter, 512> statuses_{};
+  std::array<Counter, 16> rejections_{};
+  mutable std::mutex names_mutex_;  // guards the map, not the slots (stable, atomic)
+  std::map<std::string, std::unique_ptr<LevelSlot>> levels_by_name_;
+};
+
+// The observer the answer engine calls for one request: counts into `counters` through the
+// binding of the policy that answers it.
+class CountingObserver final : public AnswerObserver {
+ public:
+  CountingObserver(SaCounters& counters, const SaCounters::LevelBinding& binding)
+      : counters_(counters), binding_(binding) {}
+  void pair(const policy::Level* level, Rejection rejection) override {
+    counters_.pair(binding_, level, rejection);
+  }
+
+ private:
+  SaCounters& counters_;
+  const SaCounters::LevelBinding& binding_;
+};
+
+}  // namespace rdmaqos::sad

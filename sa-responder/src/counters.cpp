@@ -1,0 +1,154 @@
+// The SA daemon's counters and their JSON form.
+#include "rdma-qos/sa-responder/counters.h"
+
+#include <fmt/format.h>
+
+#include "rdma-qos/sa-client/mad.h"
+
+namespace rdmaqos::sad {
+namespace {
+
+constexpr const char* kNoLevel = "(no level)";
+
+uint16_t slot_attribute(size_t slot) {
+  switch (slot) {
+    case 0: return sa::attr::kClassPortInfo;
+    case 1: return sa::attr::kPathRecord;
+    case 2: return sa::attr::kMultiPathRecord;
+  }
+  return 0;
+}
+
+}  // namespace
+
+const char* rejection_name(Rejection r) {
+  switch (r) {
+    case Rejection::kNone: return "none";
+    case Rejection::kNoRoute: return "no_route";
+    case Rejection::kLevelSlDropped: return "level_sl_dropped";
+    case Rejection::kSelector: return "selector";
+    case Rejection::kPkeyNotShared: return "pkey_not_shared";
+    case Rejection::kPkeyNotInLevel: return "pkey_not_in_level";
+    case Rejection::kLevelPkeyNotShared: return "level_pkey_not_shared";
+    case Rejection::kNoCommonPkey: return "no_common_pkey";
+    case Rejection::kSlNotLevel: return "sl_not_level";
+    case Rejection::kSlDropped: return "sl_dropped";
+  }
+  return "?";
+}
+
+std::string method_name(uint8_t method) {
+  switch (method) {
+    case sa::method::kGet: return "Get";
+    case 0x02: return "Set";
+    case sa::method::kGetTable: return "GetTable";
+    case sa::method::kGetMulti: return "GetMulti";
+    case 0x15: return "Delete";
+  }
+  return fmt::format("{:#04x}", method);
+}
+
+std::string attribute_name(uint16_t attr_id) {
+  switch (attr_id) {
+    case sa::attr::kClassPortInfo: return "ClassPortInfo";
+    case sa::attr::kPathRecord: return "PathRecord";
+    case sa::attr::kMultiPathRecord: return "MultiPathRecord";
+  }
+  return "other";
+}
+
+SaCounters::SaCounters() {
+  levels_by_name_[kNoLevel] = std::make_unique<LevelSlot>();
+}
+
+size_t SaCounters::method_slot(uint8_t method, uint16_t attr_id) {
+  size_t a = 3;
+  if (attr_id == sa::attr::kClassPortInfo) a = 0;
+  if (attr_id == sa::attr::kPathRecord) a = 1;
+  if (attr_id == sa::attr::kMultiPathRecord) a = 2;
+  return size_t{method} * kAttributeSlots + a;
+}
+
+size_t SaCounters::status_slot(uint16_t mad_status) {
+  if ((mad_status & 0xFF) == 0) return mad_status >> 8;
+  return 256 + (mad_status & 0xFF);
+}
+
+std::shared_ptr<const SaCounters::LevelBinding> SaCounters::bind_policy(
+    const policy::CompiledPolicy* policy) {
+  auto binding = std::make_shared<LevelBinding>();
+  std::lock_guard lock(names_mutex_);
+  binding->no_level = levels_by_name_.at(kNoLevel).get();
+  if (policy == nullptr) return binding;
+  auto bind = [&](const policy::Level& level) {
+    auto& slot = levels_by_name_[level.name];
+    if (!slot) slot = std::make_unique<LevelSlot>();
+    binding->slots[&level] = slot.get();
+  };
+  bind(policy->default_level());
+  for (size_t i = 0; i < policy->rules().size(); ++i) bind(policy->rule_level(i));
+  return binding;
+}
+
+void SaCounters::pair(const LevelBinding& binding, const policy::Level* level,
+                      Rejection rejection) {
+  LevelSlot* slot = binding.no_level;
+  if (level != nullptr) {
+    auto it = binding.slots.find(level);
+    if (it != binding.slots.end()) slot = it->second;
+  }
+  if (rejection == Rejection::kNone) {
+    bump(slot->records);
+  } else {
+    bump(slot->rejected);
+    bump(rejections_[static_cast<size_t>(rejection)]);
+  }
+}
+
+CounterSnapshot SaCounters::snapshot() const {
+  auto get = [](const Counter& c) { return c.load(std::memory_order_relaxed); };
+  CounterSnapshot s;
+  s.requests = get(requests_);
+  s.responses = get(responses_);
+  s.dropped_sm_key = get(dropped_sm_key_);
+  for (size_t i = 0; i < methods_.size(); ++i) {
+    if (uint64_t n = get(methods_[i])) {
+      auto method = static_cast<uint8_t>(i / kAttributeSlots);
+      size_t a = i % kAttributeSlots;
+      std::string attr = a == 3 ? "other" : attribute_name(slot_attribute(a));
+      s.methods[method_name(method) + " " + attr] = n;
+    }
+  }
+  for (size_t i = 0; i < statuses_.size(); ++i) {
+    if (uint64_t n = get(statuses_[i])) {
+      auto status = static_cast<uint16_t>(i < 256 ? i << 8 : i - 256);
+      s.statuses[sa::mad_status_name(status)] += n;
+    }
+  }
+  std::lock_guard lock(names_mutex_);
+  for (const auto& [name, slot] : levels_by_name_) {
+    LevelCount c{get(slot->records), get(slot->rejected)};
+    if (c.records != 0 || c.rejected != 0) s.levels[name] = c;
+  }
+  for (size_t i = 1; i < rejections_.size(); ++i) {
+    if (i > static_cast<size_t>(Rejection::kSlDropped)) break;
+    if (uint64_t n = get(rejections_[i]))
+      s.rejections[rejection_name(static_cast<Rejection>(i))] = n;
+  }
+  return s;
+}
+
+nlohmann::json to_json(const CounterSnapshot& s) {
+  nlohmann::json levels = nlohmann::json::object();
+  for (const auto& [name, c] : s.levels)
+    levels[name] = {{"records", c.records}, {"rejected", c.rejected}};
+  return {{"requests", s.requests},
+          {"responses", s.responses},
+          {"dropped", {{"sm_key", s.dropped_sm_key}}},
+          {"methods", s.methods},
+          {"statuses", s.statuses},
+          {"levels", levels},
+          {"rejections", s.rejections}};
+}
+
+}  // namespace rdmaqos::sad

@@ -1,0 +1,149 @@
+// `rdma-qos sad`: what it prints and how it exits for the replies a daemon gives, against a
+// control server of our own that answers with canned replies and records the requests.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+#include "rdma-qos/sa-responder/control.h"
+
+namespace rdmaqos::cli {
+namespace {
+
+struct CommandRun {
+  int status = -1;
+  std::string output;
+};
+
+// Runs the command through the shell, stdout and stderr together.
+CommandRun run(const std::string& command) {
+  CommandRun r;
+  FILE* p = popen((command + " 2>&1").c_str(), "r");
+  if (p == nullptr) return r;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof(buf), p)) > 0;) r.output.append(buf, n);
+  int status = pclose(p);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+class SadCommand : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/rdma-qos-cli-sad-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    socket_ = dir_ + "/sad.sock";
+  }
+  void TearDown() override {
+    done_ = true;
+    if (server_thread_.joinable()) server_thread_.join();
+    std::filesystem::remove_all(dir_);
+  }
+
+  // A daemon that answers every request with `reply`.
+  void serve(nlohmann::json reply) {
+    auto server = sad::ControlServer::open(socket_);
+    ASSERT_TRUE(server) << server.error().message;
+    server_thread_ = std::thread([this, reply, s = std::move(*server)]() mutable {
+      while (!done_) {
+        std::vector<pollfd> fds;
+        s->add_poll_fds(fds);
+        if (poll(fds.data(), fds.size(), 20) <= 0) continue;
+        for (auto& r : s->process(fds)) {
+          commands_.push_back(r.body["command"].get<std::string>());
+          s->reply(r.connection, reply);
+        }
+      }
+    });
+  }
+
+  CommandRun sad(const std::string& args) const {
+    return run(std::string(RDMA_QOS_CLI) + " sad " + args + " --socket " + socket_);
+  }
+
+  std::string dir_, socket_;
+  std::atomic<bool> done_{false};
+  std::thread server_thread_;
+  std::vector<std::string> commands_;
+};
+
+TEST_F(SadCommand, RefusedReloadPrintsEveryDiagnosticAndExitsOne) {
+  serve({{"ok", false},
+         {"message", "policy reload failed: the previous policy stays in force"},
+         {"diagnostics", {"p.conf:3:5: error: unknown level 'NOPE'", "p.conf:9:1: warning: x"}}});
+  CommandRun r = sad("reload");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("p.conf:3:5: error: unknown level 'NOPE'"), std::string::npos);
+  EXPECT_NE(r.output.find("p.conf:9:1: warning: x"), std::string::npos);
+  EXPECT_NE(r.output.find("previous policy stays"), std::string::npos);
+  done_ = true;
+  server_thread_.join();
+  EXPECT_EQ(commands_, std::vector<std::string>{"reload"});
+}
+
+TEST_F(SadCommand, AcceptedReloadExitsZero) {
+  serve({{"ok", true}, {"message", "policy reloaded"}, {"diagnostics", nlohmann::json::array()}});
+  CommandRun r = sad("reload");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("policy reloaded"), std::string::npos);
+}
+
+TEST_F(SadCommand, JsonPrintsTheDaemonsReply) {
+  serve({{"ok", true}, {"message", "fabric re-discovered: 12 endpoints"}});
+  CommandRun r = sad("rediscover --json");
+  EXPECT_EQ(r.status, 0) << r.output;
+  auto j = nlohmann::json::parse(r.output, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r.output;
+  EXPECT_EQ(j["message"], "fabric re-discovered: 12 endpoints");
+}
+
+TEST_F(SadCommand, StatsInHumanFormNamesLevelsAndStatuses) {
+  nlohmann::json stats = {
+      {"sa", {{"ca", "mlx5_0"}, {"port", 1}, {"lid", 1}, {"uptime_seconds", 5}}},
+      {"policy",
+       {{"file", "/etc/opensm/qos-policy.conf"},
+        {"rules", 3},
+        {"reloads", 2},
+        {"reload_failures", 1}}},
+      {"fabric",
+       {{"endpoints", 12},
+        {"discoveries", 1},
+        {"discovery_failures", 0},
+        {"last_discovery", "2026-11-22T00:00:00Z"},
+        {"discovering", false}}},
+      {"requests", 10},
+      {"responses", 9},
+      {"dropped", {{"sm_key", 1}, {"undecodable", 0}}},
+      {"methods", {{"GetTable PathRecord", 10}}},
+      {"statuses", {{"SUCCESS", 8}, {"SA_NO_RECORDS", 1}}},
+      {"levels", {{"ISER", {{"records", 7}, {"rejected", 2}}}}},
+      {"rejections", {{"selector", 2}}}};
+  serve({{"ok", true}, {"stats", stats}});
+  CommandRun r = sad("stats");
+  EXPECT_EQ(r.status, 0) << r.output;
+  for (const char* s : {"mlx5_0", "GetTable PathRecord", "SA_NO_RECORDS", "ISER", "selector",
+                        "/etc/opensm/qos-policy.conf", "12 endpoints"})
+    EXPECT_NE(r.output.find(s), std::string::npos) << s << " in\n" << r.output;
+  CommandRun j = sad("stats --json");
+  auto parsed = nlohmann::json::parse(j.output, nullptr, false);
+  ASSERT_FALSE(parsed.is_discarded()) << j.output;
+  EXPECT_EQ(parsed, stats);
+}
+
+TEST_F(SadCommand, NoDaemonExitsTwoAndSaysWhere) {
+  CommandRun r = sad("stats");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find(socket_), std::string::npos) << r.output;
+}
+
+TEST_F(SadCommand, EnvironmentNamesTheSocket) {
+  serve({{"ok", true}, {"message", "policy reloaded"}});
+  CommandRun r = run("RDMA_QOS_SAD_SOCKET=" + socket_ + " " + RDMA_QOS_CLI + " sad reload");
+  EXPECT_EQ(r.status, 0) << r.output;
+}
+
+}  // namespace
+}  // namespace rdmaqos::cli

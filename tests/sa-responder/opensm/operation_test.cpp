@@ -1,0 +1,338 @@
+// Operating rdma-qos-sad on ibsim: the control socket (`rdma-qos sad reload|rediscover|stats`),
+// reloads under load, signals, and the SM_Key rule compared with OpenSM's. Each test starts its
+// own fabric: OpenSM configures it and answers the SM_Key queries, then our SA takes over.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "rdma-qos/testbed/ib_fabric.h"
+#include "rdma-qos/testbed/process.h"
+#include "rdma-qos/testbed/saquery.h"
+
+namespace rdmaqos::sad {
+namespace {
+
+using namespace std::chrono_literals;
+using testbed::IbFabric;
+using testbed::RunResult;
+
+// iSER (Service-ID 0x1060CBC) gets SL 3; everything else the default level's SL 0.
+constexpr const char* kGoodPolicy = R"(qos-levels
+  qos-level
+    name: DEFAULT
+    sl: 0
+  end-qos-level
+  qos-level
+    name: ISER
+    sl: 3
+  end-qos-level
+end-qos-levels
+qos-match-rules
+  qos-match-rule
+    service-id: 0x1060CBC
+    qos-level-name: ISER
+  end-qos-match-rule
+end-qos-match-rules
+)";
+
+// Policies a reload must reject. Each would change answers if any of it were applied: the
+// third maps iSER to SL 6 and the default to SL 1 before its error.
+const std::vector<std::string> kBadPolicies = {
+    "qos-levels\n  qos-level\n    name: DEFAULT\n    sl: 0\n  end-qos-level\n",  // unterminated
+    "qos-levels\n  qos-level\n    name: DEFAULT\n    sl: 1\n  end-qos-level\nend-qos-levels\n"
+    "qos-match-rules\n  qos-match-rule\n    service-id: 0x1060CBC\n    qos-level-name: NOPE\n"
+    "  end-qos-match-rule\nend-qos-match-rules\n",  // undefined level
+    "qos-levels\n  qos-level\n    name: DEFAULT\n    sl: 1\n  end-qos-level\n  qos-level\n"
+    "    name: ISER\n    sl: 6\n  end-qos-level\nend-qos-levels\nqos-match-rules\n"
+    "  qos-match-rule\n    service-id: 0x1060CBC\n    qos-level-name: ISER\n"
+    "  end-qos-match-rule\n  qos-match-rule\n    sl: 99\n  end-qos-match-rule\n"
+    "end-qos-match-rules\n",  // valid rules, then an error
+};
+
+class SadOperation : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto o = testbed::fabric_options(testbed::make_fat_tree({}));
+    o.policy = kGoodPolicy;
+    fabric_ = std::make_unique<IbFabric>(o);
+    policy_path_ = fabric_->dir() + "/sad-policy.conf";
+    socket_ = fabric_->dir() + "/sad.sock";
+    write_policy(kGoodPolicy);
+  }
+
+  void TearDown() override {
+    if (sad_) sad_->stop();
+    if (HasFailure()) std::cerr << "rdma-qos-sad log:\n" << sad_log() << "\n";
+  }
+
+  void write_policy(const std::string& text) { std::ofstream(policy_path_) << text; }
+
+  // Stops OpenSM and starts our SA at its port; returns once ClassPortInfo is answered.
+  void start_sad(std::vector<std::string> extra = {}) {
+    fabric_->stop_sm();
+    testbed::ProcessOptions p;
+    p.argv = {RDMA_QOS_SAD, "--policy", policy_path_, "--control-socket", socket_, "--foreground"};
+    // No periodic re-discovery unless the test asks for one.
+    if (std::find(extra.begin(), extra.end(), "--rediscover-interval") == extra.end())
+      extra.insert(extra.end(), {"--rediscover-interval", "0"});
+    p.argv.insert(p.argv.end(), extra.begin(), extra.end());
+    p.env = fabric_->client_env(fabric_->topology().sm_node().id);
+    p.cwd = fabric_->dir();
+    p.output_path = fabric_->dir() + "/sad.log";
+    sad_ = std::make_unique<testbed::Process>(testbed::Process::spawn(p));
+    RunResult probe;
+    for (int i = 0; i < 100 && sad_->running(); ++i) {
+      probe = fabric_->run_at("node001", {"saquery", "-c"});
+      if (probe.exit_code == 0) return;
+      std::this_thread::sleep_for(200ms);
+    }
+    FAIL() << "rdma-qos-sad did not answer: " << probe.output;
+  }
+
+  std::string sad_log() const {
+    if (!fabric_) return {};
+    std::ifstream in(fabric_->dir() + "/sad.log");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+  // `rdma-qos sad COMMAND --socket S ARGS...`
+  RunResult cli(const std::string& command, std::vector<std::string> args = {}) const {
+    testbed::ProcessOptions p;
+    p.argv = {RDMA_QOS_CLI, "sad", command, "--socket", socket_};
+    p.argv.insert(p.argv.end(), args.begin(), args.end());
+    return testbed::run(p, 60s);
+  }
+
+  nlohmann::json cli_json(const std::string& command) const {
+    RunResult r = cli(command, {"--json"});
+    auto j = nlohmann::json::parse(r.output, nullptr, false);
+    EXPECT_FALSE(j.is_discarded()) << r.output;
+    return j;
+  }
+
+  std::string lid(const std::string& node) const {
+    return std::to_string(fabric_->topology().node(node).lid);
+  }
+
+  // saquery PathRecord from node001 to node002 with an SM_Key.
+  RunResult keyed_query(const std::string& key) const {
+    return fabric_->run_at("node001", {"saquery", "-p", "--slid", lid("node001"), "--dlid",
+                                       lid("node002"), "--smkey", key});
+  }
+
+  std::unique_ptr<IbFabric> fabric_;
+  std::unique_ptr<testbed::Process> sad_;
+  std::string policy_path_, socket_;
+};
+
+TEST_F(SadOperation, SmKeyRulesEqualOpenSms) {
+  // OpenSM: 0 (untrusted) and its sa_key 1 (trusted) get the same record; another key nothing.
+  std::vector<std::string> keys = {"0", "1", "2", "0x8000000000000000"};
+  std::vector<RunResult> theirs;
+  for (const auto& k : keys) theirs.push_back(keyed_query(k));
+  ASSERT_EQ(theirs[0].exit_code, 0) << theirs[0].output;
+  ASSERT_NE(theirs[2].exit_code, 0) << "OpenSM answered a wrong SM_Key: " << theirs[2].output;
+  start_sad();
+  for (size_t i = 0; i < keys.size(); ++i) {
+    SCOPED_TRACE("SM_Key " + keys[i]);
+    RunResult ours = keyed_query(keys[i]);
+    EXPECT_EQ(ours.exit_code, theirs[i].exit_code) << "OpenSM:\n"
+                                                   << theirs[i].output << "\nours:\n"
+                                                   << ours.output;
+    auto a = testbed::parse_saquery_output(ours.output);
+    auto b = testbed::parse_saquery_output(theirs[i].output);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t r = 0; r < a.size(); ++r) EXPECT_EQ(a[r].fields, b[r].fields);
+  }
+  nlohmann::json stats = cli_json("stats");
+  EXPECT_EQ(stats["dropped"]["sm_key"], 2) << stats.dump(2);
+}
+
+TEST_F(SadOperation, ConfiguredSaKeyIsTheTrustedOne) {
+  std::string conf = fabric_->dir() + "/opensm.conf";
+  std::ofstream(conf) << "sa_key 0x2\nsubnet_timeout 18\n";
+  start_sad({"--opensm-conf", conf});
+  EXPECT_EQ(keyed_query("2").exit_code, 0);
+  EXPECT_EQ(keyed_query("0").exit_code, 0);
+  EXPECT_NE(keyed_query("1").exit_code, 0);
+}
+
+TEST_F(SadOperation, StatsCountQueriesByLevelMethodAndStatus) {
+  start_sad();
+  RunResult r = fabric_->run_at("node001", {"saquery", "-p", "--slid", lid("node001"), "--dlid",
+                                            lid("node002"), "--service_id", "0x1060CBC"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  nlohmann::json s = cli_json("stats");
+  EXPECT_GE(s["levels"]["ISER"]["records"].get<int>(), 1) << s.dump(2);
+  EXPECT_GE(s["methods"]["GetTable PathRecord"].get<int>(), 1) << s.dump(2);
+  EXPECT_GE(s["methods"]["Get ClassPortInfo"].get<int>(), 1) << s.dump(2);
+  EXPECT_GE(s["statuses"]["SUCCESS"].get<int>(), 2) << s.dump(2);
+  EXPECT_EQ(s["policy"]["file"], policy_path_);
+  EXPECT_EQ(s["fabric"]["endpoints"], fabric_->topology().nodes.size());
+  // The human form names the same things.
+  RunResult human = cli("stats");
+  EXPECT_EQ(human.exit_code, 0);
+  EXPECT_NE(human.output.find("ISER"), std::string::npos) << human.output;
+  EXPECT_NE(human.output.find("GetTable PathRecord"), std::string::npos) << human.output;
+}
+
+TEST_F(SadOperation, RediscoverReportsTheFabricAndKeepsAnswering) {
+  start_sad();
+  RunResult r = cli("rediscover");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(fmt::format("{} endpoints", fabric_->topology().nodes.size())),
+            std::string::npos)
+      << r.output;
+  // SIGUSR1 does the same.
+  kill(sad_->pid(), SIGUSR1);
+  nlohmann::json s;
+  for (int i = 0; i < 100; ++i) {
+    s = cli_json("stats");
+    if (s["fabric"]["discoveries"] == 3) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_EQ(s["fabric"]["discoveries"], 3) << s.dump(2);
+  RunResult q = fabric_->run_at("node001", {"saquery", "-p", "--slid", lid("node001"), "--dlid",
+                                            lid("node002"), "--service_id", "0x1060CBC"});
+  ASSERT_EQ(q.exit_code, 0) << q.output;
+  auto recs = testbed::parse_saquery_output(q.output);
+  ASSERT_EQ(recs.size(), 1u);
+  EXPECT_EQ(recs[0].number("sl"), 3u);
+}
+
+TEST_F(SadOperation, PeriodicRediscoveryRunsWithoutRequests) {
+  start_sad({"--rediscover-interval", "1"});
+  nlohmann::json s;
+  for (int i = 0; i < 100; ++i) {
+    s = cli_json("stats");
+    if (s["fabric"]["discoveries"].get<int>() >= 3) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_GE(s["fabric"]["discoveries"].get<int>(), 3) << s.dump(2);
+  EXPECT_EQ(s["fabric"]["discovery_failures"], 0) << s.dump(2);
+  EXPECT_EQ(s["fabric"]["rediscover_interval_seconds"], 1);
+  EXPECT_EQ(keyed_query("0").exit_code, 0);
+}
+
+// --daemon returns once the SA answers, and the detached daemon keeps answering.
+TEST_F(SadOperation, DaemonModeReturnsOnceAnswering) {
+  fabric_->stop_sm();
+  testbed::ProcessOptions p;
+  p.argv = {RDMA_QOS_SAD,
+            "--policy",
+            policy_path_,
+            "--control-socket",
+            socket_,
+            "--daemon",
+            "--rediscover-interval",
+            "0"};
+  p.env = fabric_->client_env(fabric_->topology().sm_node().id);
+  p.cwd = fabric_->dir();
+  RunResult started = testbed::run(p, 60s);
+  // The detached daemon left the test's process group: stop it by pid whatever happens.
+  auto stop_daemon = [&] {
+    for (pid_t pid : testbed::processes_with_env("IBSIM_SOCKNAME", fabric_->sockname())) {
+      std::error_code ec;
+      auto exe = std::filesystem::read_symlink(fmt::format("/proc/{}/exe", pid), ec);
+      if (!ec && exe.filename() == "rdma-qos-sad") {
+        kill(pid, SIGTERM);
+        for (int i = 0; i < 50 && kill(pid, 0) == 0; ++i) std::this_thread::sleep_for(100ms);
+      }
+    }
+  };
+  EXPECT_EQ(started.exit_code, 0) << started.output;
+  EXPECT_EQ(keyed_query("0").exit_code, 0);
+  nlohmann::json s = cli_json("stats");
+  EXPECT_NE(s["sa"]["pid"], nullptr);
+  stop_daemon();
+}
+
+TEST_F(SadOperation, BadReloadReportsEveryDiagnosticAndKeepsThePolicy) {
+  start_sad();
+  write_policy(kBadPolicies[2]);
+  RunResult r = cli("reload");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find(policy_path_ + ":"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("previous policy stays"), std::string::npos) << r.output;
+  // SIGHUP: the same diagnostics go to the log.
+  kill(sad_->pid(), SIGHUP);
+  nlohmann::json s;
+  for (int i = 0; i < 50; ++i) {
+    s = cli_json("stats");
+    if (s["policy"]["reload_failures"] == 2) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_EQ(s["policy"]["reload_failures"], 2) << s.dump(2);
+  RunResult q = fabric_->run_at("node001", {"saquery", "-p", "--slid", lid("node001"), "--dlid",
+                                            lid("node002"), "--service_id", "0x1060CBC"});
+  auto recs = testbed::parse_saquery_output(q.output);
+  ASSERT_EQ(recs.size(), 1u) << q.output;
+  EXPECT_EQ(recs[0].number("sl"), 3u);
+}
+
+// The issue's "reload under load": a client keeps 16 queries outstanding while 100 reloads
+// alternate between the good policy and bad ones. Every query is answered (no retries, so a
+// lost answer is a failure) with the good policy's SL; every bad reload is refused with its
+// diagnostics, every good one accepted.
+TEST_F(SadOperation, HundredAlternatingReloadsUnderLoadLoseAndChangeNothing) {
+  start_sad();
+  std::string stop_file = fabric_->dir() + "/stop-load";
+  testbed::ProcessOptions load;
+  load.argv = {RDMA_QOS_SAD_LOAD, "--dlid",  lid("node002"), "--sl-sid", "3", "--sl-plain", "0",
+               "--stop-file",     stop_file, "--seconds",    "50"};
+  load.env = fabric_->client_env("node001");
+  load.cwd = fabric_->dir();
+  load.output_path = fabric_->dir() + "/load.log";
+  testbed::Process loader = testbed::Process::spawn(load);
+  std::this_thread::sleep_for(300ms);  // the load is under way before the first reload
+
+  int good_ok = 0, bad_refused = 0;
+  for (int i = 0; i < 100; ++i) {
+    const bool good = i % 2 == 0;
+    write_policy(good ? kGoodPolicy
+                      : kBadPolicies[static_cast<size_t>(i / 2) % kBadPolicies.size()]);
+    RunResult r = cli("reload", {"--json"});
+    auto j = nlohmann::json::parse(r.output, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r.output;
+    if (good) {
+      EXPECT_EQ(r.exit_code, 0) << r.output;
+      good_ok += j["ok"] == true ? 1 : 0;
+    } else {
+      EXPECT_EQ(r.exit_code, 1) << r.output;
+      ASSERT_FALSE(j["diagnostics"].empty()) << r.output;
+      // Every diagnostic names the file and a line.
+      for (const auto& d : j["diagnostics"])
+        EXPECT_EQ(d.get<std::string>().rfind(policy_path_ + ":", 0), 0u) << d;
+      bad_refused += j["ok"] == false ? 1 : 0;
+    }
+  }
+  std::ofstream(stop_file) << "";
+  auto exit = loader.wait_for(20s);
+  ASSERT_EQ(exit, 0);
+  std::ifstream in(fabric_->dir() + "/load.log");
+  nlohmann::json counts;
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line[0] == '{') counts = nlohmann::json::parse(line, nullptr, false);
+  ASSERT_TRUE(counts.is_object()) << "no counts from the load";
+  std::printf("load: %s\n", counts.dump().c_str());
+  EXPECT_EQ(good_ok, 50);
+  EXPECT_EQ(bad_refused, 50);
+  EXPECT_GT(counts["queries"].get<int>(), 1000) << counts.dump();
+  EXPECT_EQ(counts["answered"], counts["queries"]) << counts.dump();
+  EXPECT_EQ(counts["failed"], 0) << counts.dump();
+  EXPECT_EQ(counts["wrong"], 0) << counts.dump();
+  nlohmann::json s = cli_json("stats");
+  EXPECT_EQ(s["policy"]["reloads"], 50);
+  EXPECT_EQ(s["policy"]["reload_failures"], 50);
+}
+
+}  // namespace
+}  // namespace rdmaqos::sad

@@ -1,0 +1,100 @@
+// The daemon's counters: what `rdma-qos sad stats` reports after a known sequence of events.
+#include <gtest/gtest.h>
+
+#include "rdma-qos/sa-client/mad.h"
+#include "rdma-qos/sa-responder/counters.h"
+#include "test_fabric.h"
+
+namespace rdmaqos::sad {
+namespace {
+
+std::shared_ptr<const policy::CompiledPolicy> compile(const std::string& text) {
+  auto r = policy::load_policy(text, nullptr);
+  EXPECT_TRUE(r.policy) << (r.diagnostics.empty() ? "" : r.diagnostics[0].message);
+  return r.policy;
+}
+
+constexpr const char* kGoldPolicy =
+    "qos-levels\nqos-level\nname: DEFAULT\nsl: 0\nend-qos-level\n"
+    "qos-level\nname: GOLD\nsl: 5\nend-qos-level\nend-qos-levels\n"
+    "qos-match-rules\nqos-match-rule\nqos-class: 7\nqos-level-name: GOLD\nend-qos-match-rule\n"
+    "end-qos-match-rules\n";
+
+TEST(SaCounters, CountsRequestsByMethodAndAttribute) {
+  SaCounters c;
+  c.request(sa::method::kGet, sa::attr::kPathRecord);
+  c.request(sa::method::kGet, sa::attr::kPathRecord);
+  c.request(sa::method::kGetTable, sa::attr::kPathRecord);
+  c.request(sa::method::kGetMulti, sa::attr::kMultiPathRecord);
+  c.request(0x02, 0x0011);
+  CounterSnapshot s = c.snapshot();
+  EXPECT_EQ(s.requests, 5u);
+  EXPECT_EQ(s.methods.at("Get PathRecord"), 2u);
+  EXPECT_EQ(s.methods.at("GetTable PathRecord"), 1u);
+  EXPECT_EQ(s.methods.at("GetMulti MultiPathRecord"), 1u);
+  EXPECT_EQ(s.methods.at("Set other"), 1u);
+  EXPECT_EQ(s.methods.size(), 4u);
+}
+
+TEST(SaCounters, CountsResponsesByStatusName) {
+  SaCounters c;
+  c.response(0);
+  c.response(0x0300);
+  c.response(0x0300);
+  c.response(0x000C);
+  CounterSnapshot s = c.snapshot();
+  EXPECT_EQ(s.responses, 4u);
+  EXPECT_EQ(s.statuses.at("SUCCESS"), 1u);
+  EXPECT_EQ(s.statuses.at("SA_NO_RECORDS"), 2u);
+  EXPECT_EQ(s.statuses.at("INVALID_FIELD(METHOD_ATTR_UNSUPPORTED)"), 1u);
+}
+
+TEST(SaCounters, CountsPairsByLevelNameAndRejection) {
+  SaCounters c;
+  auto p = compile(kGoldPolicy);
+  auto b = c.bind_policy(p.get());
+  c.pair(*b, &p->rule_level(0), Rejection::kNone);
+  c.pair(*b, &p->rule_level(0), Rejection::kSelector);
+  c.pair(*b, &p->default_level(), Rejection::kNone);
+  c.pair(*b, nullptr, Rejection::kNoCommonPkey);
+  CounterSnapshot s = c.snapshot();
+  EXPECT_EQ(s.levels.at("GOLD").records, 1u);
+  EXPECT_EQ(s.levels.at("GOLD").rejected, 1u);
+  EXPECT_EQ(s.levels.at("DEFAULT").records, 1u);
+  EXPECT_EQ(s.levels.at("(no level)").rejected, 1u);
+  EXPECT_EQ(s.rejections.at("selector"), 1u);
+  EXPECT_EQ(s.rejections.at("no_common_pkey"), 1u);
+}
+
+TEST(SaCounters, LevelCountsSurviveAReloadThatKeepsTheName) {
+  SaCounters c;
+  auto first = compile(kGoldPolicy);
+  auto b1 = c.bind_policy(first.get());
+  c.pair(*b1, &first->rule_level(0), Rejection::kNone);
+  auto second = compile(kGoldPolicy);
+  auto b2 = c.bind_policy(second.get());
+  c.pair(*b2, &second->rule_level(0), Rejection::kNone);
+  EXPECT_EQ(c.snapshot().levels.at("GOLD").records, 2u);
+}
+
+TEST(SaCounters, ObserverCountsThroughThePolicysBinding) {
+  SaCounters c;
+  auto p = compile(kGoldPolicy);
+  auto b = c.bind_policy(p.get());
+  CountingObserver observer(c, *b);
+  AnswerObserver& engine_side = observer;
+  engine_side.pair(&p->rule_level(0), Rejection::kNone);
+  EXPECT_EQ(c.snapshot().levels.at("GOLD").records, 1u);
+}
+
+TEST(SaCounters, DroppedSmKeyRequestsAreCountedApart) {
+  SaCounters c;
+  c.dropped_sm_key();
+  CounterSnapshot s = c.snapshot();
+  EXPECT_EQ(s.dropped_sm_key, 1u);
+  EXPECT_EQ(s.requests, 0u);
+  EXPECT_EQ(to_json(s)["dropped"]["sm_key"], 1);
+}
+
+}  // namespace
+}  // namespace rdmaqos::sad
