@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "rdma-qos/sa-client/mad.h"
 #include "rdma-qos/sa-client/result.h"
@@ -54,6 +55,8 @@ class SaAgent {
   int issm_fd_ = -1;
   uint16_t lid_ = 0;
   size_t max_data_ = sa::kSaDataSize;
+  std::vector<uint8_t> recv_buffer_;  // umad buffers reused from one MAD to the next
+  std::vector<uint8_t> send_buffer_;
 };
 
 }  // namespace rdmaqos::sad
