@@ -173,6 +173,7 @@ int run_client(const ClientOptions& o) {
   uint64_t sent_malformed = 0, error_answers = 0, stray = 0, send_errors = 0;
   uint64_t mads = 0;
   bool stalled = false;
+  std::vector<std::string> lost_examples;
   auto start = Clock::now();
   auto last_answer = start;
   while (sent_valid < o.queries || !pending.empty()) {
@@ -216,6 +217,7 @@ int run_client(const ClientOptions& o) {
           ++answered;
         else
           ++wrong;
+        last_answer = Clock::now();
         pending.erase(it);
       }
     }
@@ -228,6 +230,8 @@ int run_client(const ClientOptions& o) {
       }
       if (it->second.attempts > o.retries) {
         ++lost;
+        if (lost_examples.size() < 8)
+          lost_examples.push_back(fmt::format("tid {:#x} dlid {}", it->first, it->second.dlid));
         it = pending.erase(it);
         continue;
       }
@@ -250,6 +254,7 @@ int run_client(const ClientOptions& o) {
                     {"stray", stray},
                     {"send_errors", send_errors},
                     {"stalled", stalled},
+                    {"lost_examples", lost_examples},
                     {"seconds", seconds}}
                    .dump()
             << std::endl;
