@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -103,8 +104,13 @@ std::vector<std::pair<std::string, std::string>> fields(const Answer& a) {
 std::string difference(const Answer& ours, const Answer& opensm) {
   auto a = fields(ours), b = fields(opensm);
   if (a == b) return "same";
-  if (a.size() != b.size()) return b.size() == 1 ? "no path: " + b[0].second : "answers";
   std::string out;
+  if (a.size() != b.size()) {
+    // One of the two has no path: all of OpenSM's answer.
+    if (b.size() == 1) return "no path: " + b[0].second;
+    for (const auto& [name, value] : b) out += (out.empty() ? "" : ", ") + name + " " + value;
+    return out;
+  }
   for (size_t i = 0; i < a.size(); ++i)
     if (a[i] != b[i]) out += (out.empty() ? "" : ", ") + b[i].first + " " + b[i].second;
   return out;
@@ -121,7 +127,9 @@ nlohmann::json answer_json(const Answer& a) {
 // rdma-qos-sad at the SM's port (OpenSM stopped), ready once saquery -c gets ClassPortInfo.
 Process start_sad(const IbFabric& fabric, const std::string& sad, const std::string& policy_file) {
   ProcessOptions p;
-  p.argv = {sad, "--policy", policy_file};
+  // Both run from the fabric's directory.
+  p.argv = {std::filesystem::absolute(sad).string(), "--policy",
+            std::filesystem::absolute(policy_file).string()};
   p.env = fabric.client_env(fabric.topology().sm_node().id);
   p.cwd = fabric.dir();
   p.output_path = fabric.dir() + "/rdma-qos-sad.log";
