@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's demo command: installs dependencies, builds, and runs the demo: a simulated
-# InfiniBand fat tree with a real subnet manager enforcing the sample QoS policy
-# (Documentation/examples/qos-policy.conf), one path query per sample service.
+# InfiniBand fat tree configured by a real subnet manager (OpenSM), then rdma-qos-sad at the
+# SM's port enforcing the sample QoS policy (Documentation/examples/qos-policy.conf): one path
+# query per sample service, each answer shown next to OpenSM's for the same query.
 # Extra arguments go to the demo (e.g. --json, --policy FILE).
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -311,7 +311,9 @@ std::optional<sa::SaMad> answer_path_record(const AnswerContext& ctx, const sa::
 
   std::vector<sa::PathRecord> records;
   if (!ends.unknown) {
-    auto all = ctx.fabric->endpoints();
+    // Every endpoint only for an open end (a query with both ends, the usual one, lists none).
+    std::vector<Endpoint> all;
+    if (!ends.source || !ends.destination) all = ctx.fabric->endpoints();
     std::vector<Endpoint> sources = ends.source ? std::vector<Endpoint>{*ends.source} : all;
     std::vector<Endpoint> destinations =
         ends.destination ? std::vector<Endpoint>{*ends.destination} : all;

@@ -11,6 +11,7 @@
 
 #include "rdma-qos/sa-client/gid.h"
 #include "rdma-qos/testbed/ib_fabric.h"
+#include "rdma-qos/testbed/sample_policy.h"
 #include "rdma-qos/testbed/saquery.h"
 
 namespace rdmaqos::sa {
@@ -22,40 +23,7 @@ using testbed::IbFabricOptions;
 using testbed::PathAnswer;
 using testbed::RunResult;
 
-constexpr const char* kPolicy = R"(qos-levels
-  qos-level
-    name: DEFAULT
-    sl: 0
-  end-qos-level
-  qos-level
-    name: ISER
-    sl: 3
-    rate-limit: 5
-    packet-life: 8
-  end-qos-level
-  qos-level
-    name: GOLD
-    sl: 5
-    mtu-limit: 3
-    packet-life: 12
-  end-qos-level
-end-qos-levels
-
-qos-match-rules
-  qos-match-rule
-    service-id: 0x1060CBC
-    qos-level-name: ISER
-  end-qos-match-rule
-  qos-match-rule
-    qos-class: 7
-    qos-level-name: GOLD
-  end-qos-match-rule
-end-qos-match-rules
-
-qos-ulps
-  sdp : 1
-end-qos-ulps
-)";
+const std::string kPolicy = testbed::sample_policy({});
 
 // node001 and node002 share partition 0x0001 with nobody else (switches stay in the default
 // partition only), so a table query on it from node001 has exactly two answers. Two, not

@@ -17,6 +17,7 @@
 
 #include "rdma-qos/testbed/ib_fabric.h"
 #include "rdma-qos/testbed/process.h"
+#include "rdma-qos/testbed/sample_policy.h"
 #include "rdma-qos/testbed/saquery.h"
 
 namespace rdmaqos::sad {
@@ -28,46 +29,7 @@ using testbed::RunResult;
 
 // Levels whose limits bind on the fat tree's mixed links (40, 20, 2.5, 10 and 60 Gb/s CAs):
 // rate limits of 5 and 20 Gb/s, MTU limits below 2048, packet lives, and an SL.
-constexpr const char* kPolicy = R"(qos-levels
-  qos-level
-    name: DEFAULT
-    sl: 0
-  end-qos-level
-  qos-level
-    name: ISER
-    sl: 3
-    rate-limit: 5
-    packet-life: 8
-  end-qos-level
-  qos-level
-    name: GOLD
-    sl: 5
-    mtu-limit: 3
-    packet-life: 12
-  end-qos-level
-  qos-level
-    name: SLOW
-    sl: 2
-    mtu-limit: 2
-    rate-limit: 6
-  end-qos-level
-end-qos-levels
-
-qos-match-rules
-  qos-match-rule
-    service-id: 0x1060CBC
-    qos-level-name: ISER
-  end-qos-match-rule
-  qos-match-rule
-    qos-class: 7
-    qos-level-name: GOLD
-  end-qos-match-rule
-  qos-match-rule
-    service-id: 0x200-0x2FF
-    qos-level-name: SLOW
-  end-qos-match-rule
-end-qos-match-rules
-)";
+const std::string kPolicy = testbed::sample_policy({.slow = true, .sdp_ulp = false});
 
 struct Query {
   std::string from;               // node that runs the client

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The demo against real OpenSM: every sample service gets the SL the sample policy gives it.
+# The demo: every sample service gets the SL the sample policy gives it from rdma-qos-sad, and
+# the same answer OpenSM gives.
 set -euo pipefail
 out=$("$1" --json)
 echo "$out"
@@ -20,4 +21,7 @@ expect "SRP to node008" 6
 expect "Backup, QoS-Class 4" 7
 mtu=$(jq -r '.paths[] | select(.service == "MPI control, QoS-Class 1") | .mtu' <<<"$out")
 [ "$mtu" = 1024 ] || { echo "FAIL: low-latency MTU $mtu, expected 1024"; exit 1; }
+diffs=$(jq -r '.differences' <<<"$out")
+[ "$diffs" = 0 ] || { echo "FAIL: $diffs answers differ from OpenSM's"; exit 1; }
+[ "$(jq -r '.sa' <<<"$out")" = rdma-qos-sad ] || { echo "FAIL: not rdma-qos-sad's answers"; exit 1; }
 echo PASS

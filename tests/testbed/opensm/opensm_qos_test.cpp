@@ -3,36 +3,14 @@
 #include <gtest/gtest.h>
 
 #include "rdma-qos/testbed/ib_fabric.h"
+#include "rdma-qos/testbed/sample_policy.h"
 #include "rdma-qos/testbed/saquery.h"
 
 namespace rdmaqos::testbed {
 namespace {
 
-constexpr const char* kPolicy = R"(# iSER gets its own level; SDP through the simplified syntax.
-qos-levels
-  qos-level
-    name: DEFAULT
-    sl: 0
-  end-qos-level
-  qos-level
-    name: ISER
-    sl: 3
-    rate-limit: 5
-    packet-life: 8
-  end-qos-level
-end-qos-levels
-
-qos-match-rules
-  qos-match-rule
-    service-id: 0x1060CBC
-    qos-level-name: ISER
-  end-qos-match-rule
-end-qos-match-rules
-
-qos-ulps
-  sdp : 1
-end-qos-ulps
-)";
+// iSER gets its own level; SDP through the simplified syntax.
+const std::string kPolicy = sample_policy({.gold = false});
 
 class OpenSmQos : public ::testing::Test {
  protected:

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "rdma-qos/sa-client/mad.h"
 #include "rdma-qos/sa-client/result.h"
@@ -64,6 +65,8 @@ class SaAgent {
   int port_ = 0;
   std::atomic<uint64_t> undecodable_{0};
   size_t max_data_ = sa::kSaDataSize;
+  std::vector<uint8_t> recv_buffer_;  // umad buffers reused from one MAD to the next
+  std::vector<uint8_t> send_buffer_;
 };
 
 }  // namespace rdmaqos::sad
