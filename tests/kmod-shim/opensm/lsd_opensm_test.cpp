@@ -4,6 +4,7 @@
 // and QoS-Class rules. Faults: an SA that never answers gets F_ERR before the kernel's timeout;
 // malformed requests get F_ERR and the daemon keeps serving. path_use ALL gets three records:
 // GMP, OUTBOUND and the reverse query's INBOUND path (SLID and DLID swapped).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -22,6 +23,17 @@ namespace {
 using namespace std::chrono_literals;
 using testbed::IbFabric;
 using testing::SimulatedKernel;
+
+// The Initiators group (node001) is filled in at start; a rule for it alone makes the paths of
+// QoS class 9 asymmetric: SL 3 from node001, the default SL 0 towards it.
+constexpr const char* kPortGroups = R"(port-groups
+  port-group
+    name: Initiators
+    port-guid: {:#x}
+  end-port-group
+end-port-groups
+
+)";
 
 constexpr const char* kPolicy = R"(qos-levels
   qos-level
@@ -51,6 +63,11 @@ qos-match-rules
     qos-class: 7
     qos-level-name: GOLD
   end-qos-match-rule
+  qos-match-rule
+    qos-class: 9
+    source: Initiators
+    qos-level-name: ISER
+  end-qos-match-rule
 end-qos-match-rules
 )";
 
@@ -62,7 +79,8 @@ class LsdOpenSm : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     auto o = testbed::fabric_options(testbed::make_fat_tree({}));
-    o.policy = kPolicy;
+    o.policy =
+        fmt::format(fmt::runtime(kPortGroups), o.topology.node("node001").port_guid) + kPolicy;
     fabric_ = new IbFabric(o);
   }
   static void TearDownTestSuite() {
@@ -228,6 +246,27 @@ TEST_F(LsdOpenSm, ServiceIdAndQosClassRulesReachTheKernelsPaths) {
   ASSERT_EQ(u.paths.size(), 1u);
   EXPECT_EQ(u.paths[0].flags, kPrimaryOutbound);
   EXPECT_EQ(u.paths[0].record.sl, 3);
+}
+
+TEST_F(LsdOpenSm, AsymmetricPolicyGivesTheInboundRecordItsOwnSl) {
+  start();
+  auto r = request(15, PathUse::kAll);
+  r.qos_class = 9;  // only node001 -> node002 matches the rule
+  send(r);
+  auto got = replies(1);
+  ASSERT_EQ(got.size(), 1u) << log();
+  const auto& a = got[15].first;
+  ASSERT_FALSE(a.error) << log();
+  ASSERT_EQ(a.paths.size(), 3u) << log();
+  EXPECT_EQ(a.paths[0].flags, kGmpBidirectional);
+  EXPECT_EQ(a.paths[0].record.sl, 3);
+  EXPECT_EQ(a.paths[1].flags, kPrimaryOutbound);
+  EXPECT_EQ(a.paths[1].record.sl, 3);
+  EXPECT_EQ(a.paths[2].flags, kPrimaryInbound);
+  EXPECT_EQ(a.paths[2].record.sl, 0);
+  EXPECT_EQ(a.paths[2].record.qos_class, 9);
+  EXPECT_EQ(a.paths[2].record.slid, fabric_->topology().node("node002").lid);
+  EXPECT_EQ(a.paths[2].record.dlid, fabric_->topology().node("node001").lid);
 }
 
 TEST_F(LsdOpenSm, UnreachableSaGetsFErrBeforeTheKernelsTimeout) {
