@@ -351,15 +351,39 @@ sa::PathQuery to_path_query(const ResolveRequest& r) {
   return q;
 }
 
-std::vector<ReplyPath> reply_paths(const ResolveRequest& request,
-                                   std::span<const sa::PathRecord> records) {
-  if (records.empty()) return {};
-  sa::PathRecord record = records[0];
+std::optional<sa::PathQuery> to_reverse_path_query(const ResolveRequest& r) {
+  if (r.path_use != PathUse::kAll) return std::nullopt;
+  ResolveRequest reverse = r;
+  reverse.path_use = PathUse::kUnidirectional;  // one direction: no Reversible
+  reverse.sgid = r.dgid;
+  reverse.dgid = r.sgid;
+  return to_path_query(reverse);
+}
+
+namespace {
+sa::PathRecord filled(const ResolveRequest& request, sa::PathRecord record) {
   if (request.service_id && record.service_id == 0) record.service_id = *request.service_id;
   if (request.qos_class && record.qos_class == 0) record.qos_class = *request.qos_class;
-  if (request.path_use == PathUse::kUnidirectional)
-    return {ReplyPath{path_flags::kPrimary | path_flags::kOutbound, record}};
-  return {ReplyPath{path_flags::kPrimary | path_flags::kGmp | path_flags::kBidirectional, record}};
+  return record;
+}
+}  // namespace
+
+std::vector<ReplyPath> reply_paths(const ResolveRequest& request,
+                                   std::span<const sa::PathRecord> records,
+                                   std::span<const sa::PathRecord> reverse) {
+  namespace f = path_flags;
+  if (records.empty()) return {};
+  const sa::PathRecord forward = filled(request, records[0]);
+  switch (request.path_use) {
+    case PathUse::kUnidirectional: return {ReplyPath{f::kPrimary | f::kOutbound, forward}};
+    case PathUse::kGmp: return {ReplyPath{f::kPrimary | f::kGmp | f::kBidirectional, forward}};
+    case PathUse::kAll: break;
+  }
+  std::vector<ReplyPath> out = {ReplyPath{f::kPrimary | f::kGmp | f::kBidirectional, forward},
+                                ReplyPath{f::kPrimary | f::kOutbound, forward}};
+  if (!reverse.empty())
+    out.push_back(ReplyPath{f::kPrimary | f::kInbound, filled(request, reverse[0])});
+  return out;
 }
 
 }  // namespace rdmaqos::kmod

@@ -2,7 +2,9 @@
 // thread owns the SA client and streams queries through its window: a new request joins the
 // window while others wait on the SA, and each answer goes back the moment it is in. A request
 // whose answer is not back by its deadline gets F_ERR from the socket thread, so a slow or silent
-// SA never holds up the kernel beyond the budget announced with SET_TIMEOUT.
+// SA never holds up the kernel beyond the budget announced with SET_TIMEOUT. A path_use ALL
+// request makes two queries (its path and the reverse one for the INBOUND record), both in the
+// window at once; only the first decides between a reply and F_ERR.
 #include "rdma-qos/kmod-shim/lsd.h"
 
 #include <fmt/format.h>
@@ -21,9 +23,12 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
+#include <span>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include "rdma-qos/kmod-shim/ls_codec.h"
 #include "rdma-qos/kmod-shim/responders.h"
@@ -56,19 +61,30 @@ std::chrono::milliseconds kernel_timeout(const LsdOptions& o) {
 
 namespace {
 
+// A request's SA queries: the path it asks for, and for path_use ALL also the reverse path
+// (the INBOUND record), both through the same window.
+enum class Leg : uint8_t { kForward, kReverse };
+
 struct Job {
   uint64_t id = 0;
+  Leg leg = Leg::kForward;
   sa::PathQuery query;
 };
 
+using PathAnswer = sa::Result<std::vector<sa::PathRecord>>;
+
 struct Done {
   uint64_t id = 0;
-  sa::Result<std::vector<sa::PathRecord>> result;
+  Leg leg = Leg::kForward;
+  PathAnswer result;
 };
 
 struct Pending {
   ResolveRequest request;
   Clock::time_point deadline;
+  bool wants_reverse = false;
+  std::optional<PathAnswer> forward;
+  std::optional<PathAnswer> reverse;
 };
 
 std::string describe(const ResolveRequest& r) {
@@ -160,10 +176,11 @@ struct LocalServiceDaemon::Impl {
       }
       if (!client) {
         for (Job& j : take_all())
-          post(Done{j.id, sa::make_error(sa::ErrorCode::kTransport, "no SA port: " + open_error)});
+          post(Done{j.id, j.leg,
+                    sa::make_error(sa::ErrorCode::kTransport, "no SA port: " + open_error)});
         continue;
       }
-      std::vector<uint64_t> ids;  // pull order -> job id
+      std::vector<std::pair<uint64_t, Leg>> ids;  // pull order -> job
       bool port_failed = false;
       client->execute_stream(
           [&]() -> std::optional<sa::SaRequest> {
@@ -172,17 +189,17 @@ struct LocalServiceDaemon::Impl {
               if (!job) return std::nullopt;
               auto request = sa::make_path_request(job->query);
               if (request) {
-                ids.push_back(job->id);
+                ids.emplace_back(job->id, job->leg);
                 return std::move(*request);
               }
-              post(Done{job->id, request.error()});
+              post(Done{job->id, job->leg, request.error()});
             }
           },
           [&](size_t i, sa::Result<sa::SaMad> response) {
             if (!response && response.error().code == sa::ErrorCode::kTransport) port_failed = true;
-            post(Done{ids[i], response
-                                  ? sa::decode_path_response(*response)
-                                  : sa::Result<std::vector<sa::PathRecord>>(response.error())});
+            post(Done{
+                ids[i].first, ids[i].second,
+                response ? sa::decode_path_response(*response) : PathAnswer(response.error())});
           },
           options.intake_poll);
       if (port_failed) {
@@ -239,11 +256,17 @@ struct LocalServiceDaemon::Impl {
     }
     say(LogLevel::kDebug, "request " + describe(*request));
     uint64_t id = next_id++;
-    Job job{id, to_path_query(*request)};
-    pending.emplace(id, Pending{std::move(*request), Clock::now() + answer_budget(options)});
+    Job forward{id, Leg::kForward, to_path_query(*request)};
+    std::optional<sa::PathQuery> reverse = to_reverse_path_query(*request);
+    Pending p;
+    p.request = std::move(*request);
+    p.deadline = Clock::now() + answer_budget(options);
+    p.wants_reverse = reverse.has_value();
+    pending.emplace(id, std::move(p));
     {
       std::lock_guard<std::mutex> lock(mutex);
-      jobs.push_back(std::move(job));
+      jobs.push_back(std::move(forward));
+      if (reverse) jobs.push_back(Job{id, Leg::kReverse, std::move(*reverse)});
     }
     cv.notify_one();
   }
@@ -296,34 +319,73 @@ struct LocalServiceDaemon::Impl {
     }
     for (Done& d : finished) {
       auto it = pending.find(d.id);
-      if (it == pending.end()) continue;  // already answered F_ERR at its deadline
-      const ResolveRequest& req = it->second.request;
-      if (!d.result) {
-        answer_error(req.seq, "SA: " + d.result.error().message);
-      } else if (d.result->empty()) {
-        answer_error(req.seq, "SA returned no path");
-      } else {
-        auto paths = reply_paths(req, *d.result);
-        auto reply = encode_resolve_reply(req.seq, paths);
-        if (!reply) {
-          answer_error(req.seq, "SA path cannot be encoded: " + reply.error().message);
-        } else {
-          const auto& p = paths[0].record;
-          say(LogLevel::kInfo,
-              fmt::format("{}: sl {} qos-class {} mtu {} rate {} ({} record(s))", describe(req),
-                          p.sl, p.qos_class, p.mtu, p.rate, paths.size()));
-          send(*reply, "a path reply");
-        }
-      }
-      pending.erase(it);
+      if (it == pending.end()) continue;  // already answered (F_ERR at its deadline, or partly)
+      Pending& p = it->second;
+      (d.leg == Leg::kForward ? p.forward : p.reverse) = std::move(d.result);
+      if (try_answer(p, false)) pending.erase(it);
     }
+  }
+
+  // Answers `p` when its answer is complete, or at its deadline (`final`) with what is in.
+  // Returns whether it answered. The forward path decides between a reply and F_ERR; a reverse
+  // query that failed or is still out only leaves the INBOUND record out of a good answer.
+  bool try_answer(const Pending& p, bool final) {
+    const ResolveRequest& req = p.request;
+    if (!p.forward) {
+      if (!final) return false;
+      answer_error(req.seq,
+                   fmt::format("no SA answer within {} ms", answer_budget(options).count()));
+      return true;
+    }
+    const PathAnswer& forward = *p.forward;
+    if (!forward) {
+      answer_error(req.seq, "SA: " + forward.error().message);
+      return true;
+    }
+    if (forward->empty()) {
+      answer_error(req.seq, "SA returned no path");
+      return true;
+    }
+    if (p.wants_reverse && !p.reverse && !final) return false;
+    std::span<const sa::PathRecord> reverse;
+    if (p.wants_reverse) {
+      if (!p.reverse)
+        say(LogLevel::kWarn,
+            fmt::format("seq {}: no SA answer for the reverse path within {} ms; answering "
+                        "without the INBOUND record",
+                        req.seq, answer_budget(options).count()));
+      else if (!*p.reverse)
+        say(LogLevel::kWarn, fmt::format("seq {}: reverse path: {}; answering without the "
+                                         "INBOUND record",
+                                         req.seq, p.reverse->error().message));
+      else if ((*p.reverse)->empty())
+        say(LogLevel::kWarn, fmt::format("seq {}: the SA returned no reverse path; answering "
+                                         "without the INBOUND record",
+                                         req.seq));
+      else
+        reverse = **p.reverse;
+    }
+    auto paths = reply_paths(req, *forward, reverse);
+    auto reply = encode_resolve_reply(req.seq, paths);
+    if (!reply) {
+      answer_error(req.seq, "SA path cannot be encoded: " + reply.error().message);
+      return true;
+    }
+    const auto& f = paths[0].record;
+    std::string line = fmt::format("{}: sl {} qos-class {} mtu {} rate {} lids {}->{}",
+                                   describe(req), f.sl, f.qos_class, f.mtu, f.rate, f.slid, f.dlid);
+    if (!reverse.empty())
+      line += fmt::format(", inbound sl {} lids {}->{}", paths.back().record.sl,
+                          paths.back().record.slid, paths.back().record.dlid);
+    say(LogLevel::kInfo, line + fmt::format(" ({} record(s))", paths.size()));
+    send(*reply, "a path reply");
+    return true;
   }
 
   void expire(Clock::time_point now) {
     for (auto it = pending.begin(); it != pending.end();) {
       if (it->second.deadline <= now) {
-        answer_error(it->second.request.seq,
-                     fmt::format("no SA answer within {} ms", answer_budget(options).count()));
+        try_answer(it->second, true);
         it = pending.erase(it);
       } else {
         ++it;

@@ -2,7 +2,9 @@
 // the sample iSER / GOLD policy, a simulated kernel on NETLINK_USERSOCK sends it RESOLVE
 // requests as sa_query.c builds them, and the replies carry the SL of the policy's Service-ID
 // and QoS-Class rules. Faults: an SA that never answers gets F_ERR before the kernel's timeout;
-// malformed requests get F_ERR and the daemon keeps serving.
+// malformed requests get F_ERR and the daemon keeps serving. path_use ALL gets three records:
+// GMP, OUTBOUND and the reverse query's INBOUND path (SLID and DLID swapped).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -21,6 +23,17 @@ namespace {
 using namespace std::chrono_literals;
 using testbed::IbFabric;
 using testing::SimulatedKernel;
+
+// The Initiators group (node001) is filled in at start; a rule for it alone makes the paths of
+// QoS class 9 asymmetric: SL 3 from node001, the default SL 0 towards it.
+constexpr const char* kPortGroups = R"(port-groups
+  port-group
+    name: Initiators
+    port-guid: {:#x}
+  end-port-group
+end-port-groups
+
+)";
 
 constexpr const char* kPolicy = R"(qos-levels
   qos-level
@@ -50,6 +63,11 @@ qos-match-rules
     qos-class: 7
     qos-level-name: GOLD
   end-qos-match-rule
+  qos-match-rule
+    qos-class: 9
+    source: Initiators
+    qos-level-name: ISER
+  end-qos-match-rule
 end-qos-match-rules
 )";
 
@@ -61,7 +79,8 @@ class LsdOpenSm : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     auto o = testbed::fabric_options(testbed::make_fat_tree({}));
-    o.policy = kPolicy;
+    o.policy =
+        fmt::format(fmt::runtime(kPortGroups), o.topology.node("node001").port_guid) + kPolicy;
     fabric_ = new IbFabric(o);
   }
   static void TearDownTestSuite() {
@@ -150,6 +169,7 @@ IbFabric* LsdOpenSm::fabric_ = nullptr;
 
 constexpr uint32_t kGmpBidirectional = 0x01 | 0x02 | 0x08 | 0x20;  // GMP|PRIMARY|BIDIRECTIONAL
 constexpr uint32_t kPrimaryOutbound = 0x02 | 0x08;
+constexpr uint32_t kPrimaryInbound = 0x02 | 0x10;
 
 TEST_F(LsdOpenSm, ServiceIdAndQosClassRulesReachTheKernelsPaths) {
   start();
@@ -166,30 +186,52 @@ TEST_F(LsdOpenSm, ServiceIdAndQosClassRulesReachTheKernelsPaths) {
   auto got = replies(4);
   ASSERT_EQ(got.size(), 4u) << log();
 
+  const uint16_t lid1 = fabric_->topology().node("node001").lid;
+  const uint16_t lid2 = fabric_->topology().node("node002").lid;
+  // path_use ALL (rdma_cm on 6.1+): GMP, OUTBOUND (the same forward path), INBOUND (the
+  // reverse path node002 -> node001 from a second SA query with the same Service-ID).
   const auto& i = got[11].first;
   ASSERT_FALSE(i.error) << log();
-  ASSERT_EQ(i.paths.size(), 1u);
+  ASSERT_EQ(i.paths.size(), 3u) << log();
   EXPECT_EQ(i.paths[0].flags, kGmpBidirectional);
+  EXPECT_EQ(i.paths[1].flags, kPrimaryOutbound);
+  EXPECT_EQ(i.paths[2].flags, kPrimaryInbound);
+  EXPECT_EQ(i.paths[1].record, i.paths[0].record);
+  const auto& in = i.paths[2].record;
+  EXPECT_EQ(in.sgid, *iser.dgid);
+  EXPECT_EQ(in.dgid, *iser.sgid);
+  EXPECT_EQ(in.slid, lid2);
+  EXPECT_EQ(in.dlid, lid1);
+  EXPECT_EQ(in.sl, 3);
+  EXPECT_EQ(in.service_id, *iser.service_id);
   EXPECT_EQ(i.paths[0].record.sl, 3);
   EXPECT_EQ(i.paths[0].record.rate, 5);
   EXPECT_EQ(i.paths[0].record.packet_life, 8);
   EXPECT_EQ(i.paths[0].record.sgid, *iser.sgid);
   EXPECT_EQ(i.paths[0].record.dgid, *iser.dgid);
-  EXPECT_EQ(i.paths[0].record.slid, fabric_->topology().node("node001").lid);
-  EXPECT_EQ(i.paths[0].record.dlid, fabric_->topology().node("node002").lid);
+  EXPECT_EQ(i.paths[0].record.slid, lid1);
+  EXPECT_EQ(i.paths[0].record.dlid, lid2);
 
   const auto& g = got[12].first;
   ASSERT_FALSE(g.error);
-  ASSERT_EQ(g.paths.size(), 1u);
+  ASSERT_EQ(g.paths.size(), 3u);
   EXPECT_EQ(g.paths[0].record.sl, 5);
+  // The reverse query carries the QoS class too: the INBOUND path is GOLD's as well.
+  EXPECT_EQ(g.paths[2].flags, kPrimaryInbound);
+  EXPECT_EQ(g.paths[2].record.sl, 5);
+  EXPECT_EQ(g.paths[2].record.qos_class, 7);
+  EXPECT_EQ(g.paths[2].record.slid, lid2);
+  EXPECT_EQ(g.paths[2].record.dlid, lid1);
   EXPECT_EQ(g.paths[0].record.mtu, 3);
   EXPECT_EQ(g.paths[0].record.packet_life, 12);
   // The wire bytes: QoSClass 7 in bits 15:4 and SL 5 in bits 3:0 of PathRecord byte 52, at
   // nlmsghdr 16 + nlattr 4 + flags and reserved 8 + 52.
   const auto& raw = got[12].second;
-  ASSERT_GE(raw.size(), 16u + 4 + 8 + 64);
-  EXPECT_EQ(raw[16 + 12 + 52], 0x00);
-  EXPECT_EQ(raw[16 + 12 + 53], 0x75);
+  ASSERT_EQ(raw.size(), 16u + 3 * (4 + 8 + 64));
+  for (size_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(raw[16 + 76 * k + 12 + 52], 0x00) << k;
+    EXPECT_EQ(raw[16 + 76 * k + 12 + 53], 0x75) << k;
+  }
 
   const auto& p = got[13].first;
   ASSERT_FALSE(p.error);
@@ -204,6 +246,27 @@ TEST_F(LsdOpenSm, ServiceIdAndQosClassRulesReachTheKernelsPaths) {
   ASSERT_EQ(u.paths.size(), 1u);
   EXPECT_EQ(u.paths[0].flags, kPrimaryOutbound);
   EXPECT_EQ(u.paths[0].record.sl, 3);
+}
+
+TEST_F(LsdOpenSm, AsymmetricPolicyGivesTheInboundRecordItsOwnSl) {
+  start();
+  auto r = request(15, PathUse::kAll);
+  r.qos_class = 9;  // only node001 -> node002 matches the rule
+  send(r);
+  auto got = replies(1);
+  ASSERT_EQ(got.size(), 1u) << log();
+  const auto& a = got[15].first;
+  ASSERT_FALSE(a.error) << log();
+  ASSERT_EQ(a.paths.size(), 3u) << log();
+  EXPECT_EQ(a.paths[0].flags, kGmpBidirectional);
+  EXPECT_EQ(a.paths[0].record.sl, 3);
+  EXPECT_EQ(a.paths[1].flags, kPrimaryOutbound);
+  EXPECT_EQ(a.paths[1].record.sl, 3);
+  EXPECT_EQ(a.paths[2].flags, kPrimaryInbound);
+  EXPECT_EQ(a.paths[2].record.sl, 0);
+  EXPECT_EQ(a.paths[2].record.qos_class, 9);
+  EXPECT_EQ(a.paths[2].record.slid, fabric_->topology().node("node002").lid);
+  EXPECT_EQ(a.paths[2].record.dlid, fabric_->topology().node("node001").lid);
 }
 
 TEST_F(LsdOpenSm, UnreachableSaGetsFErrBeforeTheKernelsTimeout) {

@@ -371,14 +371,106 @@ TEST(LsPaths, UnidirectionalGetsPrimaryOutbound) {
   EXPECT_EQ(p[0].flags, 0x02u | 0x08u);
 }
 
-TEST(LsPaths, AllAndGmpGetPrimaryGmpBidirectional) {
+TEST(LsPaths, GmpGetsOnlyPrimaryGmpBidirectional) {
   std::vector<sa::PathRecord> records = {sample_record()};
-  for (auto use : {PathUse::kAll, PathUse::kGmp}) {
-    auto p = reply_paths(request_for(use), records);
-    ASSERT_EQ(p.size(), 1u);
-    EXPECT_EQ(p[0].flags, 0x01u | 0x02u | 0x08u | 0x20u);
+  std::vector<sa::PathRecord> reverse = {sample_record()};
+  auto p = reply_paths(request_for(PathUse::kGmp), records, reverse);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_EQ(p[0].flags, 0x01u | 0x02u | 0x08u | 0x20u);
+  EXPECT_TRUE(reply_paths(request_for(PathUse::kGmp), {}).empty());
+}
+
+// The reverse path as the SA answers it: DGID -> SGID, so SLID and DLID swapped, and here its
+// own SL (an asymmetric fabric).
+sa::PathRecord reverse_record() {
+  auto r = sample_record();
+  std::swap(r.sgid, r.dgid);
+  std::swap(r.slid, r.dlid);
+  r.sl = 6;
+  r.reversible = false;
+  return r;
+}
+
+TEST(LsPaths, AllGetsGmpThenOutboundThenInbound) {
+  std::vector<sa::PathRecord> records = {sample_record()};
+  std::vector<sa::PathRecord> reverse = {reverse_record()};
+  auto p = reply_paths(request_for(PathUse::kAll), records, reverse);
+  ASSERT_EQ(p.size(), 3u);
+  EXPECT_EQ(p[0].flags, 0x01u | 0x02u | 0x08u | 0x20u);  // GMP|PRIMARY|OUTBOUND|INBOUND_REVERSE
+  EXPECT_EQ(p[1].flags, 0x02u | 0x08u);                  // PRIMARY|OUTBOUND
+  EXPECT_EQ(p[2].flags, 0x02u | 0x10u);                  // PRIMARY|INBOUND
+  EXPECT_EQ(p[0].record, sample_record());
+  EXPECT_EQ(p[1].record, sample_record());  // the forward path
+  EXPECT_EQ(p[2].record, reverse_record());
+  EXPECT_EQ(p[2].record.slid, 3);
+  EXPECT_EQ(p[2].record.dlid, 2);
+  EXPECT_EQ(p[2].record.sl, 6);
+}
+
+TEST(LsPaths, EveryKernelFindsTheGmpRecordAndOnlyThatOne) {
+  std::vector<sa::PathRecord> records = {sample_record()};
+  std::vector<sa::PathRecord> reverse = {reverse_record()};
+  auto p = reply_paths(request_for(PathUse::kAll), records, reverse);
+  ASSERT_EQ(p.size(), 3u);
+  // Before 6.1: the first record holding all of PRIMARY|GMP|BIDIRECTIONAL; only the first does.
+  const uint32_t pre61 = 0x01 | 0x02 | 0x08 | 0x20;
+  EXPECT_EQ(p[0].flags & pre61, pre61);
+  EXPECT_NE(p[1].flags & pre61, pre61);
+  EXPECT_NE(p[2].flags & pre61, pre61);
+  // 6.1+: at most 3 records, each PRIMARY; GMP only on the route's path, the per-direction
+  // ones tell INBOUND from OUTBOUND without overlap.
+  for (const auto& r : p) EXPECT_TRUE(r.flags & path_flags::kPrimary);
+  EXPECT_FALSE(p[1].flags & path_flags::kGmp);
+  EXPECT_FALSE(p[2].flags & path_flags::kGmp);
+  EXPECT_FALSE(p[1].flags & path_flags::kInbound);
+  EXPECT_FALSE(p[2].flags & (path_flags::kOutbound | path_flags::kInboundReverse));
+  EXPECT_FALSE((p[0].flags | p[1].flags | p[2].flags) & path_flags::kAlternate);
+}
+
+TEST(LsPaths, AllWithoutAReversePathKeepsGmpAndOutbound) {
+  std::vector<sa::PathRecord> records = {sample_record()};
+  auto p = reply_paths(request_for(PathUse::kAll), records);
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[0].flags, 0x2Bu);
+  EXPECT_EQ(p[1].flags, 0x0Au);
+  EXPECT_TRUE(reply_paths(request_for(PathUse::kAll), {}, records).empty());
+}
+
+TEST(LsReply, AllReplyLayoutFieldByField) {
+  std::vector<sa::PathRecord> records = {sample_record()};
+  std::vector<sa::PathRecord> reverse = {reverse_record()};
+  auto paths = reply_paths(request_for(PathUse::kAll), records, reverse);
+  auto bytes = encode_resolve_reply(41, paths);
+  ASSERT_TRUE(bytes) << bytes.error().message;
+  const auto& b = *bytes;
+  ASSERT_EQ(b.size(), 16u + 3 * 76);
+  EXPECT_EQ(read_u32(b, 0), b.size());
+  EXPECT_EQ(read_u16(b, 6), 0);
+  EXPECT_EQ(read_u32(b, 8), 41u);
+  const uint32_t flags[3] = {0x2B, 0x0A, 0x12};
+  for (size_t k = 0; k < 3; ++k) {
+    const size_t a = 16 + 76 * k;
+    EXPECT_EQ(read_u16(b, a), 76) << k;     // nla_len
+    EXPECT_EQ(read_u16(b, a + 2), 1) << k;  // LS_NLA_TYPE_PATH_RECORD
+    EXPECT_EQ(read_u32(b, a + 4), flags[k]) << k;
+    EXPECT_EQ(read_u32(b, a + 8), 0u) << k;  // reserved
   }
-  EXPECT_TRUE(reply_paths(request_for(PathUse::kAll), {}).empty());
+  const size_t gmp = 16 + 12, out = 16 + 76 + 12, in = 16 + 152 + 12;
+  for (size_t pr : {gmp, out}) {
+    EXPECT_EQ(std::vector<uint8_t>(b.begin() + pr + 8, b.begin() + pr + 24), kIbDgid);
+    EXPECT_EQ(std::vector<uint8_t>(b.begin() + pr + 24, b.begin() + pr + 40), kIbSgid);
+    EXPECT_EQ(read_be16(b, pr + 40), 3);  // DLID
+    EXPECT_EQ(read_be16(b, pr + 42), 2);  // SLID
+    EXPECT_EQ(read_be16(b, pr + 52), 0x0075);
+  }
+  // INBOUND: the reverse path, GIDs and LIDs swapped, its own SL, the same Service-ID.
+  EXPECT_EQ(read_be64(b, in + 0), 0x0000000001060CBCULL);
+  EXPECT_EQ(std::vector<uint8_t>(b.begin() + in + 8, b.begin() + in + 24), kIbSgid);
+  EXPECT_EQ(std::vector<uint8_t>(b.begin() + in + 24, b.begin() + in + 40), kIbDgid);
+  EXPECT_EQ(read_be16(b, in + 40), 2);  // DLID: this port
+  EXPECT_EQ(read_be16(b, in + 42), 3);  // SLID: the remote port
+  EXPECT_EQ(b[in + 49], 0x01);          // not Reversible, NumbPath 1
+  EXPECT_EQ(read_be16(b, in + 52), 0x0076);
 }
 
 TEST(LsPaths, RequestQosClassAndServiceIdFillWhatTheSaLeftOut) {
@@ -389,11 +481,14 @@ TEST(LsPaths, RequestQosClassAndServiceIdFillWhatTheSaLeftOut) {
   req.qos_class = 7;
   req.service_id = 0x1060CBC;
   std::vector<sa::PathRecord> records = {sa_answer};
-  auto p = reply_paths(req, records);
-  ASSERT_EQ(p.size(), 1u);
-  EXPECT_EQ(p[0].record.qos_class, 7);
-  EXPECT_EQ(p[0].record.service_id, 0x1060CBCu);
-  EXPECT_EQ(p[0].record.sl, 5);
+  std::vector<sa::PathRecord> reverse = {sa_answer};
+  auto p = reply_paths(req, records, reverse);
+  ASSERT_EQ(p.size(), 3u);
+  for (const auto& r : p) {
+    EXPECT_EQ(r.record.qos_class, 7);
+    EXPECT_EQ(r.record.service_id, 0x1060CBCu);
+    EXPECT_EQ(r.record.sl, 5);
+  }
 }
 
 TEST(LsQuery, CarriesServiceIdQosClassAndTheRestToTheSa) {
@@ -417,6 +512,30 @@ TEST(LsQuery, UnidirectionalAsksNoReversiblePath) {
   r.gid(kAttrDgid, kIbDgid).gid(kAttrSgid, kIbSgid);
   auto q = to_path_query(*decode_resolve_request(r.bytes()));
   EXPECT_EQ(q.comp_mask, 1ULL << 2 | 1 << 3 | 1 << 12);
+}
+
+TEST(LsQuery, AllAsksTheReversePathWithTheSameServiceIdAndQosClass) {
+  auto req = decode_resolve_request(iser_request().bytes());
+  ASSERT_TRUE(req);
+  auto q = to_reverse_path_query(*req);
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->record.sgid, gid(kIbDgid));
+  EXPECT_EQ(q->record.dgid, gid(kIbSgid));
+  EXPECT_EQ(q->record.service_id, 0x0000000001060CBCULL);
+  EXPECT_EQ(q->record.qos_class, 7);
+  EXPECT_EQ(q->record.tclass, 0x68);
+  EXPECT_EQ(q->record.pkey, 0xffff);
+  EXPECT_FALSE(q->record.reversible);
+  EXPECT_EQ(q->record.numb_path, 1);
+  EXPECT_EQ(q->comp_mask, 0x3ULL | 1 << 2 | 1 << 3 | 1 << 10 | 1 << 12 | 1 << 13 | 1 << 14);
+}
+
+TEST(LsQuery, OnlyAllAsksAReversePath) {
+  for (uint8_t use : {1, 2}) {
+    auto req = decode_resolve_request(iser_request(use).bytes());
+    ASSERT_TRUE(req);
+    EXPECT_FALSE(to_reverse_path_query(*req)) << int(use);
+  }
 }
 
 TEST(LsTiming, StaysUnderTheKernelsMaximumTimeout) {

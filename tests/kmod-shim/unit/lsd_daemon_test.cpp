@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -141,8 +142,9 @@ using namespace std::chrono_literals;
 using testing::RequestBytes;
 using testing::SimulatedKernel;
 
-// An SA behind a fake transport: answers a PathRecord Get with one record (SL 9) after
-// `delay`, and never answers queries whose DGID ends in 0x99.
+// An SA behind a fake transport: answers a PathRecord Get with one record after `delay` (SL 9,
+// LIDs 2 -> 3; the reverse path to the GID ending 0x11, SL 10, LIDs 3 -> 2), and never answers
+// queries whose DGID ends in 0x99.
 class ScriptedSa final : public sa::Transport {
  public:
   explicit ScriptedSa(std::chrono::milliseconds delay) : delay_(delay) {
@@ -159,9 +161,10 @@ class ScriptedSa final : public sa::Transport {
     if (!query) return query.error();
     if (query->dgid[15] == 0x99) return sa::Ok{};
     sa::PathRecord answer = *query;
-    answer.sl = 9;
-    answer.slid = 2;
-    answer.dlid = 3;
+    const bool reverse = query->dgid[15] == 0x11;
+    answer.sl = reverse ? 10 : 9;
+    answer.slid = reverse ? 3 : 2;
+    answer.dlid = reverse ? 2 : 3;
     answer.qos_class = 0;  // as OpenSM: not echoed
     sa::SaMad reply;
     reply.mad.method = sa::method::kGetResp;
@@ -219,9 +222,10 @@ class DaemonWithFakeSa : public ::testing::Test {
     if (daemon_) daemon_->stop();
     if (thread_.joinable()) thread_.join();
   }
-  void send(uint32_t seq, const std::vector<uint8_t>& dgid, uint16_t qos_class = 0) {
-    RequestBytes r(seq, "mlx5_0", 1, 0);
-    r.gid(4, dgid).gid(5, kSgid);
+  void send(uint32_t seq, const std::vector<uint8_t>& dgid, uint16_t qos_class = 0,
+            uint8_t path_use = 0, const std::vector<uint8_t>& sgid = kSgid) {
+    RequestBytes r(seq, "mlx5_0", 1, path_use);
+    r.gid(4, dgid).gid(5, sgid);
     if (qos_class) r.u16(8, qos_class);
     kernel_.send_to(daemon_port_, r.bytes());
   }
@@ -252,10 +256,52 @@ TEST_F(DaemonWithFakeSa, AnswersWithTheSasPathAndTheRequestsQosClass) {
   send(1, kDgid, 7);
   auto [reply, at] = next(announced_timeout_);
   ASSERT_FALSE(reply.error);
-  ASSERT_EQ(reply.paths.size(), 1u);
+  ASSERT_EQ(reply.paths.size(), 3u);
   EXPECT_EQ(reply.paths[0].record.sl, 9);
   EXPECT_EQ(reply.paths[0].record.qos_class, 7);
   EXPECT_EQ(reply.paths[0].flags, 0x2Bu);
+  EXPECT_EQ(reply.paths[1].flags, 0x0Au);
+  EXPECT_EQ(reply.paths[1].record.sl, 9);
+  // INBOUND: the second SA query's reverse path, with the request's QoS class too.
+  EXPECT_EQ(reply.paths[2].flags, 0x12u);
+  EXPECT_EQ(reply.paths[2].record.sl, 10);
+  EXPECT_EQ(reply.paths[2].record.slid, 3);
+  EXPECT_EQ(reply.paths[2].record.dlid, 2);
+  EXPECT_EQ(reply.paths[2].record.qos_class, 7);
+}
+
+TEST_F(DaemonWithFakeSa, GmpAndUnidirectionalGetOneRecord) {
+  start(10ms, 200ms, 1);
+  send(1, kDgid, 0, 2);
+  send(2, kDgid, 0, 1);
+  std::map<uint32_t, DecodedReply> got;
+  for (int i = 0; i < 2; ++i) {
+    auto [reply, at] = next(announced_timeout_);
+    got[reply.header.seq] = reply;
+  }
+  ASSERT_EQ(got[1].paths.size(), 1u);
+  EXPECT_EQ(got[1].paths[0].flags, 0x2Bu);
+  ASSERT_EQ(got[2].paths.size(), 1u);
+  EXPECT_EQ(got[2].paths[0].flags, 0x0Au);
+}
+
+TEST_F(DaemonWithFakeSa, SilentReverseQueryStillGetsTheGmpAnswerNotFErr) {
+  start(10ms, 150ms, 0);
+  auto sent = std::chrono::steady_clock::now();
+  send(3, kDgid, 0, 0, kSilentDgid);  // the reverse query goes to the silent GID
+  send(4, kDgid);                     // not held up by it
+  auto [first, first_at] = next(announced_timeout_);
+  EXPECT_EQ(first.header.seq, 4u);
+  EXPECT_EQ(first.paths.size(), 3u);
+  EXPECT_LT(first_at - sent, 140ms);
+  auto [reply, at] = next(announced_timeout_);
+  EXPECT_EQ(reply.header.seq, 3u);
+  ASSERT_FALSE(reply.error);
+  ASSERT_EQ(reply.paths.size(), 2u);
+  EXPECT_EQ(reply.paths[0].flags, 0x2Bu);
+  EXPECT_EQ(reply.paths[1].flags, 0x0Au);
+  EXPECT_EQ(reply.paths[0].record.sl, 9);
+  EXPECT_LT(at - sent, announced_timeout_);
 }
 
 TEST_F(DaemonWithFakeSa, SilentSaGetsFErrBeforeTheKernelsTimeout) {

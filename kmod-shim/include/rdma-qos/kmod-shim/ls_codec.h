@@ -101,15 +101,24 @@ std::vector<uint8_t> encode_resolve_request(const ResolveRequest& request);
 // the path serves both directions, one path.
 sa::PathQuery to_path_query(const ResolveRequest& request);
 
-// The PathRecord attributes the kernel accepts for the request's path_use, from the SA's answer
-// (the first record): UNIDIRECTIONAL -> PRIMARY|OUTBOUND; ALL and GMP ->
-// PRIMARY|GMP|BIDIRECTIONAL (a reversible path serves the GMPs and both data directions).
-// That one record satisfies every kernel: before 6.1, ALL needs all of those flags; from 6.1,
-// ALL takes up to three PRIMARY records and uses the GMP one as the route's path (INBOUND and
-// OUTBOUND ones are optional per-direction paths, not asked for here).
-// The request's Service-ID and QoS-Class fill the record where the SA left them zero (OpenSM
+// The SA query for the reverse path of a path_use ALL request (rdma_cm on 6.1+): DGID -> SGID,
+// one path, not reversible, with the request's Service-ID, QoS-Class, TClass and PKey. Empty
+// for the other path uses, whose answer is one record.
+std::optional<sa::PathQuery> to_reverse_path_query(const ResolveRequest& request);
+
+// The PathRecord attributes of the reply, from the SA's answers (the first record of each):
+// - UNIDIRECTIONAL: PRIMARY|OUTBOUND (the forward path).
+// - GMP (pre-6.1 kernels' reversible queries): PRIMARY|GMP|BIDIRECTIONAL.
+// - ALL (6.1+, rdma_cm): PRIMARY|GMP|BIDIRECTIONAL, then PRIMARY|OUTBOUND (the same forward
+//   path), then PRIMARY|INBOUND (the reverse DGID -> SGID path, when `reverse` has one). The
+//   GMP record comes first: a pre-6.1 kernel takes the first record holding all of
+//   PRIMARY|GMP|BIDIRECTIONAL (the others lack GMP), and a 6.1+ kernel converting the answer
+//   for OPA takes the first PRIMARY one; 6.1+ rdma_cm files the records by flags (GMP first,
+//   then INBOUND, then OUTBOUND) as the route's path and its per-direction paths, at most 3.
+// The request's Service-ID and QoS-Class fill each record where the SA left them zero (OpenSM
 // does not echo the QoS class). Empty when `records` is.
 std::vector<ReplyPath> reply_paths(const ResolveRequest& request,
-                                   std::span<const sa::PathRecord> records);
+                                   std::span<const sa::PathRecord> records,
+                                   std::span<const sa::PathRecord> reverse = {});
 
 }  // namespace rdmaqos::kmod
