@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <span>
 #include <sstream>
 #include <thread>
@@ -306,6 +307,7 @@ struct DaemonOptions {
   std::string control_socket;  // empty: the default path for the port
   bool control_socket_given = false;
   bool issm = true;
+  rdmaqos::sad::RmppMode rmpp = rdmaqos::sad::RmppMode::kAuto;
 };
 
 std::string iso_time(std::chrono::system_clock::time_point t) {
@@ -355,6 +357,9 @@ class Daemon {
     agent_options.ca = discovery_.ca;
     agent_options.port = discovery_.port;
     agent_options.issm = options_.issm;
+    agent_options.rmpp = rdmaqos::sad::use_rmpp(options_.rmpp);
+    log(agent_options.rmpp ? "RMPP on: table answers of any length"
+                           : "RMPP off: table answers cut to one MAD");
     auto agent = rdmaqos::sad::SaAgent::open(agent_options);
     if (!agent) {
       log_error("cannot open the SA agent: " + agent.error().message);
@@ -693,6 +698,13 @@ int main(int argc, char** argv) {
   app.add_option("--control-socket", options.control_socket,
                  "control socket (default /run/rdma-qos/sad-<ca>-<port>.sock; '' for none)");
   app.add_flag("--no-issm", no_issm, "do not hold the port's issm device");
+  const std::map<std::string, rdmaqos::sad::RmppMode> rmpp_modes = {
+      {"auto", rdmaqos::sad::RmppMode::kAuto},
+      {"on", rdmaqos::sad::RmppMode::kOn},
+      {"off", rdmaqos::sad::RmppMode::kOff}};
+  app.add_option("--rmpp", options.rmpp,
+                 "multi-MAD table answers: auto (default: off under umad2sim), on, off")
+      ->transform(CLI::CheckedTransformer(rmpp_modes, CLI::ignore_case));
   app.add_option("--ca", discovery.ca,
                  "CA to run at (default: the first); CA:PORT also sets the port (systemd's "
                  "instance name)");
