@@ -361,6 +361,10 @@ std::optional<sa::SaMad> answer_path_record(const AnswerContext& ctx, const sa::
       return error_response(request, mad_status::sa(sa::status::kTooManyRecords));
     }
   }
+  if (has(req.comp_mask, pr::kSgid)) {
+    // OpenSM answers with the SGID as asked (a link-local one may carry another prefix).
+    for (sa::PathRecord& r : records) r.sgid = req.record.sgid;
+  }
   sa::SaMad resp = response_to(request, response_method(method), 0);
   if (method == sa::method::kGetTable) {
     resp.sa.attr_offset = sa::kPathRecordSize / 8;

@@ -580,7 +580,14 @@ TEST_F(AnswerTest, DgidOfAnotherSubnetGivesNoRecord) {
   q.dgid = sa::make_gid(0x20010DB800000001ULL, 0x31);
   EXPECT_EQ(status(path_request(sa::method::kGet, q, pr::kSlid | pr::kDgid)), kNoRecords);
   q.dgid = sa::make_gid(0xFE80000000000001ULL, 0x31);
-  EXPECT_EQ(record(path_request(sa::method::kGet, q, pr::kSlid | pr::kDgid)).dlid, 4);
+  sa::PathRecord r = record(path_request(sa::method::kGet, q, pr::kSlid | pr::kDgid));
+  EXPECT_EQ(r.dlid, 4);
+  EXPECT_EQ(r.dgid, sa::make_gid(0xFE80000000000000ULL, 0x31));
+  // A requested SGID comes back as asked.
+  q.sgid = sa::make_gid(0xFE80000000000007ULL, 0x11);
+  r = record(path_request(sa::method::kGet, q, pr::kSgid | pr::kDgid));
+  EXPECT_EQ(r.slid, 2);
+  EXPECT_EQ(r.sgid, q.sgid);
 }
 
 }  // namespace
