@@ -19,7 +19,6 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
-#include <map>
 #include <span>
 #include <sstream>
 #include <thread>
@@ -698,13 +697,11 @@ int main(int argc, char** argv) {
   app.add_option("--control-socket", options.control_socket,
                  "control socket (default /run/rdma-qos/sad-<ca>-<port>.sock; '' for none)");
   app.add_flag("--no-issm", no_issm, "do not hold the port's issm device");
-  const std::map<std::string, rdmaqos::sad::RmppMode> rmpp_modes = {
-      {"auto", rdmaqos::sad::RmppMode::kAuto},
-      {"on", rdmaqos::sad::RmppMode::kOn},
-      {"off", rdmaqos::sad::RmppMode::kOff}};
-  app.add_option("--rmpp", options.rmpp,
-                 "multi-MAD table answers: auto (default: off under umad2sim), on, off")
-      ->transform(CLI::CheckedTransformer(rmpp_modes, CLI::ignore_case));
+  std::string rmpp_mode = "auto";
+  app.add_option("--rmpp", rmpp_mode,
+                 "multi-MAD table answers (RMPP): auto (off under umad2sim), on, off")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->capture_default_str();
   app.add_option("--ca", discovery.ca,
                  "CA to run at (default: the first); CA:PORT also sets the port (systemd's "
                  "instance name)");
@@ -754,6 +751,9 @@ int main(int argc, char** argv) {
   options.rediscover_interval = std::chrono::seconds(rediscover_interval);
   options.control_socket_given = app.count("--control-socket") > 0;
   options.issm = !no_issm;
+  options.rmpp = rmpp_mode == "on"    ? rdmaqos::sad::RmppMode::kOn
+                 : rmpp_mode == "off" ? rdmaqos::sad::RmppMode::kOff
+                                      : rdmaqos::sad::RmppMode::kAuto;
 
   int ready_fd = -1;
   if (detach) {
