@@ -348,6 +348,13 @@ TEST_F(SadDifferential, EveryPathRecordAnswerEqualsOpenSms) {
   compare_all(50, 10);
 }
 
+// --rmpp auto: umad2sim (preloaded) cannot do RMPP, so table answers stay one MAD.
+TEST_F(SadDifferential, RmppIsOffUnderUmad2sim) {
+  ASSERT_NE(ours_, nullptr);
+  std::string log = sad_log();
+  EXPECT_NE(log.find("RMPP off"), std::string::npos) << log;
+}
+
 TEST_F(SadDifferential, ClassPortInfoEqualsOpenSms) {
   const Query& q = queries_->back();
   ASSERT_EQ(q.args, std::vector<std::string>{"-c"});
