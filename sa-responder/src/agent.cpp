@@ -10,7 +10,10 @@
 
 #include <arpa/inet.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <mutex>
 #include <vector>
 
@@ -23,6 +26,57 @@ sa::Error umad_error(const std::string& what, int err) {
 
 }  // namespace
 
+bool use_rmpp(RmppMode mode, std::string_view ld_preload, std::string_view maps) {
+  switch (mode) {
+    case RmppMode::kOn: return true;
+    case RmppMode::kOff: return false;
+    case RmppMode::kAuto: break;
+  }
+  constexpr std::string_view kUmad2sim = "umad2sim";
+  return ld_preload.find(kUmad2sim) == std::string_view::npos &&
+         maps.find(kUmad2sim) == std::string_view::npos;
+}
+
+bool use_rmpp(RmppMode mode) {
+  if (mode != RmppMode::kAuto) return use_rmpp(mode, {}, {});
+  const char* preload = std::getenv("LD_PRELOAD");
+  std::ifstream in("/proc/self/maps");
+  std::string maps(std::istreambuf_iterator<char>(in), {});
+  return use_rmpp(mode, preload != nullptr ? preload : "", maps);
+}
+
+std::vector<uint8_t> encode_answer(sa::SaMad answer, bool rmpp, size_t max_data) {
+  if (!rmpp && answer.data.size() > max_data) {
+    // No RMPP here: keep the whole records that fit in one MAD.
+    size_t record = answer.sa.attr_offset != 0 ? size_t{answer.sa.attr_offset} * 8 : max_data;
+    answer.data.resize(max_data / record * record);
+  }
+  const uint8_t method = answer.mad.method;
+  if (method == sa::method::kGetTableResp || method == sa::method::kGetMultiResp) {
+    // Table answers are RMPP payloads even in one MAD: clients count the records from the
+    // PayloadLength, not from the MAD's size.
+    answer.rmpp.version = sa::rmpp::kVersion;
+    answer.rmpp.type = sa::rmpp::kTypeData;
+    answer.rmpp.flags = sa::rmpp::kFlagActive | sa::rmpp::kFlagFirst | sa::rmpp::kFlagLast;
+    answer.rmpp.segment = 1;
+    answer.rmpp.payload_length = static_cast<uint32_t>(sa::kSaHeaderSize + answer.data.size());
+    if (rmpp) {
+      // The kernel numbers the segments and sets FIRST, LAST and PayloadLength per segment.
+      answer.rmpp.flags = sa::rmpp::kFlagActive;
+      answer.rmpp.segment = 0;
+      answer.rmpp.payload_length = 0;
+    }
+  }
+  std::vector<uint8_t> bytes = sa::encode_sa_mad(answer);
+  if (answer.rmpp.active()) {
+    // As long as its payload: the kernel cuts an RMPP send into segments by this length; and as
+    // OpenSM does, since without RMPP reassembly (umad2sim) clients count the records in what
+    // they receive.
+    bytes.resize(sa::kSaDataOffset + answer.data.size());
+  }
+  return bytes;
+}
+
 sa::Result<std::unique_ptr<SaAgent>> SaAgent::open(const AgentOptions& options) {
   static std::once_flag init_once;
   static int init_rc = 0;
@@ -31,6 +85,7 @@ sa::Result<std::unique_ptr<SaAgent>> SaAgent::open(const AgentOptions& options) 
 
   std::unique_ptr<SaAgent> agent(new SaAgent());
   agent->max_data_ = options.max_data;
+  agent->rmpp_ = options.rmpp;
   umad_port_t port{};
   const char* ca = options.ca.empty() ? nullptr : options.ca.c_str();
   int rc = umad_get_port(ca, options.port, &port);
@@ -59,7 +114,8 @@ sa::Result<std::unique_ptr<SaAgent>> SaAgent::open(const AgentOptions& options) 
   for (int m = 1; m < 0x80; ++m) {
     method_mask[m / (8 * sizeof(long))] |= 1L << (m % (8 * sizeof(long)));
   }
-  agent->agent_ = umad_register(agent->portid_, sa::kSaClass, sa::kSaClassVersion, 0, method_mask);
+  agent->agent_ = umad_register(agent->portid_, sa::kSaClass, sa::kSaClassVersion,
+                                options.rmpp ? sa::rmpp::kVersion : 0, method_mask);
   if (agent->agent_ < 0) return umad_error("umad_register(SA class 0x03)", -agent->agent_);
   return agent;
 }
@@ -91,28 +147,8 @@ sa::Result<bool> SaAgent::serve_one(const Responder& responder, std::chrono::mil
   Request request{std::move(*decoded), ntohs(addr->lid)};
   std::optional<sa::SaMad> answer = responder(request);
   if (!answer) return true;
-  if (answer->data.size() > max_data_) {
-    // No RMPP here: keep the whole records that fit in one MAD.
-    size_t record = answer->sa.attr_offset != 0 ? size_t{answer->sa.attr_offset} * 8 : max_data_;
-    answer->data.resize(max_data_ / record * record);
-  }
-  const uint8_t method = answer->mad.method;
-  if (method == sa::method::kGetTableResp || method == sa::method::kGetMultiResp) {
-    // Table answers are RMPP payloads even in one MAD: clients count the records from the
-    // PayloadLength, not from the MAD's size.
-    answer->rmpp.version = sa::rmpp::kVersion;
-    answer->rmpp.type = sa::rmpp::kTypeData;
-    answer->rmpp.flags = sa::rmpp::kFlagActive | sa::rmpp::kFlagFirst | sa::rmpp::kFlagLast;
-    answer->rmpp.segment = 1;
-    answer->rmpp.payload_length = static_cast<uint32_t>(sa::kSaHeaderSize + answer->data.size());
-  }
-  std::vector<uint8_t> bytes = sa::encode_sa_mad(*answer);
-  if (answer->rmpp.active()) {
-    // Sent as long as its payload, as OpenSM does: without RMPP reassembly (umad2sim) clients
-    // count the records in what they receive.
-    bytes.resize(sa::kSaDataOffset + answer->data.size());
-  }
-  std::vector<uint8_t>& out = send_buffer_;
+  std::vector<uint8_t> bytes = encode_answer(std::move(*answer), rmpp_, max_data_);
+  std::vector<uint8_t>& out = send_buffer_;  // reused from one MAD to the next
   out.assign(umad_size() + bytes.size(), 0);
   std::memcpy(umad_get_mad(out.data()), bytes.data(), bytes.size());
   umad_set_addr(out.data(), ntohs(addr->lid), static_cast<int>(ntohl(addr->qpn)), addr->sl,

@@ -3,6 +3,8 @@
 // reverse-direction check and the MAD status of each bad request.
 #include "rdma-qos/sa-responder/answer.h"
 
+#include <endian.h>
+
 #include <algorithm>
 
 #include "rdma-qos/sa-client/multipath_record.h"
@@ -73,9 +75,10 @@ struct Direction {
   const policy::Level* level = nullptr;
 };
 
-// pr_rcv_get_path_parms for one direction.
+// pr_rcv_get_path_parms for one direction, from `slid` (in the source's LID range) to `dlid`
+// (in the destination's).
 Direction path_parms(const AnswerContext& ctx, const PathRequest& request, Endpoint source,
-                     Endpoint destination) {
+                     Endpoint destination, uint16_t slid, uint16_t dlid) {
   Direction d;
   const FabricModel& fabric = *ctx.fabric;
   const PortModel& src = fabric.port(source);
@@ -84,7 +87,7 @@ Direction path_parms(const AnswerContext& ctx, const PathRequest& request, Endpo
     d.rejection = r;
     return d;
   };
-  auto walk = fabric.walk(source, dst.lid);
+  auto walk = fabric.walk(source, dlid);
   if (!walk) return fail(Rejection::kNoRoute);
   uint8_t mtu = walk->mtu;
   uint8_t rate = walk->rate;
@@ -186,8 +189,8 @@ Direction path_parms(const AnswerContext& ctx, const PathRequest& request, Endpo
   sa::PathRecord& out = d.record;
   out.sgid = sa::make_gid(fabric.subnet_prefix, src.guid);
   out.dgid = sa::make_gid(fabric.subnet_prefix, dst.guid);
-  out.slid = src.lid;
-  out.dlid = dst.lid;
+  out.slid = slid;
+  out.dlid = dlid;
   out.pkey = raw ? 0 : pkey;
   out.sl = sl;
   out.mtu_selector = sa::Selector::kExactly;
@@ -207,13 +210,22 @@ struct Ends {
   std::optional<Endpoint> source, destination;
 };
 
+// A link-local GID (fe80::/10) names a port of this subnet by its GUID whatever its prefix;
+// another GID must carry the subnet's prefix. OpenSM looks for a router towards any other
+// prefix; with none (ibsim has no routers) the port is unknown.
+bool names_local_port(const FabricModel& fabric, const sa::Gid& gid) {
+  const uint64_t prefix = sa::gid_prefix(gid);
+  return (prefix & 0xFFC0000000000000ULL) == 0xFE80000000000000ULL ||
+         prefix == fabric.subnet_prefix;
+}
+
 Ends end_points(const FabricModel& fabric, const PathRequest& request) {
   Ends ends;
   auto resolve = [&](bool by_gid, const sa::Gid& gid, bool by_lid, uint16_t lid,
                      std::optional<Endpoint>& out) {
     std::optional<Endpoint> g, l;
     if (by_gid) {
-      if (sa::gid_prefix(gid) == fabric.subnet_prefix) g = fabric.by_guid(sa::gid_guid(gid));
+      if (names_local_port(fabric, gid)) g = fabric.by_guid(sa::gid_guid(gid));
       if (!g) ends.unknown = true;
     }
     if (by_lid) {
@@ -276,22 +288,36 @@ uint16_t request_status(const PathRequest& request) {
   return 0;
 }
 
-// Records of a PathRecord query over every pair its ends select.
-// NumbPath 0 empties a GetTable or GetMulti answer; a Get ignores it (OpenSM, observed).
+constexpr size_t kUnlimited = SIZE_MAX;
+constexpr size_t kMaxMultiPaths = 127;  // OpenSM's OSM_SA_MPR_MAX_NUM_PATH
+
+// Records of a PathRecord or MultiPathRecord query over every port pair its ends select and,
+// within a pair, over the LID combinations of the ends' LID ranges (lid_pairs): at most
+// `per_pair` records from one port pair (OpenSM's iterations / remaining paths) and `total` in
+// all. The request's SLID / DLID components narrow an end to that one LID.
 std::vector<sa::PathRecord> path_records(const AnswerContext& ctx, const PathRequest& request,
                                          const std::vector<Endpoint>& sources,
-                                         const std::vector<Endpoint>& destinations,
-                                         bool numb_path_counts = true) {
+                                         const std::vector<Endpoint>& destinations, size_t per_pair,
+                                         size_t total) {
   std::vector<sa::PathRecord> out;
-  if (numb_path_counts && has(request.comp_mask, pr::kNumbPath) && request.record.numb_path == 0) {
-    return out;
-  }
+  const uint16_t slid_only = has(request.comp_mask, pr::kSlid) ? request.record.slid : 0;
+  const uint16_t dlid_only = has(request.comp_mask, pr::kDlid) ? request.record.dlid : 0;
   for (const Endpoint& s : sources) {
     for (const Endpoint& d : destinations) {
-      if (!requester_allowed(ctx, s, d)) continue;
-      PairAnswer a = answer_pair(ctx, request, s, d);
-      if (ctx.observer != nullptr) ctx.observer->pair(a.level, a.rejection);
-      if (a.record) out.push_back(*a.record);
+      if (out.size() >= total) return out;
+      const size_t limit = std::min(per_pair, total - out.size());
+      if (limit == 0 || !requester_allowed(ctx, s, d)) continue;
+      size_t found = 0;
+      for (const LidPair& lp :
+           lid_pairs(ctx.fabric->port(s), ctx.fabric->port(d), slid_only, dlid_only)) {
+        if (found >= limit) break;
+        PairAnswer a = answer_lid_pair(ctx, request, s, d, lp.slid, lp.dlid);
+        if (ctx.observer != nullptr) ctx.observer->pair(a.level, a.rejection);
+        if (!a.record) continue;
+        a.record->preference = lp.preference;
+        out.push_back(*a.record);
+        ++found;
+      }
     }
   }
   return out;
@@ -311,13 +337,27 @@ std::optional<sa::SaMad> answer_path_record(const AnswerContext& ctx, const sa::
 
   std::vector<sa::PathRecord> records;
   if (!ends.unknown) {
-    // Every endpoint only for an open end (a query with both ends, the usual one, lists none).
+    // Every endpoint only for an open end (a query with both ends, the usual one, lists none),
+    // walked as OpenSM walks its ports: in the order of its GUID map, keyed by the
+    // network-order GUID read as a host integer (byte-swapped order on little-endian hosts).
     std::vector<Endpoint> all;
-    if (!ends.source || !ends.destination) all = ctx.fabric->endpoints();
+    if (!ends.source || !ends.destination) {
+      all = ctx.fabric->endpoints();
+      std::stable_sort(all.begin(), all.end(), [&](Endpoint x, Endpoint y) {
+        return htobe64(ctx.fabric->port(x).guid) < htobe64(ctx.fabric->port(y).guid);
+      });
+    }
     std::vector<Endpoint> sources = ends.source ? std::vector<Endpoint>{*ends.source} : all;
     std::vector<Endpoint> destinations =
         ends.destination ? std::vector<Endpoint>{*ends.destination} : all;
-    records = path_records(ctx, req, sources, destinations, method != sa::method::kGet);
+    // A Get asks for one path (NumbPath 1, IBA 1.2 erratum): OpenSM stops at the first.
+    if (method == sa::method::kGet) {
+      records = path_records(ctx, req, sources, destinations, 1, 1);
+    } else {
+      const bool numb_path = has(req.comp_mask, pr::kNumbPath);
+      records = path_records(ctx, req, sources, destinations,
+                             numb_path ? req.record.numb_path : kUnlimited, kUnlimited);
+    }
   }
   if (method == sa::method::kGet) {
     // GetTable reports neither unknown ends nor rejections: only Get carries the status.
@@ -325,6 +365,10 @@ std::optional<sa::SaMad> answer_path_record(const AnswerContext& ctx, const sa::
     if (records.size() > 1) {
       return error_response(request, mad_status::sa(sa::status::kTooManyRecords));
     }
+  }
+  if (has(req.comp_mask, pr::kSgid)) {
+    // OpenSM answers with the SGID as asked (a link-local one may carry another prefix).
+    for (sa::PathRecord& r : records) r.sgid = req.record.sgid;
   }
   sa::SaMad resp = response_to(request, response_method(method), 0);
   if (method == sa::method::kGetTable) {
@@ -400,26 +444,40 @@ std::optional<sa::SaMad> answer_multipath(const AnswerContext& ctx, const sa::Sa
   PathRequest req = from_multipath(*decoded, mask);
   if (uint16_t status = request_status(req)) return error_response(request, status);
 
+  // Every GID must name a port of this subnet (multicast and other prefixes do not):
+  // INVALID_GID otherwise, as OpenSM's mpr_rcv_get_gids; no source or no destination at all is
+  // REQ_INVALID.
+  bool invalid_gid = false;
   auto resolve = [&](const std::vector<sa::Gid>& gids) {
     std::vector<Endpoint> out;
     for (const sa::Gid& g : gids) {
-      if (sa::gid_prefix(g) != ctx.fabric->subnet_prefix) continue;
-      if (auto e = ctx.fabric->by_guid(sa::gid_guid(g))) out.push_back(*e);
+      std::optional<Endpoint> e;
+      if (names_local_port(*ctx.fabric, g)) e = ctx.fabric->by_guid(sa::gid_guid(g));
+      if (e) {
+        out.push_back(*e);
+      } else {
+        invalid_gid = true;
+      }
     }
     return out;
   };
   std::vector<Endpoint> sources = resolve(decoded->sgids);
   std::vector<Endpoint> destinations = resolve(decoded->dgids);
+  if (invalid_gid) return error_response(request, mad_status::sa(sa::status::kInvalidGid));
+  if (sources.empty() || destinations.empty()) {
+    return error_response(request, mad_status::sa(sa::status::kReqInvalid));
+  }
   std::vector<sa::PathRecord> records;
-  if (sources.size() == 2 && destinations.size() == 2 && decoded->numb_path == 2 &&
-      has(mask, mp::kNumbPath)) {
+  if (sources.size() == 2 && destinations.size() == 2 && decoded->numb_path == 2) {
     // Alternate-path request: one diagonal, source i to destination i.
     for (size_t i = 0; i < 2; ++i) {
-      auto r = path_records(ctx, req, {sources[i]}, {destinations[i]});
+      auto r = path_records(ctx, req, {sources[i]}, {destinations[i]}, 1, 1);
       records.insert(records.end(), r.begin(), r.end());
     }
   } else {
-    records = path_records(ctx, req, sources, destinations);
+    // NumbPath bounds the whole answer (OpenSM: 127 without it), taken pair after pair.
+    const size_t max_paths = has(mask, mp::kNumbPath) ? decoded->numb_path : kMaxMultiPaths;
+    records = path_records(ctx, req, sources, destinations, kUnlimited, max_paths);
   }
   sa::SaMad resp = response_to(request, sa::method::kGetMultiResp, 0);
   resp.mad.attr_id = sa::attr::kPathRecord;
@@ -433,16 +491,44 @@ std::optional<sa::SaMad> answer_multipath(const AnswerContext& ctx, const sa::Sa
 
 }  // namespace
 
+std::vector<LidPair> lid_pairs(const PortModel& source, const PortModel& destination,
+                               uint16_t slid_only, uint16_t dlid_only) {
+  auto range = [](const PortModel& p, uint16_t only) {
+    if (only != 0) return std::pair<uint32_t, uint32_t>{only, only};
+    return std::pair<uint32_t, uint32_t>{p.lid, p.lid + (1u << p.lmc) - 1};
+  };
+  auto [smin, smax] = range(source, slid_only);
+  auto [dmin, dmax] = range(destination, dlid_only);
+  std::vector<LidPair> out;
+  if (smin == 0 || dmin == 0) return out;
+  auto add = [&out](uint32_t s, uint32_t d, uint8_t preference) {
+    out.push_back({static_cast<uint16_t>(s), static_cast<uint16_t>(d), preference});
+  };
+  for (uint32_t s = smin, d = dmin; s <= smax && d <= dmax; ++s, ++d) add(s, d, 0);
+  for (uint32_t s = smin; s <= smax; ++s) {
+    for (uint32_t d = dmin; d <= dmax; ++d) {
+      if (s - smin != d - dmin) add(s, d, 2);
+    }
+  }
+  return out;
+}
+
 PairAnswer answer_pair(const AnswerContext& ctx, const PathRequest& request, Endpoint source,
                        Endpoint destination) {
+  return answer_lid_pair(ctx, request, source, destination, ctx.fabric->port(source).lid,
+                         ctx.fabric->port(destination).lid);
+}
+
+PairAnswer answer_lid_pair(const AnswerContext& ctx, const PathRequest& request, Endpoint source,
+                           Endpoint destination, uint16_t slid, uint16_t dlid) {
   PairAnswer out;
-  Direction forward = path_parms(ctx, request, source, destination);
+  Direction forward = path_parms(ctx, request, source, destination, slid, dlid);
   out.level = forward.level;
   if (forward.rejection != Rejection::kNone) {
     out.rejection = forward.rejection;
     return out;
   }
-  Direction reverse = path_parms(ctx, request, destination, source);
+  Direction reverse = path_parms(ctx, request, destination, source, dlid, slid);
   const bool reversible = reverse.rejection == Rejection::kNone;
   if (!reversible && has(request.comp_mask, pr::kReversible) && request.record.reversible) {
     out.rejection = reverse.rejection;

@@ -306,6 +306,7 @@ struct DaemonOptions {
   std::string control_socket;  // empty: the default path for the port
   bool control_socket_given = false;
   bool issm = true;
+  rdmaqos::sad::RmppMode rmpp = rdmaqos::sad::RmppMode::kAuto;
 };
 
 std::string iso_time(std::chrono::system_clock::time_point t) {
@@ -355,6 +356,9 @@ class Daemon {
     agent_options.ca = discovery_.ca;
     agent_options.port = discovery_.port;
     agent_options.issm = options_.issm;
+    agent_options.rmpp = rdmaqos::sad::use_rmpp(options_.rmpp);
+    log(agent_options.rmpp ? "RMPP on: table answers of any length"
+                           : "RMPP off: table answers cut to one MAD");
     auto agent = rdmaqos::sad::SaAgent::open(agent_options);
     if (!agent) {
       log_error("cannot open the SA agent: " + agent.error().message);
@@ -693,6 +697,11 @@ int main(int argc, char** argv) {
   app.add_option("--control-socket", options.control_socket,
                  "control socket (default /run/rdma-qos/sad-<ca>-<port>.sock; '' for none)");
   app.add_flag("--no-issm", no_issm, "do not hold the port's issm device");
+  std::string rmpp_mode = "auto";
+  app.add_option("--rmpp", rmpp_mode,
+                 "multi-MAD table answers (RMPP): auto (off under umad2sim), on, off")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->capture_default_str();
   app.add_option("--ca", discovery.ca,
                  "CA to run at (default: the first); CA:PORT also sets the port (systemd's "
                  "instance name)");
@@ -742,6 +751,9 @@ int main(int argc, char** argv) {
   options.rediscover_interval = std::chrono::seconds(rediscover_interval);
   options.control_socket_given = app.count("--control-socket") > 0;
   options.issm = !no_issm;
+  options.rmpp = rmpp_mode == "on"    ? rdmaqos::sad::RmppMode::kOn
+                 : rmpp_mode == "off" ? rdmaqos::sad::RmppMode::kOff
+                                      : rdmaqos::sad::RmppMode::kAuto;
 
   int ready_fd = -1;
   if (detach) {

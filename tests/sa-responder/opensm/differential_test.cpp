@@ -49,6 +49,7 @@ struct Scenario {
   std::string policy;  // empty: OpenSM without -Y, rdma-qos-sad --no-policy
   std::string partitions;
   std::vector<Query> (*queries)();
+  int lmc = 0;  // OpenSM's LMC, and the topology's LIDs aligned for it
 };
 
 class SadDifferential : public ::testing::Test {
@@ -56,7 +57,10 @@ class SadDifferential : public ::testing::Test {
   static void SetUpTestSuite() { start({kPolicy, "", make_queries}); }
 
   static void start(const Scenario& scenario) {
-    IbFabricOptions o = testbed::fabric_options(testbed::make_fat_tree({}));
+    testbed::FatTreeSpec spec;
+    spec.lmc = scenario.lmc;
+    IbFabricOptions o = testbed::fabric_options(testbed::make_fat_tree(spec));
+    o.lmc = scenario.lmc;
     o.policy = scenario.policy;
     o.partitions = scenario.partitions;
     fabric_ = new IbFabric(o);
@@ -129,8 +133,13 @@ class SadDifferential : public ::testing::Test {
     return o;
   }
 
-  static std::string lid(const std::string& node) {
-    return std::to_string(fabric_->topology().node(node).lid);
+  static std::string lid(const std::string& node, int offset = 0) {
+    return std::to_string(fabric_->topology().node(node).lid + offset);
+  }
+  static std::string gid(const std::string& node) {
+    uint64_t guid = fabric_->topology().node(node).port_guid;
+    return fmt::format("fe80::{:x}:{:x}:{:x}:{:x}", guid >> 48, (guid >> 32) & 0xFFFF,
+                       (guid >> 16) & 0xFFFF, guid & 0xFFFF);
   }
 
   static std::vector<Query> make_queries() {
@@ -179,11 +188,6 @@ class SadDifferential : public ::testing::Test {
       }
     }
     // Our SA client: Get (the MAD status of every refusal), GetTable and GetMulti.
-    auto gid = [](const std::string& node) {
-      uint64_t guid = fabric_->topology().node(node).port_guid;
-      return fmt::format("fe80::{:x}:{:x}:{:x}:{:x}", guid >> 48, (guid >> 32) & 0xFFFF,
-                         (guid >> 16) & 0xFFFF, guid & 0xFFFF);
-    };
     std::vector<std::vector<std::string>> cli_variants = {
         {},
         {"--service-id", "0x1060CBC"},
@@ -210,6 +214,31 @@ class SadDifferential : public ::testing::Test {
       q.args.insert(q.args.end(), v.begin(), v.end());
       out.push_back(q);
     }
+    // DGIDs of another subnet: OpenSM looks for a router towards the prefix and, finding none
+    // on ibsim, answers no record (PathRecord) or INVALID_GID (MultiPathRecord). A link-local
+    // prefix other than fe80:: still names the port by its GUID.
+    auto with_prefix = [](const std::string& prefix, const std::string& node) {
+      uint64_t guid = fabric_->topology().node(node).port_guid;
+      return fmt::format("{}:{:x}:{:x}:{:x}:{:x}", prefix, guid >> 48, (guid >> 32) & 0xFFFF,
+                         (guid >> 16) & 0xFFFF, guid & 0xFFFF);
+    };
+    for (const std::string& dgid :
+         {with_prefix("fec0:0:0:0", "node002"), with_prefix("2001:db8:0:1", "node002"),
+          with_prefix("fe80:0:0:1", "node002"), with_prefix("febf:0:0:7", "node003"),
+          with_prefix("ff02:0:0:0", "node002"), std::string("fec0::dead:beef")}) {
+      for (bool get : {true, false}) {
+        Query q{"node001", {"--dgid", dgid}, true};
+        if (get) q.args.push_back("--get");
+        out.push_back(q);
+      }
+      out.push_back({"node001", {"--mpr", "--dgids", dgid}, true});
+      out.push_back({"node001", {"--mpr", "--dgids", gid("node004") + "," + dgid}, true});
+      out.push_back({"node001", {"--sgid", dgid, "--dlid", lid("node001")}, true});
+    }
+    out.push_back({"node001", {"--mpr", "--dgids", "fe80::dead:beef"}, true});
+    // Half-named Gets: the first port (in OpenSM's GUID order) that gives a path.
+    out.push_back({"node001", {"--get", "--slid", lid("node003")}, true});
+    out.push_back({"node001", {"--get", "--sgid", gid("node002")}, true});
     out.push_back({"node001", {"-c"}});  // last: ClassPortInfo
     return out;
   }
@@ -279,6 +308,13 @@ void SadDifferential::compare_all(int min_answers, int min_refusals) {
 
 TEST_F(SadDifferential, EveryPathRecordAnswerEqualsOpenSms) {
   compare_all(50, 10);
+}
+
+// --rmpp auto: umad2sim (preloaded) cannot do RMPP, so table answers stay one MAD.
+TEST_F(SadDifferential, RmppIsOffUnderUmad2sim) {
+  ASSERT_NE(ours_, nullptr);
+  std::string log = sad_log();
+  EXPECT_NE(log.find("RMPP off"), std::string::npos) << log;
 }
 
 TEST_F(SadDifferential, ClassPortInfoEqualsOpenSms) {
@@ -395,6 +431,104 @@ class SadNoPolicyDifferential : public SadDifferential {
 
 TEST_F(SadNoPolicyDifferential, EveryPathRecordAnswerEqualsOpenSms) {
   compare_all(30, 5);
+}
+
+// LMC 1: every CA port has two LIDs (switch port 0 keeps one). Queries name every SLID/DLID
+// combination, one end's whole range (two records: the "fully redundant" pair first, with
+// preference 0, then the other with preference 2), both ranges under NumbPath, Get, and
+// MultiPathRecord budgets. umad2sim passes at most two records per answer, so no query here
+// asks for more (all four combinations of two ranges would need RMPP).
+class SadLmcDifferential : public SadDifferential {
+ protected:
+  static void SetUpTestSuite() { start({kPolicy, "", lmc_queries, 1}); }
+
+  static std::vector<Query> lmc_queries() {
+    std::vector<Query> out;
+    const std::vector<std::vector<std::string>> variants = {
+        {},
+        {"--service_id", "0x1060CBC"},
+        {"--qos_class", "7"},
+        {"--rate", "<6"},
+        {"--reversible", "1"},
+    };
+    struct Pair {
+      std::string from, src, dst;
+      int src_lids, dst_lids;
+    };
+    const std::vector<Pair> pairs = {
+        {"node001", "node001", "node002", 2, 2}, {"sm01", "sm01", "node003", 2, 2},
+        {"node002", "node002", "node002", 2, 2}, {"sm01", "node004", "node005", 2, 2},
+        {"node001", "node001", "leaf01", 2, 1},  {"sm01", "leaf02", "node003", 1, 2},
+    };
+    for (const Pair& p : pairs) {
+      for (int so = 0; so < p.src_lids; ++so) {
+        for (int dof = 0; dof < p.dst_lids; ++dof) {
+          for (const auto& v : variants) {
+            Query q{p.from, {"-p", "--slid", lid(p.src, so), "--dlid", lid(p.dst, dof)}};
+            q.args.insert(q.args.end(), v.begin(), v.end());
+            out.push_back(q);
+          }
+        }
+      }
+    }
+    // A LID past a switch's single LID, and one past a CA's range, name no port.
+    out.push_back({"sm01", {"-p", "--slid", lid("node001"), "--dlid", lid("leaf01", 1)}});
+    const std::vector<std::vector<std::string>> cli_variants = {
+        {}, {"--service-id", "0x1060CBC"}, {"--rate", "<6"}, {"--sl", "4"}};
+    for (const char* to : {"node002", "node003", "leaf01"}) {
+      for (const auto& v : cli_variants) {
+        std::vector<std::vector<std::string>> shapes = {
+            // The source's range to one DLID (base or second), the source's second LID to the
+            // destination's range, both ranges under NumbPath 2 / 1 / 0 and with Get.
+            {"--sgid", gid("node001"), "--dlid", lid(to)},
+            {"--sgid", gid("node001"), "--dlid", lid(to, 1)},
+            {"--slid", lid("node001", 1), "--dgid", gid(to)},
+            {"--sgid", gid("node001"), "--dgid", gid(to), "--numb-path", "2"},
+            {"--sgid", gid("node001"), "--dgid", gid(to), "--numb-path", "1"},
+            {"--sgid", gid("node001"), "--dgid", gid(to), "--numb-path", "0"},
+            {"--get", "--sgid", gid("node001"), "--dgid", gid(to)},
+            {"--get", "--dlid", lid(to, 1)},
+            {"--get", "--slid", lid("node001", 1), "--dlid", lid(to, 1)},
+            {"--mpr", "--dgids", gid(to), "--numb-path", "2"},
+            {"--mpr", "--dgids", gid(to), "--numb-path", "1"},
+            {"--mpr", "--dgids", gid(to) + "," + gid("node004"), "--numb-path", "2"},
+        };
+        for (auto& shape : shapes) {
+          Query q{"node001", shape, true};
+          q.args.insert(q.args.end(), v.begin(), v.end());
+          out.push_back(q);
+        }
+      }
+    }
+    out.push_back({"node001", {"--get", "--dlid", lid("leaf01", 1)}, true});
+    out.push_back({"node001", {"--get", "--slid", lid("node003", 1)}, true});
+    out.push_back({"node001", {"-c"}});
+    return out;
+  }
+};
+
+TEST_F(SadLmcDifferential, EveryPathRecordAnswerEqualsOpenSms) {
+  compare_all(100, 5);
+}
+
+// The comparison means something only if OpenSM did run with LMC 1: it answered paths from and
+// to second LIDs, and with Preference 2 where the offsets differ.
+TEST_F(SadLmcDifferential, OpenSmAnsweredSecondLidsAndLowerPreferences) {
+  ASSERT_NE(opensm_, nullptr);
+  int second_lids = 0, preference_2 = 0;
+  for (const Outcome& o : *opensm_) {
+    for (const testbed::SaRecord& r : o.records) {
+      auto slid = r.number("slid"), dlid = r.number("dlid");
+      if ((slid && *slid % 2 == 1) || (dlid && *dlid % 2 == 1)) ++second_lids;
+    }
+    if (o.json.is_object() && o.json.contains("paths")) {
+      for (const auto& p : o.json["paths"]) {
+        if (p.value("preference", 0) == 2) ++preference_2;
+      }
+    }
+  }
+  EXPECT_GT(second_lids, 40);
+  EXPECT_GT(preference_2, 5);
 }
 
 // Reloads run last: they change the policy in force.

@@ -18,7 +18,6 @@ using testing::small_model;
 constexpr uint16_t kNoRecords = 0x0300;
 constexpr uint16_t kReqInvalid = 0x0200;
 constexpr uint16_t kInsufComps = 0x0600;
-constexpr uint16_t kTooMany = 0x0400;
 
 std::string policy_text(const std::string& levels, const std::string& rules) {
   return "qos-levels\nqos-level\nname: DEFAULT\nsl: 0\nend-qos-level\n" + levels +
@@ -330,10 +329,12 @@ TEST_F(AnswerTest, GetTableAnswersWithAttributeOffset) {
   EXPECT_EQ(resp->mad.tid, 0x1234u);
 }
 
-TEST_F(AnswerTest, GetWithSeveralRecordsIsTooManyRecords) {
+// A Get asks for one path: OpenSM stops at the first destination (ports in byte-swapped GUID
+// order: the switch's 0x100 before a's 0x11) that gives one, never TOO_MANY_RECORDS.
+TEST_F(AnswerTest, GetWithSeveralCandidatesAnswersTheFirst) {
   sa::PathRecord q;
   q.slid = 2;
-  EXPECT_EQ(status(path_request(sa::method::kGet, q, pr::kSlid)), kTooMany);
+  EXPECT_EQ(record(path_request(sa::method::kGet, q, pr::kSlid)).dlid, 1);
 }
 
 TEST_F(AnswerTest, NumbPathZeroGivesAnEmptyTable) {
@@ -469,6 +470,124 @@ TEST_F(MultiPathTest, GidCountsAreMandatory) {
   EXPECT_EQ(status(mpr(sa::method::kGetMulti, pairs({0x11}, {0x31}),
                        kCounts | sa::mpr_mask::kServiceIdMsb)),
             kInsufComps);
+}
+
+// LMC: a's LIDs 4-5, c's 6-7 (LMC 1), b keeps LID 3; the switch forwards every LID.
+class LmcTest : public MultiPathTest {
+ protected:
+  void SetUp() override {
+    fabric.nodes[1].ports[1].lid = 4;
+    fabric.nodes[1].ports[1].lmc = 1;
+    fabric.nodes[3].ports[1].lid = 6;
+    fabric.nodes[3].ports[1].lmc = 1;
+    fabric.nodes[0].lft = {0xFF, 0, 0xFF, 2, 1, 1, 3, 3};
+    fabric.index();
+  }
+  // The records of an answer, in order, as (SLID, DLID, preference).
+  static std::vector<LidPair> lids_of(const std::optional<sa::SaMad>& resp) {
+    std::vector<LidPair> out;
+    EXPECT_TRUE(resp);
+    if (!resp) return out;
+    EXPECT_EQ(resp->mad.status, 0) << sa::mad_status_name(resp->mad.status);
+    for (size_t at = 0; at + sa::kPathRecordSize <= resp->data.size(); at += sa::kPathRecordSize) {
+      auto r = sa::decode_path_record(std::span(resp->data).subspan(at));
+      if (r) out.push_back({r->slid, r->dlid, r->preference});
+    }
+    return out;
+  }
+  static sa::SaMad table(uint64_t mask, sa::PathRecord q = {}) {
+    q.sgid = sa::make_gid(0xFE80000000000000ULL, 0x11);
+    q.dgid = sa::make_gid(0xFE80000000000000ULL, 0x31);
+    return path_request(sa::method::kGetTable, q, mask | pr::kSgid | pr::kDgid);
+  }
+};
+
+TEST_F(LmcTest, LidPairsGoFullyRedundantFirstThenSourceMajor) {
+  PortModel s, d;
+  s.lid = 4;
+  s.lmc = 1;
+  d.lid = 8;
+  d.lmc = 2;
+  std::vector<LidPair> want = {{4, 8, 0},  {5, 9, 0}, {4, 9, 2},  {4, 10, 2},
+                               {4, 11, 2}, {5, 8, 2}, {5, 10, 2}, {5, 11, 2}};
+  EXPECT_EQ(lid_pairs(s, d), want);
+  // One DLID: the source range against it; the pair at equal offsets first.
+  want = {{4, 10, 0}, {5, 10, 2}};
+  EXPECT_EQ(lid_pairs(s, d, 0, 10), want);
+  want = {{5, 8, 0}, {5, 9, 2}, {5, 10, 2}, {5, 11, 2}};
+  EXPECT_EQ(lid_pairs(s, d, 5, 0), want);
+  d.lid = 0;
+  EXPECT_TRUE(lid_pairs(s, d).empty());
+}
+
+TEST_F(LmcTest, GetTableEnumeratesEveryCombination) {
+  std::vector<LidPair> want = {{4, 6, 0}, {5, 7, 0}, {4, 7, 2}, {5, 6, 2}};
+  EXPECT_EQ(lids_of(ask(table(0))), want);
+}
+
+TEST_F(LmcTest, NumbPathCountsPerPortPair) {
+  sa::PathRecord q;
+  q.numb_path = 3;
+  std::vector<LidPair> want = {{4, 6, 0}, {5, 7, 0}, {4, 7, 2}};
+  EXPECT_EQ(lids_of(ask(table(pr::kNumbPath, q))), want);
+  q.numb_path = 0;
+  EXPECT_TRUE(lids_of(ask(table(pr::kNumbPath, q))).empty());
+}
+
+TEST_F(LmcTest, NamedDlidNarrowsTheDestination) {
+  sa::PathRecord q;
+  q.dlid = 7;
+  std::vector<LidPair> want = {{4, 7, 0}, {5, 7, 2}};
+  EXPECT_EQ(lids_of(ask(table(pr::kDlid, q))), want);
+}
+
+TEST_F(LmcTest, GetAnswersTheFirstPath) {
+  sa::PathRecord q;
+  q.sgid = sa::make_gid(0xFE80000000000000ULL, 0x11);
+  q.dgid = sa::make_gid(0xFE80000000000000ULL, 0x31);
+  auto resp = ask(path_request(sa::method::kGet, q, pr::kSgid | pr::kDgid));
+  std::vector<LidPair> want = {{4, 6, 0}};
+  EXPECT_EQ(lids_of(resp), want);
+  // A non-base SLID and DLID name the ports and that one path.
+  sa::PathRecord r = record(get(5, 6));
+  EXPECT_EQ(r.slid, 5);
+  EXPECT_EQ(r.dlid, 6);
+}
+
+TEST_F(LmcTest, MultiPathNumbPathBoundsTheWholeAnswer) {
+  sa::MultiPathRecord r = pairs({0x11}, {0x31, 0x21});
+  r.numb_path = 5;
+  auto resp = ask(mpr(sa::method::kGetMulti, r, kCounts | sa::mpr_mask::kNumbPath));
+  // a->c gives its four, a->b (one LID) the fifth: a's first LID to b.
+  std::vector<LidPair> want = {{4, 6, 0}, {5, 7, 0}, {4, 7, 2}, {5, 6, 2}, {4, 3, 0}};
+  EXPECT_EQ(lids_of(resp), want);
+}
+
+TEST_F(MultiPathTest, GidsOfAnotherSubnetAreInvalid) {
+  sa::MultiPathRecord r = pairs({0x11}, {0x31});
+  r.dgids[0] = sa::make_gid(0xFEC0000000000000ULL, 0x31);
+  EXPECT_EQ(status(mpr(sa::method::kGetMulti, r, kCounts)), 0x0500);
+  // fe80::/10 is link-local whatever the rest of the prefix: the GUID names the port.
+  r.dgids[0] = sa::make_gid(0xFE80000000000001ULL, 0x31);
+  EXPECT_EQ(status(mpr(sa::method::kGetMulti, r, kCounts)), 0);
+  r.dgids[0] = sa::make_gid(0xFE80000000000000ULL, 0x999);
+  EXPECT_EQ(status(mpr(sa::method::kGetMulti, r, kCounts)), 0x0500);
+}
+
+TEST_F(AnswerTest, DgidOfAnotherSubnetGivesNoRecord) {
+  sa::PathRecord q;
+  q.slid = 2;
+  q.dgid = sa::make_gid(0x20010DB800000001ULL, 0x31);
+  EXPECT_EQ(status(path_request(sa::method::kGet, q, pr::kSlid | pr::kDgid)), kNoRecords);
+  q.dgid = sa::make_gid(0xFE80000000000001ULL, 0x31);
+  sa::PathRecord r = record(path_request(sa::method::kGet, q, pr::kSlid | pr::kDgid));
+  EXPECT_EQ(r.dlid, 4);
+  EXPECT_EQ(r.dgid, sa::make_gid(0xFE80000000000000ULL, 0x31));
+  // A requested SGID comes back as asked.
+  q.sgid = sa::make_gid(0xFE80000000000007ULL, 0x11);
+  r = record(path_request(sa::method::kGet, q, pr::kSgid | pr::kDgid));
+  EXPECT_EQ(r.slid, 2);
+  EXPECT_EQ(r.sgid, q.sgid);
 }
 
 }  // namespace

@@ -117,6 +117,7 @@ void IbFabric::start() {
     write_file(dir_ + "/partitions.conf", options_.partitions);
     sm.argv.insert(sm.argv.end(), {"-P", dir_ + "/partitions.conf"});
   }
+  if (options_.lmc != 0) sm.argv.insert(sm.argv.end(), {"-l", std::to_string(options_.lmc)});
   sm.argv.insert(sm.argv.end(), options_.opensm_args.begin(), options_.opensm_args.end());
   sm.env = client_env(options_.topology.sm_node().id);
   sm.env["OSM_TMP_DIR"] = dir_;

@@ -97,16 +97,19 @@ Topology make_fat_tree(const FatTreeSpec& spec) {
     topo.nodes.push_back(std::move(n));
   };
 
-  add_ca("sm01", "sm01 HCA-1", 1, leaf_id(0), 1, spec.sm_link);
+  if (spec.lmc < 0 || spec.lmc > 7) throw std::invalid_argument("LMC must be 0..7");
+  auto lid_of = [&spec](int index) { return static_cast<uint16_t>(index << spec.lmc); };
+  add_ca("sm01", "sm01 HCA-1", lid_of(1), leaf_id(0), 1, spec.sm_link);
   for (int c = 0; c < spec.cas; ++c) {
     Link link = spec.ca_links[static_cast<size_t>(c) % spec.ca_links.size()];
-    add_ca(ca_id(c), ca_id(c) + " HCA-1", static_cast<uint16_t>(2 + c),
-           leaf_id(c / spec.cas_per_leaf), 2 + c % spec.cas_per_leaf, link);
+    add_ca(ca_id(c), ca_id(c) + " HCA-1", lid_of(2 + c), leaf_id(c / spec.cas_per_leaf),
+           2 + c % spec.cas_per_leaf, link);
   }
 
-  uint16_t lid = static_cast<uint16_t>(2 + spec.cas);
+  int index = 2 + spec.cas;
   for (int l = 0; l < leaves; ++l) {
     std::string id = leaf_id(l);
+    const uint16_t lid = lid_of(index++);
     topo.netfile += fmt::format("switchguid=0x{:x}\nSwitch {} \"{}\" # \"{} switch\" lid {}\n",
                                 sw_guid, leaf_ports, id, id, lid);
     if (l == 0) topo.netfile += fmt::format("[1] \"sm01\"[1] {}\n", port_options(spec.sm_link));
@@ -120,11 +123,12 @@ Topology make_fat_tree(const FatTreeSpec& spec) {
                                   port_options(spec.uplink));
     topo.netfile += "\n";
     topo.nodes.push_back(
-        TopoNode{id, id + " switch", NodeKind::kSwitch, lid++, sw_guid, sw_guid, {}, {}});
+        TopoNode{id, id + " switch", NodeKind::kSwitch, lid, sw_guid, sw_guid, {}, {}});
     ++sw_guid;
   }
   for (int s = 0; s < spec.spines; ++s) {
     std::string id = spine_id(s);
+    const uint16_t lid = lid_of(index++);
     topo.netfile += fmt::format("switchguid=0x{:x}\nSwitch {} \"{}\" # \"{} switch\" lid {}\n",
                                 sw_guid, spine_ports, id, id, lid);
     for (int l = 0; l < leaves; ++l)
@@ -132,7 +136,7 @@ Topology make_fat_tree(const FatTreeSpec& spec) {
                                   port_options(spec.uplink));
     topo.netfile += "\n";
     topo.nodes.push_back(
-        TopoNode{id, id + " switch", NodeKind::kSwitch, lid++, sw_guid, sw_guid, {}, {}});
+        TopoNode{id, id + " switch", NodeKind::kSwitch, lid, sw_guid, sw_guid, {}, {}});
     ++sw_guid;
   }
   return topo;

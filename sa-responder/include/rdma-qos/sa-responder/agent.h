@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rdma-qos/sa-client/mad.h"
@@ -25,7 +26,27 @@ struct AgentOptions {
   // Largest SA data of one response. 200 (one MAD) where no RMPP is available (umad2sim);
   // longer answers are cut to whole records.
   size_t max_data = sa::kSaDataSize;
+  // Register with RMPP version 1 and send whole table answers: the kernel MAD layer splits
+  // them into segments (and handles the requester's ACKs). `max_data` then does not apply.
+  bool rmpp = false;
 };
+
+// --rmpp: on, off, or auto (off under ibsim's umad2sim, which cannot do RMPP, else on).
+enum class RmppMode { kAuto, kOn, kOff };
+
+// Whether the agent uses RMPP. In auto mode umad2sim is recognised by its library's name
+// ("umad2sim") in LD_PRELOAD or among the process's mappings (/proc/self/maps text).
+bool use_rmpp(RmppMode mode, std::string_view ld_preload, std::string_view maps);
+// The same for this process (reads LD_PRELOAD and /proc/self/maps).
+bool use_rmpp(RmppMode mode);
+
+// The MAD bytes (no umad header) the agent hands to umad_send for `answer`. Table answers
+// (GetTableResp, GetMultiResp) carry an active RMPP DATA header. Without RMPP the SA data is cut
+// to the whole records that fit in `max_data` and sent as one MAD (FIRST|LAST, segment 1, the
+// PayloadLength of what is sent), as long as its payload. With RMPP the whole answer goes in one
+// buffer, the 56-byte header then every record; the kernel segments it and fills segment
+// numbers, FIRST/LAST and PayloadLength itself (the sender sets version 1, type DATA, ACTIVE).
+std::vector<uint8_t> encode_answer(sa::SaMad answer, bool rmpp, size_t max_data);
 
 // A request as received: the MAD and who sent it.
 struct Request {
@@ -67,6 +88,7 @@ class SaAgent {
   size_t max_data_ = sa::kSaDataSize;
   std::vector<uint8_t> recv_buffer_;  // umad buffers reused from one MAD to the next
   std::vector<uint8_t> send_buffer_;
+  bool rmpp_ = false;
 };
 
 }  // namespace rdmaqos::sad

@@ -98,6 +98,23 @@ struct PairAnswer {
 // record of the forward direction with the reversible bit from the reverse one.
 PairAnswer answer_pair(const AnswerContext& ctx, const PathRequest& request, Endpoint source,
                        Endpoint destination);
+// The same for one LID of each end's range (LMC > 0): the path from `slid` to `dlid`, checked
+// back from `dlid` to `slid`.
+PairAnswer answer_lid_pair(const AnswerContext& ctx, const PathRequest& request, Endpoint source,
+                           Endpoint destination, uint16_t slid, uint16_t dlid);
+
+// The (SLID, DLID, preference) combinations OpenSM tries for one port pair, in its order: the
+// "fully redundant" pairs at equal offsets into both LID ranges first (preference 0), then every
+// other combination, source offset outer, destination offset inner (preference 2). `slid_only` /
+// `dlid_only` (non-zero) narrow an end to one LID, as a request's SLID / DLID components do.
+struct LidPair {
+  uint16_t slid = 0;
+  uint16_t dlid = 0;
+  uint8_t preference = 0;
+  friend bool operator==(const LidPair&, const LidPair&) = default;
+};
+std::vector<LidPair> lid_pairs(const PortModel& source, const PortModel& destination,
+                               uint16_t slid_only = 0, uint16_t dlid_only = 0);
 
 // The response MAD to a request MAD; nullopt: no response (the request is itself a response,
 // or its SM_Key is wrong: see AnswerContext::sa_key).

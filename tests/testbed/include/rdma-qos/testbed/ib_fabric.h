@@ -21,6 +21,9 @@ struct IbFabricOptions {
   std::string partitions;  // partitions.conf text; empty: OpenSM's default partition
   bool qos = true;         // run OpenSM with -Q (QoS on; SA advertises CapabilityMask2 bit 1)
   std::vector<std::string> opensm_args;  // appended to OpenSM's command line
+  // OpenSM's LMC (-l): each CA port gets 2^lmc LIDs. Pair it with FatTreeSpec::lmc so the
+  // topology's LIDs are aligned and kept.
+  int lmc = 0;
   std::chrono::milliseconds start_timeout{std::chrono::seconds(60)};
   bool keep_dir = false;  // keep the private directory (logs) after teardown
 };

@@ -59,6 +59,9 @@ struct FatTreeSpec {
   };
   Link uplink = {Width::k4x, Speed::kQdr};
   Link sm_link = {Width::k4x, Speed::kQdr};
+  // LIDs spaced and aligned for this LMC (the i-th node gets i << lmc), so OpenSM run with the
+  // same LMC (IbFabricOptions::lmc) keeps them.
+  int lmc = 0;
 };
 
 // The SM's CA "sm01" comes first (ibsim makes the first port the SM port), on leaf01.
