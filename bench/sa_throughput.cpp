@@ -236,7 +236,8 @@ int main(int argc, char** argv) {
       double sad_start = 0, null_start = 0;
       for (int r = 0; r < o.rounds; ++r) {
         {
-          auto sad = start_sa(fabric, {o.sad, "--policy", policy_path}, "sad.log", &sad_start);
+          auto sad = start_sa(fabric, {o.sad, "--foreground", "--policy", policy_path}, "sad.log",
+                              &sad_start);
           std::cerr << fmt::format(
               "  round {}: rdma-qos-sad up in {:.1f} s, {} queries per window\n", r + 1, sad_start,
               o.queries);

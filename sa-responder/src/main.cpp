@@ -684,11 +684,13 @@ int main(int argc, char** argv) {
   auto* sa_key_opt = app.add_option(
       "--sa-key", sa_key_text,
       "SM_Key of trusted requests (OpenSM's sa_key, default 1); other non-zero keys get no answer");
-  // Foreground is the default: systemd (Type=simple) and the test beds supervise the process
-  // they started. --foreground stays accepted for units and scripts that say it.
-  auto* foreground_opt = app.add_flag("--foreground", foreground,
-                                      "stay in the foreground, logging to stderr (the default)");
-  app.add_flag("--daemon", detach, "detach: fork, log to syslog, return once answering")
+  // Like other daemons, it detaches unless told --foreground (what the systemd unit, a
+  // Type=simple service, and the test beds say: they supervise the process they started).
+  auto* foreground_opt =
+      app.add_flag("--foreground", foreground, "stay in the foreground, logging to stderr");
+  app.add_flag("--daemon", detach,
+               "detach (the default without --foreground): fork, log to syslog, return once "
+               "answering")
       ->excludes(foreground_opt);
   app.add_flag("--syslog", use_syslog, "also log to syslog in the foreground");
   app.add_option("--rediscover-interval", rediscover_interval,
@@ -755,6 +757,7 @@ int main(int argc, char** argv) {
                  : rmpp_mode == "off" ? rdmaqos::sad::RmppMode::kOff
                                       : rdmaqos::sad::RmppMode::kAuto;
 
+  detach = !foreground;
   int ready_fd = -1;
   if (detach) {
     ready_fd = daemonize();

@@ -70,11 +70,11 @@ class SadDifferential : public ::testing::Test {
 
     fabric_->stop_sm();
     testbed::ProcessOptions p;
-    p.argv = {RDMA_QOS_SAD, "--no-policy"};
+    p.argv = {RDMA_QOS_SAD, "--foreground", "--no-policy"};
     if (!scenario.policy.empty()) {
       std::string policy_path = fabric_->dir() + "/sad-policy.conf";
       std::ofstream(policy_path) << scenario.policy;
-      p.argv = {RDMA_QOS_SAD, "--policy", policy_path};
+      p.argv = {RDMA_QOS_SAD, "--foreground", "--policy", policy_path};
     }
     if (!scenario.partitions.empty()) {
       std::string partitions_path = fabric_->dir() + "/sad-partitions.conf";

@@ -320,7 +320,7 @@ int main(int argc, char** argv) {
     std::string policy_path = fabric.dir() + "/flood-policy.conf";
     std::ofstream(policy_path) << fo.policy;
     ProcessOptions p;
-    p.argv = {sad, "--policy", policy_path};
+    p.argv = {sad, "--foreground", "--policy", policy_path};
     p.env = fabric.client_env(fabric.topology().sm_node().id);
     p.cwd = fabric.dir();
     p.output_path = fabric.dir() + "/sad.log";

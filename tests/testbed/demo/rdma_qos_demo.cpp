@@ -128,7 +128,7 @@ nlohmann::json answer_json(const Answer& a) {
 Process start_sad(const IbFabric& fabric, const std::string& sad, const std::string& policy_file) {
   ProcessOptions p;
   // Both run from the fabric's directory.
-  p.argv = {std::filesystem::absolute(sad).string(), "--policy",
+  p.argv = {std::filesystem::absolute(sad).string(), "--foreground", "--policy",
             std::filesystem::absolute(policy_file).string()};
   p.env = fabric.client_env(fabric.topology().sm_node().id);
   p.cwd = fabric.dir();
