@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "command.h"
+#include "rdma-qos/config/host_config.h"
 #include "rdma-qos/sa-client/client.h"
 
 namespace rdmaqos::cli {
@@ -17,6 +18,21 @@ namespace {
 
 namespace sa = rdmaqos::sa;
 using nlohmann::json;
+
+// The sa_lid knob (RDMA_QOS_SA_LID or the configuration file), as rdma-qos-lsd and the rdma_cm
+// shim read it; nullopt when unset or invalid (the loader then keeps the default and says why).
+std::optional<uint16_t> configured_sa_lid() {
+  auto loaded = config::load_host_config();
+  for (const auto& e : loaded.errors) {
+    if (e.message.find("sa_lid") != std::string::npos ||
+        e.message.find("SA_LID") != std::string::npos)
+      std::cerr << "rdma-qos path: " << e.message << "\n";
+  }
+  const std::string& text = loaded.config.text("sa_lid");
+  if (text.empty()) return std::nullopt;
+  bool hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+  return static_cast<uint16_t>(std::stoul(hex ? text.substr(2) : text, nullptr, hex ? 16 : 10));
+}
 
 struct Connection {
   std::string ca;
@@ -29,7 +45,9 @@ struct Connection {
   void add_to(CLI::App* cmd) {
     cmd->add_option("--ca", ca, "CA name (default: the first with an active IB port)");
     cmd->add_option("--port", port, "port number (default: the first active IB port)");
-    cmd->add_option("--sa-lid", sa_lid, "query this LID instead of the port's SM LID");
+    cmd->add_option("--sa-lid", sa_lid,
+                    "query this LID instead of the port's SM LID (default: the sa_lid knob, "
+                    "RDMA_QOS_SA_LID)");
     cmd->add_option("--timeout", timeout_ms,
                     "per-attempt timeout in ms (default: from ClassPortInfo RespTimeValue)");
     cmd->add_option("--retries", retries, "resends after the first attempt")->capture_default_str();
@@ -40,7 +58,7 @@ struct Connection {
     sa::ClientOptions o;
     o.port.ca = ca;
     o.port.port = port;
-    o.sa_lid = sa_lid;
+    o.sa_lid = sa_lid ? sa_lid : configured_sa_lid();
     if (timeout_ms) o.timeout = std::chrono::milliseconds(*timeout_ms);
     o.retries = retries;
     return sa::Client::open(o);

@@ -91,6 +91,7 @@ sa::Result<std::unique_ptr<SaAgent>> SaAgent::open(const AgentOptions& options) 
   int rc = umad_get_port(ca, options.port, &port);
   if (rc < 0) return umad_error("umad_get_port", -rc);
   agent->lid_ = static_cast<uint16_t>(port.base_lid);
+  agent->sm_lid_ = static_cast<uint16_t>(port.sm_lid);
   std::string ca_name = port.ca_name;
   int portnum = port.portnum;
   agent->ca_ = ca_name;

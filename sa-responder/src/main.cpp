@@ -382,6 +382,13 @@ class Daemon {
     }
     log(fmt::format("answering at {} port {} LID {}{}", agent_->ca(), agent_->port(), agent_->lid(),
                     control_ ? ", control socket " + control_->path() : ""));
+    if (agent_->sm_lid() != 0 && agent_->sm_lid() != agent_->lid()) {
+      // The second deployment: clients reach this SA only when pointed at it.
+      log(
+          fmt::format("not the SM's port (SM LID {}): clients reach this SA with sa_lid {} "
+                      "(RDMA_QOS_SA_LID, --sa-lid)",
+                      agent_->sm_lid(), agent_->lid()));
+    }
     started_ = Clock::now();
     return true;
   }

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -332,6 +333,135 @@ TEST_F(SadOperation, HundredAlternatingReloadsUnderLoadLoseAndChangeNothing) {
   nlohmann::json s = cli_json("stats");
   EXPECT_EQ(s["policy"]["reloads"], 50);
   EXPECT_EQ(s["policy"]["reload_failures"], 50);
+}
+
+// The second deployment: OpenSM stays the SM and SA at LID 1 (its policy gives iSER SL 5), our
+// SA runs at another node's port (node008, its first port as with no --ca/--port), and clients
+// pointed at our LID with `--sa-lid` or RDMA_QOS_SA_LID get our policy's SL 3; the same query
+// without it goes to the SM LID and gets OpenSM's answer.
+class SadAtAnotherPort : public ::testing::Test {
+ protected:
+  static constexpr const char* kOpenSmPolicy = R"(qos-levels
+  qos-level
+    name: DEFAULT
+    sl: 0
+  end-qos-level
+  qos-level
+    name: ISER
+    sl: 5
+  end-qos-level
+end-qos-levels
+qos-match-rules
+  qos-match-rule
+    service-id: 0x1060CBC
+    qos-level-name: ISER
+  end-qos-match-rule
+end-qos-match-rules
+)";
+
+  void TearDown() override {
+    if (sad_) sad_->stop();
+    if (HasFailure() && fabric_) {
+      std::ifstream in(fabric_->dir() + "/sad.log");
+      std::cerr << "rdma-qos-sad log:\n" << std::string(std::istreambuf_iterator<char>(in), {});
+    }
+  }
+
+  std::string lid(const std::string& node) const {
+    return std::to_string(fabric_->topology().node(node).lid);
+  }
+
+  // `rdma-qos path --json` from node001 to node002 for iSER with `extra` options and
+  // environment; the SL of the one record, or -1 (and the output in `why`).
+  int path_sl(std::vector<std::string> extra, std::map<std::string, std::string> env,
+              std::string& why) const {
+    testbed::ProcessOptions p;
+    p.argv = {RDMA_QOS_CLI,   "path",  "--json",       "--dlid",
+              lid("node002"), "--get", "--service-id", "0x1060CBC"};
+    p.argv.insert(p.argv.end(), extra.begin(), extra.end());
+    p.env = fabric_->client_env("node001");
+    for (auto& [k, v] : env) p.env[k] = v;
+    p.cwd = fabric_->dir();
+    RunResult r = testbed::run(p, 20s);
+    why = r.output;
+    std::istringstream in(r.output);
+    for (std::string line; std::getline(in, line);) {
+      if (line.empty() || line[0] != '{') continue;
+      auto j = nlohmann::json::parse(line, nullptr, false);
+      if (j.is_discarded() || !j.contains("paths") || j["paths"].size() != 1) return -1;
+      return j["paths"][0]["sl"].get<int>();
+    }
+    return -1;
+  }
+
+  std::unique_ptr<IbFabric> fabric_;
+  std::unique_ptr<testbed::Process> sad_;
+};
+
+TEST_F(SadAtAnotherPort, ClientsPointedAtItGetOurPolicyOthersOpenSms) {
+  auto o = testbed::fabric_options(testbed::make_fat_tree({}));
+  o.policy = kOpenSmPolicy;
+  fabric_ = std::make_unique<IbFabric>(o);
+  const std::string policy = fabric_->dir() + "/sad-policy.conf";
+  std::ofstream(policy) << kGoodPolicy;
+  const std::string node = "node008";
+  const std::string our_lid = lid(node);
+  ASSERT_NE(our_lid, lid(fabric_->topology().sm_node().id));
+
+  testbed::ProcessOptions p;
+  p.argv = {RDMA_QOS_SAD,
+            "--policy",
+            policy,
+            "--control-socket",
+            fabric_->dir() + "/sad.sock",
+            "--foreground",
+            "--rediscover-interval",
+            "0"};
+  p.env = fabric_->client_env(node);
+  p.cwd = fabric_->dir();
+  p.output_path = fabric_->dir() + "/sad.log";
+  sad_ = std::make_unique<testbed::Process>(testbed::Process::spawn(p));
+  RunResult probe;
+  for (int i = 0; i < 100 && sad_->running(); ++i) {
+    probe = fabric_->run_at("node001", {RDMA_QOS_CLI, "path", "cpi", "--sa-lid", our_lid});
+    if (probe.exit_code == 0) break;
+    std::this_thread::sleep_for(200ms);
+  }
+  ASSERT_EQ(probe.exit_code, 0) << "rdma-qos-sad did not answer at LID " << our_lid << ": "
+                                << probe.output;
+  {
+    std::ifstream in(fabric_->dir() + "/sad.log");
+    std::string log(std::istreambuf_iterator<char>(in), {});
+    EXPECT_NE(
+        log.find("not the SM's port (SM LID 1): clients reach this SA with sa_lid " + our_lid),
+        std::string::npos)
+        << log;
+  }
+
+  std::string why;
+  EXPECT_EQ(path_sl({"--sa-lid", our_lid}, {}, why), 3) << why;
+  EXPECT_EQ(path_sl({}, {{"RDMA_QOS_SA_LID", our_lid}}, why), 3) << why;
+  // The option wins over the knob.
+  EXPECT_EQ(path_sl({"--sa-lid", lid(fabric_->topology().sm_node().id)},
+                    {{"RDMA_QOS_SA_LID", our_lid}}, why),
+            5)
+      << why;
+  // Without either: the SM LID, OpenSM's policy.
+  EXPECT_EQ(path_sl({}, {}, why), 5) << why;
+  // Unmodified saquery always asks the SM LID.
+  RunResult q = fabric_->run_at("node001", {"saquery", "-p", "--slid", lid("node001"), "--dlid",
+                                            lid("node002"), "--service_id", "0x1060CBC"});
+  auto recs = testbed::parse_saquery_output(q.output);
+  ASSERT_EQ(recs.size(), 1u) << q.output;
+  EXPECT_EQ(recs[0].number("sl"), 5u);
+  // A heavy sweep (SIGHUP to OpenSM) with our port advertising IsSM (held issm, as ibsim
+  // needs) changes nothing: OpenSM stays the SM and both SAs keep their answers.
+  ASSERT_EQ(fabric_->pids().size(), 2u);
+  kill(fabric_->pids()[1], SIGHUP);
+  std::this_thread::sleep_for(2s);
+  EXPECT_EQ(path_sl({"--sa-lid", our_lid}, {}, why), 3) << why;
+  EXPECT_EQ(path_sl({}, {}, why), 5) << why;
+  EXPECT_EQ(fabric_->pids().size(), 2u);
 }
 
 }  // namespace

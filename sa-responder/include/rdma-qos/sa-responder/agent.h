@@ -69,6 +69,7 @@ class SaAgent {
   sa::Result<bool> serve_one(const Responder& responder, std::chrono::milliseconds timeout);
 
   uint16_t lid() const { return lid_; }
+  uint16_t sm_lid() const { return sm_lid_; }  // the port's SM LID when opened
   // The CA and port the agent answers at (resolved when the options left them open).
   const std::string& ca() const { return ca_; }
   int port() const { return port_; }
@@ -82,6 +83,7 @@ class SaAgent {
   int agent_ = -1;
   int issm_fd_ = -1;
   uint16_t lid_ = 0;
+  uint16_t sm_lid_ = 0;
   std::string ca_;
   int port_ = 0;
   std::atomic<uint64_t> undecodable_{0};
