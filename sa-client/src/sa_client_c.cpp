@@ -1,6 +1,9 @@
-// The C API over Client: every entry point catches everything so no exception crosses into C.
+// The C API over Client: every entry point catches everything so no exception crosses into C,
+// and calls on one handle are serialised (Client itself is single-threaded; the preload module
+// shares one handle per port between the host program's threads).
 #include <cstring>
 #include <exception>
+#include <mutex>
 
 #include "rdma-qos/sa-client/client.h"
 #include "rdma-qos/sa-client/path_cache.h"
@@ -8,6 +11,7 @@
 
 struct rdma_qos_sa_client {
   std::unique_ptr<rdmaqos::sa::Client> client;
+  std::mutex mutex;  // held across every call that uses `client`
 };
 
 namespace {
@@ -107,7 +111,9 @@ Result<MultiPathQuery> multipath_query_from(const PathQuery& query) {
 }
 
 rdma_qos_sa_client* wrap_c_client(std::unique_ptr<Client> client) {
-  return new rdma_qos_sa_client{std::move(client)};
+  auto* c = new rdma_qos_sa_client;
+  c->client = std::move(client);
+  return c;
 }
 }  // namespace rdmaqos::sa
 
@@ -139,6 +145,9 @@ rdma_qos_sa_client* rdma_qos_sa_open(const rdma_qos_sa_options* options, rdma_qo
   } catch (const std::exception& e) {
     set_error(err, RDMA_QOS_SA_TRANSPORT, e.what());
     return nullptr;
+  } catch (...) {
+    set_error(err, RDMA_QOS_SA_TRANSPORT, "unknown exception");
+    return nullptr;
   }
 }
 
@@ -163,6 +172,7 @@ int rdma_qos_sa_path_query(rdma_qos_sa_client* client, const ibv_path_record* qu
     PathQuery q;
     q.record = *record;
     q.comp_mask = comp_mask;
+    std::lock_guard lock(client->mutex);
     auto answer = client->client->path_records(q);
     if (!answer) {
       set_error(err, answer.error());
@@ -185,6 +195,9 @@ int rdma_qos_sa_path_query(rdma_qos_sa_client* client, const ibv_path_record* qu
   } catch (const std::exception& e) {
     set_error(err, RDMA_QOS_SA_TRANSPORT, e.what());
     return -1;
+  } catch (...) {
+    set_error(err, RDMA_QOS_SA_TRANSPORT, "unknown exception");
+    return -1;
   }
 }
 
@@ -194,6 +207,7 @@ int rdma_qos_sa_qos_supported(rdma_qos_sa_client* client, rdma_qos_sa_error* err
       set_error(err, RDMA_QOS_SA_INVALID_ARGUMENT, "NULL client");
       return -1;
     }
+    std::lock_guard lock(client->mutex);
     auto q = client->client->qos_supported();
     if (!q) {
       set_error(err, q.error());
@@ -204,13 +218,16 @@ int rdma_qos_sa_qos_supported(rdma_qos_sa_client* client, rdma_qos_sa_error* err
   } catch (const std::exception& e) {
     set_error(err, RDMA_QOS_SA_TRANSPORT, e.what());
     return -1;
+  } catch (...) {
+    set_error(err, RDMA_QOS_SA_TRANSPORT, "unknown exception");
+    return -1;
   }
 }
 
 const char* rdma_qos_sa_mad_status_name(uint16_t mad_status, char* buf, size_t len) {
   try {
     copy_message(buf, len, mad_status_name(mad_status));
-  } catch (const std::exception&) {
+  } catch (...) {
     copy_message(buf, len, "?");
   }
   return buf;
@@ -222,6 +239,7 @@ int rdma_qos_sa_mpr_supported(rdma_qos_sa_client* client, rdma_qos_sa_error* err
       set_error(err, RDMA_QOS_SA_INVALID_ARGUMENT, "NULL client");
       return -1;
     }
+    std::lock_guard lock(client->mutex);
     auto cpi = client->client->class_port_info();
     if (!cpi) {
       set_error(err, cpi.error());
@@ -231,6 +249,9 @@ int rdma_qos_sa_mpr_supported(rdma_qos_sa_client* client, rdma_qos_sa_error* err
     return cpi->multipath_supported() ? 1 : 0;
   } catch (const std::exception& e) {
     set_error(err, RDMA_QOS_SA_TRANSPORT, e.what());
+    return -1;
+  } catch (...) {
+    set_error(err, RDMA_QOS_SA_TRANSPORT, "unknown exception");
     return -1;
   }
 }
@@ -257,6 +278,7 @@ int rdma_qos_sa_multipath_query(rdma_qos_sa_client* client, const ibv_path_recor
       set_error(err, mq.error());
       return -1;
     }
+    std::lock_guard lock(client->mutex);
     auto answer = client->client->multipath_records(*mq);
     if (!answer) {
       set_error(err, answer.error());
@@ -278,6 +300,9 @@ int rdma_qos_sa_multipath_query(rdma_qos_sa_client* client, const ibv_path_recor
     return n;
   } catch (const std::exception& e) {
     set_error(err, RDMA_QOS_SA_TRANSPORT, e.what());
+    return -1;
+  } catch (...) {
+    set_error(err, RDMA_QOS_SA_TRANSPORT, "unknown exception");
     return -1;
   }
 }

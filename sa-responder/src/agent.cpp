@@ -10,6 +10,7 @@
 
 #include <arpa/inet.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -130,11 +131,23 @@ SaAgent::~SaAgent() {
 sa::Result<bool> SaAgent::serve_one(const Responder& responder, std::chrono::milliseconds timeout) {
   // Kept between calls: a fresh buffer per MAD showed up in the profile under load.
   std::vector<uint8_t>& buffer = recv_buffer_;
-  buffer.resize(umad_size() + sa::kMadSize * 4);
-  int length = static_cast<int>(buffer.size() - umad_size());
-  int rc = umad_recv(portid_, buffer.data(), &length, static_cast<int>(timeout.count()));
-  // A zero timeout reads without polling: nothing there is EAGAIN.
-  if (rc == -ETIMEDOUT || rc == -EAGAIN || rc == -EWOULDBLOCK) return false;
+  if (buffer.size() < umad_size() + sa::kMadSize * 4) buffer.resize(umad_size() + sa::kMadSize * 4);
+  int length = 0;
+  int rc = 0;
+  for (;;) {
+    length = static_cast<int>(buffer.size() - umad_size());
+    errno = 0;
+    rc = umad_recv(portid_, buffer.data(), &length, static_cast<int>(timeout.count()));
+    // An RMPP-reassembled request longer than the buffer waits in the kernel: grow and read it
+    // again (never a reason to stop answering).
+    if (rc != -ENOSPC || length <= 0) break;
+    buffer.resize(umad_size() + static_cast<size_t>(length));
+    timeout = std::chrono::milliseconds(0);
+  }
+  // A zero timeout reads without polling: nothing there is EAGAIN. A signal during the poll
+  // comes back as -EIO with errno EINTR (libibumad): nothing received either.
+  if (rc == -ETIMEDOUT || rc == -EAGAIN || rc == -EWOULDBLOCK || rc == -EINTR) return false;
+  if (rc < 0 && errno == EINTR) return false;
   if (rc < 0) return umad_error("umad_recv", -rc);
   if (umad_status(buffer.data()) != 0) return true;  // a send of ours that failed
   ib_mad_addr_t* addr = umad_get_mad_addr(buffer.data());

@@ -395,6 +395,13 @@ class Daemon {
 
   int run() {
     std::thread control([this] { control_loop(); });
+    // Signals go to the control thread (which polls with EINTR handled), never into the SA
+    // thread's umad_recv, which libibumad would turn into an error: `systemctl reload`
+    // (SIGHUP) must not stop the daemon.
+    sigset_t handled;
+    sigemptyset(&handled);
+    for (int sig : {SIGHUP, SIGUSR1, SIGTERM, SIGINT}) sigaddset(&handled, sig);
+    pthread_sigmask(SIG_BLOCK, &handled, nullptr);
     int status = 0;
     while (!g_stop) {
       auto served = agent_->serve_one([this](const rdmaqos::sad::Request& r) { return respond(r); },

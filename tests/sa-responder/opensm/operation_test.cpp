@@ -279,6 +279,28 @@ TEST_F(SadOperation, BadReloadReportsEveryDiagnosticAndKeepsThePolicy) {
   EXPECT_EQ(recs[0].number("sl"), 3u);
 }
 
+// `systemctl reload` is SIGHUP: a burst of them (and SIGUSR1s) must never stop the daemon,
+// whichever thread the kernel picks to deliver them to.
+TEST_F(SadOperation, SignalBurstsNeverStopTheDaemon) {
+  start_sad();
+  for (int i = 0; i < 40; ++i) {
+    kill(sad_->pid(), i % 8 == 7 ? SIGUSR1 : SIGHUP);
+    std::this_thread::sleep_for(20ms);
+  }
+  nlohmann::json s;
+  for (int i = 0; i < 50; ++i) {
+    s = cli_json("stats");
+    if (s.contains("policy")) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_EQ(kill(sad_->pid(), 0), 0) << "rdma-qos-sad exited after SIGHUP/SIGUSR1";
+  RunResult q = fabric_->run_at("node001", {"saquery", "-p", "--slid", lid("node001"), "--dlid",
+                                            lid("node002"), "--service_id", "0x1060CBC"});
+  auto recs = testbed::parse_saquery_output(q.output);
+  ASSERT_EQ(recs.size(), 1u) << q.output;
+  EXPECT_EQ(recs[0].number("sl"), 3u);
+}
+
 // The "reload under load": a client keeps 16 queries outstanding while 100 reloads
 // alternate between the good policy and bad ones. Every query is answered (no retries, so a
 // lost answer is a failure) with the good policy's SL; every bad reload is refused with its
