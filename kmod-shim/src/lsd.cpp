@@ -69,6 +69,9 @@ struct Job {
   uint64_t id = 0;
   Leg leg = Leg::kForward;
   sa::PathQuery query;
+  // The request's deadline: past it the socket thread has answered F_ERR, so the worker drops
+  // the job instead of spending the SA window on it (a slow SA must not build a backlog).
+  Clock::time_point deadline;
 };
 
 using PathAnswer = sa::Result<std::vector<sa::PathRecord>>;
@@ -214,10 +217,13 @@ struct LocalServiceDaemon::Impl {
 
   std::optional<Job> take_one() {
     std::lock_guard<std::mutex> lock(mutex);
-    if (quitting || jobs.empty()) return std::nullopt;
-    Job j = std::move(jobs.front());
-    jobs.pop_front();
-    return j;
+    const Clock::time_point now = Clock::now();
+    while (!quitting && !jobs.empty()) {
+      Job j = std::move(jobs.front());
+      jobs.pop_front();
+      if (j.deadline > now) return j;
+    }
+    return std::nullopt;
   }
 
   std::vector<Job> take_all() {
@@ -256,17 +262,18 @@ struct LocalServiceDaemon::Impl {
     }
     say(LogLevel::kDebug, "request " + describe(*request));
     uint64_t id = next_id++;
-    Job forward{id, Leg::kForward, to_path_query(*request)};
+    const Clock::time_point deadline = Clock::now() + answer_budget(options);
+    Job forward{id, Leg::kForward, to_path_query(*request), deadline};
     std::optional<sa::PathQuery> reverse = to_reverse_path_query(*request);
     Pending p;
     p.request = std::move(*request);
-    p.deadline = Clock::now() + answer_budget(options);
+    p.deadline = deadline;
     p.wants_reverse = reverse.has_value();
     pending.emplace(id, std::move(p));
     {
       std::lock_guard<std::mutex> lock(mutex);
       jobs.push_back(std::move(forward));
-      if (reverse) jobs.push_back(Job{id, Leg::kReverse, std::move(*reverse)});
+      if (reverse) jobs.push_back(Job{id, Leg::kReverse, std::move(*reverse), deadline});
     }
     cv.notify_one();
   }
