@@ -46,18 +46,23 @@ std::string socket_owner(uint64_t inode, const std::string& proc_root) {
   namespace fs = std::filesystem;
   const std::string target = fmt::format("socket:[{}]", inode);
   std::error_code ec;
-  for (const auto& proc : fs::directory_iterator(proc_root, ec)) {
-    const std::string pid = proc.path().filename().string();
-    if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::error_code fd_ec;
-    for (const auto& fd : fs::directory_iterator(proc.path() / "fd", fd_ec)) {
-      std::error_code link_ec;
-      if (fs::read_symlink(fd.path(), link_ec).string() != target) continue;
-      std::ifstream comm(proc.path() / "comm");
-      std::string name;
-      std::getline(comm, name);
-      return fmt::format("pid {} ({})", pid, name.empty() ? "?" : name);
+  // Advancing a /proc iterator throws when a process exits mid-scan: that only means the
+  // owner is unknown, never that the daemon stops.
+  try {
+    for (const auto& proc : fs::directory_iterator(proc_root, ec)) {
+      const std::string pid = proc.path().filename().string();
+      if (pid.empty() || pid.find_first_not_of("0123456789") != std::string::npos) continue;
+      std::error_code fd_ec;
+      for (const auto& fd : fs::directory_iterator(proc.path() / "fd", fd_ec)) {
+        std::error_code link_ec;
+        if (fs::read_symlink(fd.path(), link_ec).string() != target) continue;
+        std::ifstream comm(proc.path() / "comm");
+        std::string name;
+        std::getline(comm, name);
+        return fmt::format("pid {} ({})", pid, name.empty() ? "?" : name);
+      }
     }
+  } catch (const fs::filesystem_error&) {
   }
   return "unknown process";
 }
