@@ -356,8 +356,12 @@ void erase_ud_peer(const rdma_cm_id* id) {
   std::lock_guard lock(ud_peer_mutex);
   auto it = ud_peers().find(id);
   if (it == ud_peers().end()) return;
-  providers::QpRegistry::instance().erase_peer(it->second.first, it->second.second);
+  const auto [pd, gid] = it->second;
   ud_peers().erase(it);
+  // Another live id on the same PD reaching the same peer keeps the peer's decision.
+  for (const auto& [other, peer] : ud_peers())
+    if (peer.first == pd && std::memcmp(&peer.second, &gid, sizeof gid) == 0) return;
+  providers::QpRegistry::instance().erase_peer(pd, gid);
 }
 
 // Both sides, when the QP is about to reach RTR: tell the verbs layer.
