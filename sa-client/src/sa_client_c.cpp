@@ -117,6 +117,68 @@ rdma_qos_sa_client* wrap_c_client(std::unique_ptr<Client> client) {
 }
 }  // namespace rdmaqos::sa
 
+namespace {
+
+using namespace rdmaqos::sa;
+
+// PathRecord Get (or, with `multipath`, the same query as a MultiPathRecord GetMulti) for the
+// two C entry points: the answers copied out in wire format, their count returned.
+int query_paths(rdma_qos_sa_client* client, const ibv_path_record* query, uint64_t comp_mask,
+                ibv_path_record* paths, int max_paths, rdma_qos_sa_error* err, bool multipath) {
+  try {
+    if (!client || !query || (max_paths > 0 && !paths) || max_paths < 0) {
+      set_error(err, RDMA_QOS_SA_INVALID_ARGUMENT, "NULL client/query/paths or max_paths < 0");
+      return -1;
+    }
+    auto record = decode_path_record(
+        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(query), sizeof *query));
+    if (!record) {
+      set_error(err, record.error());
+      return -1;
+    }
+    PathQuery q;
+    q.record = *record;
+    q.comp_mask = comp_mask;
+    std::optional<MultiPathQuery> mq;
+    if (multipath) {
+      auto converted = multipath_query_from(q);
+      if (!converted) {
+        set_error(err, converted.error());
+        return -1;
+      }
+      mq = std::move(*converted);
+    }
+    std::lock_guard lock(client->mutex);
+    auto answer = mq ? client->client->multipath_records(*mq) : client->client->path_records(q);
+    if (!answer) {
+      set_error(err, answer.error());
+      return -1;
+    }
+    int n = 0;
+    for (const auto& p : *answer) {
+      if (n < max_paths) {
+        auto bytes = encode_path_record(p);
+        if (!bytes) {
+          set_error(err, bytes.error());
+          return -1;
+        }
+        std::memcpy(&paths[n], bytes->data(), sizeof paths[n]);
+      }
+      ++n;
+    }
+    clear_error(err);
+    return n;
+  } catch (const std::exception& e) {
+    set_error(err, RDMA_QOS_SA_TRANSPORT, e.what());
+    return -1;
+  } catch (...) {
+    set_error(err, RDMA_QOS_SA_TRANSPORT, "unknown exception");
+    return -1;
+  }
+}
+
+}  // namespace
+
 extern "C" {
 
 rdma_qos_sa_client* rdma_qos_sa_open(const rdma_qos_sa_options* options, rdma_qos_sa_error* err) {
@@ -158,47 +220,7 @@ void rdma_qos_sa_close(rdma_qos_sa_client* client) {
 int rdma_qos_sa_path_query(rdma_qos_sa_client* client, const ibv_path_record* query,
                            uint64_t comp_mask, ibv_path_record* paths, int max_paths,
                            rdma_qos_sa_error* err) {
-  try {
-    if (!client || !query || (max_paths > 0 && !paths) || max_paths < 0) {
-      set_error(err, RDMA_QOS_SA_INVALID_ARGUMENT, "NULL client/query/paths or max_paths < 0");
-      return -1;
-    }
-    auto record = decode_path_record(
-        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(query), sizeof *query));
-    if (!record) {
-      set_error(err, record.error());
-      return -1;
-    }
-    PathQuery q;
-    q.record = *record;
-    q.comp_mask = comp_mask;
-    std::lock_guard lock(client->mutex);
-    auto answer = client->client->path_records(q);
-    if (!answer) {
-      set_error(err, answer.error());
-      return -1;
-    }
-    int n = 0;
-    for (const auto& p : *answer) {
-      if (n < max_paths) {
-        auto bytes = encode_path_record(p);
-        if (!bytes) {
-          set_error(err, bytes.error());
-          return -1;
-        }
-        std::memcpy(&paths[n], bytes->data(), sizeof paths[n]);
-      }
-      ++n;
-    }
-    clear_error(err);
-    return n;
-  } catch (const std::exception& e) {
-    set_error(err, RDMA_QOS_SA_TRANSPORT, e.what());
-    return -1;
-  } catch (...) {
-    set_error(err, RDMA_QOS_SA_TRANSPORT, "unknown exception");
-    return -1;
-  }
+  return query_paths(client, query, comp_mask, paths, max_paths, err, false);
 }
 
 int rdma_qos_sa_qos_supported(rdma_qos_sa_client* client, rdma_qos_sa_error* err) {
@@ -259,52 +281,7 @@ int rdma_qos_sa_mpr_supported(rdma_qos_sa_client* client, rdma_qos_sa_error* err
 int rdma_qos_sa_multipath_query(rdma_qos_sa_client* client, const ibv_path_record* query,
                                 uint64_t comp_mask, ibv_path_record* paths, int max_paths,
                                 rdma_qos_sa_error* err) {
-  try {
-    if (!client || !query || (max_paths > 0 && !paths) || max_paths < 0) {
-      set_error(err, RDMA_QOS_SA_INVALID_ARGUMENT, "NULL client/query/paths or max_paths < 0");
-      return -1;
-    }
-    auto record = decode_path_record(
-        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(query), sizeof *query));
-    if (!record) {
-      set_error(err, record.error());
-      return -1;
-    }
-    PathQuery pq;
-    pq.record = *record;
-    pq.comp_mask = comp_mask;
-    auto mq = multipath_query_from(pq);
-    if (!mq) {
-      set_error(err, mq.error());
-      return -1;
-    }
-    std::lock_guard lock(client->mutex);
-    auto answer = client->client->multipath_records(*mq);
-    if (!answer) {
-      set_error(err, answer.error());
-      return -1;
-    }
-    int n = 0;
-    for (const auto& p : *answer) {
-      if (n < max_paths) {
-        auto bytes = encode_path_record(p);
-        if (!bytes) {
-          set_error(err, bytes.error());
-          return -1;
-        }
-        std::memcpy(&paths[n], bytes->data(), sizeof paths[n]);
-      }
-      ++n;
-    }
-    clear_error(err);
-    return n;
-  } catch (const std::exception& e) {
-    set_error(err, RDMA_QOS_SA_TRANSPORT, e.what());
-    return -1;
-  } catch (...) {
-    set_error(err, RDMA_QOS_SA_TRANSPORT, "unknown exception");
-    return -1;
-  }
+  return query_paths(client, query, comp_mask, paths, max_paths, err, true);
 }
 
 }  // extern "C"
