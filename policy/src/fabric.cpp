@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstdlib>
 
 #include "rdma-qos/policy/policy.h"
@@ -184,6 +185,20 @@ PartitionsResult parse_partitions(std::string_view text, const Fabric& fabric) {
   return out;
 }
 
+namespace {
+
+// A port number or count of a net file: NodeInfo's NumPorts is 8 bits and port 255 does not
+// exist, so anything outside 0-254 (or not a number) is refused rather than allocated.
+std::optional<int> parse_port_number(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  int v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end == s.data() || v < 0 || v > 254) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
 FabricResult parse_net_file(std::string_view text) {
   FabricResult out;
   Fabric& f = out.fabric;
@@ -223,8 +238,19 @@ FabricResult parse_net_file(std::string_view text) {
       size_t q1 = line.find('"');
       size_t q2 = q1 == std::string::npos ? q1 : line.find('"', q1 + 1);
       std::string kind_ports = trim(line.substr(0, q1));
-      n.num_ports = std::atoi(kind_ports.substr(kind_ports.find_first_of(" \t") + 1).c_str());
       std::string id = q2 == std::string::npos ? "" : line.substr(q1 + 1, q2 - q1 - 1);
+      const size_t gap = kind_ports.find_first_of(" \t");
+      const std::string count = gap == std::string::npos ? "" : kind_ports.substr(gap + 1);
+      if (auto ports = parse_port_number(count)) {
+        n.num_ports = *ports;
+      } else {
+        out.diagnostics.push_back(
+            {Severity::kError,
+             {line_no, 1},
+             fmt::format("node '{}' has port count '{}': expected a number from 0 to 254", id,
+                         count),
+             ""});
+      }
       n.description = id;
       size_t hash = q2 == std::string::npos ? q2 : line.find('#', q2);
       if (hash != std::string::npos) {
@@ -242,8 +268,15 @@ FabricResult parse_net_file(std::string_view text) {
       continue;
     }
     if (line[0] == '[' && current && current->type != NodeType::kSwitch) {
-      int port = std::atoi(line.c_str() + 1);
       size_t rb = line.find(']');
+      auto number = parse_port_number(
+          std::string_view(line).substr(1, rb == std::string::npos ? std::string::npos : rb - 1));
+      if (!number) {
+        out.diagnostics.push_back(
+            {Severity::kError, {line_no, 1}, "port number must be from 0 to 254", ""});
+        continue;
+      }
+      const int port = *number;
       uint64_t guid = current->node_guid + static_cast<uint64_t>(port);
       if (rb != std::string::npos && rb + 1 < line.size() && line[rb + 1] == '(') {
         size_t rp = line.find(')', rb);

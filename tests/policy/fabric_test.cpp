@@ -74,5 +74,24 @@ TEST(PolicyFabric, UnknownMemberAndMissingSemicolonAreErrors) {
             "parts:2:1: error: partition definition does not end with ';'");
 }
 
+// A port count or port number outside NodeInfo's 8 bits is refused with the line, never
+// allocated (a fuzzer's "Ca 50010000" once asked for gigabytes of ports).
+TEST(PolicyFabric, NetFilePortCountsOutsideEightBitsAreRefused) {
+  FabricResult r = parse_net_file(
+      "caguid=0x100\n"
+      "Ca 50010000 \"big\" # \"big HCA-1\"\n"
+      "caguid=0x200\n"
+      "Ca 2 \"ok\" # \"ok HCA-1\"\n"
+      "[99999](2ff) \"s\"[1]\n"
+      "[1](201) \"s\"[2]\n");
+  ASSERT_EQ(r.diagnostics.size(), 2u);
+  EXPECT_EQ(r.diagnostics[0].location.line, 2);
+  EXPECT_NE(r.diagnostics[0].message.find("50010000"), std::string::npos);
+  EXPECT_EQ(r.diagnostics[1].location.line, 5);
+  ASSERT_EQ(r.fabric.nodes.size(), 2u);
+  EXPECT_LE(r.fabric.nodes[0].port_guids.size(), 1u);
+  EXPECT_EQ(r.fabric.nodes[1].port_guids, (std::vector<std::pair<int, uint64_t>>{{1, 0x201}}));
+}
+
 }  // namespace
 }  // namespace rdmaqos::policy
