@@ -42,18 +42,22 @@ int main(int argc, char** argv) {
   std::string topology_file, policy_file, partitions_file;
   bool no_qos = false, keep = false;
   int timeout_s = 60;
-  std::vector<std::string> command;
+  std::vector<std::string> command, opensm_args;
   app.add_option("--cas", spec.cas, "compute CAs in the generated fat tree")
       ->check(CLI::Range(1, 512));
   app.add_option("--cas-per-leaf", spec.cas_per_leaf, "CAs per leaf switch")
       ->check(CLI::Range(1, 32));
   app.add_option("--spines", spec.spines, "spine switches")->check(CLI::Range(1, 16));
+  app.add_option("--lmc", spec.lmc, "OpenSM's LMC (-l), the fat tree's LIDs aligned for it")
+      ->check(CLI::Range(0, 7));
   app.add_option("--topology", topology_file, "ibsim topology file instead of the fat tree")
       ->check(CLI::ExistingFile);
   app.add_option("--policy", policy_file, "OpenSM QoS policy file (-Y)")->check(CLI::ExistingFile);
   app.add_option("--partitions", partitions_file, "OpenSM partitions file (-P)")
       ->check(CLI::ExistingFile);
   app.add_flag("--no-qos", no_qos, "run OpenSM without -Q");
+  app.add_option("--opensm-arg", opensm_args,
+                 "extra OpenSM argument (repeatable), e.g. --opensm-arg=-D --opensm-arg=0x08");
   app.add_flag("--keep", keep, "keep the fabric's directory (logs) afterwards");
   app.add_option("--start-timeout", timeout_s, "seconds to wait for the SM and SA")
       ->check(CLI::PositiveNumber);
@@ -70,6 +74,8 @@ int main(int argc, char** argv) {
     if (!policy_file.empty()) options.policy = slurp(policy_file);
     if (!partitions_file.empty()) options.partitions = slurp(partitions_file);
     options.qos = !no_qos;
+    options.lmc = spec.lmc;
+    options.opensm_args = opensm_args;
     options.keep_dir = keep;
     options.start_timeout = std::chrono::seconds(timeout_s);
 
