@@ -6,6 +6,7 @@
 #include <endian.h>
 
 #include <algorithm>
+#include <span>
 
 #include "rdma-qos/sa-client/multipath_record.h"
 
@@ -73,6 +74,7 @@ struct Direction {
   sa::PathRecord record;
   Rejection rejection = Rejection::kNone;
   const policy::Level* level = nullptr;
+  int links = 0;  // links the path crosses
 };
 
 // pr_rcv_get_path_parms for one direction, from `slid` (in the source's LID range) to `dlid`
@@ -89,6 +91,7 @@ Direction path_parms(const AnswerContext& ctx, const PathRequest& request, Endpo
   };
   auto walk = fabric.walk(source, dlid);
   if (!walk) return fail(Rejection::kNoRoute);
+  d.links = walk->links;
   uint8_t mtu = walk->mtu;
   uint8_t rate = walk->rate;
   const uint64_t mask = request.comp_mask;
@@ -289,15 +292,19 @@ uint16_t request_status(const PathRequest& request) {
 }
 
 constexpr size_t kUnlimited = SIZE_MAX;
-constexpr size_t kMaxMultiPaths = 127;  // OpenSM's OSM_SA_MPR_MAX_NUM_PATH
+constexpr size_t kMaxMultiPaths = 127;     // OpenSM's OSM_SA_MPR_MAX_NUM_PATH
+constexpr uint8_t kMaxMultiPathGids = 11;  // OpenSM's IB_MULTIPATH_MAX_GIDS
+// Byte offsets of SGIDCount and DGIDCount in a MultiPathRecord.
+constexpr size_t kSgidCountOffset = 15;
+constexpr size_t kDgidCountOffset = 16;
 
 // Records of a PathRecord or MultiPathRecord query over every port pair its ends select and,
 // within a pair, over the LID combinations of the ends' LID ranges (lid_pairs): at most
 // `per_pair` records from one port pair (OpenSM's iterations / remaining paths) and `total` in
 // all. The request's SLID / DLID components narrow an end to that one LID.
 std::vector<sa::PathRecord> path_records(const AnswerContext& ctx, const PathRequest& request,
-                                         const std::vector<Endpoint>& sources,
-                                         const std::vector<Endpoint>& destinations, size_t per_pair,
+                                         std::span<const Endpoint> sources,
+                                         std::span<const Endpoint> destinations, size_t per_pair,
                                          size_t total) {
   std::vector<sa::PathRecord> out;
   const uint16_t slid_only = has(request.comp_mask, pr::kSlid) ? request.record.slid : 0;
@@ -308,16 +315,19 @@ std::vector<sa::PathRecord> path_records(const AnswerContext& ctx, const PathReq
       const size_t limit = std::min(per_pair, total - out.size());
       if (limit == 0 || !requester_allowed(ctx, s, d)) continue;
       size_t found = 0;
-      for (const LidPair& lp :
-           lid_pairs(ctx.fabric->port(s), ctx.fabric->port(d), slid_only, dlid_only)) {
-        if (found >= limit) break;
-        PairAnswer a = answer_lid_pair(ctx, request, s, d, lp.slid, lp.dlid);
-        if (ctx.observer != nullptr) ctx.observer->pair(a.level, a.rejection);
-        if (!a.record) continue;
-        a.record->preference = lp.preference;
-        out.push_back(*a.record);
-        ++found;
-      }
+      // Visited one at a time: a Get or a small NumbPath stops after a few of the up to
+      // 2^LMC x 2^LMC combinations.
+      for_each_lid_pair(ctx.fabric->port(s), ctx.fabric->port(d), slid_only, dlid_only,
+                        [&](const LidPair& lp) {
+                          PairAnswer a = answer_lid_pair(ctx, request, s, d, lp.slid, lp.dlid);
+                          if (ctx.observer != nullptr) ctx.observer->pair(a.level, a.rejection);
+                          if (a.record) {
+                            a.record->preference = lp.preference;
+                            out.push_back(*a.record);
+                            ++found;
+                          }
+                          return found < limit;
+                        });
     }
   }
   return out;
@@ -337,19 +347,14 @@ std::optional<sa::SaMad> answer_path_record(const AnswerContext& ctx, const sa::
 
   std::vector<sa::PathRecord> records;
   if (!ends.unknown) {
-    // Every endpoint only for an open end (a query with both ends, the usual one, lists none),
-    // walked as OpenSM walks its ports: in the order of its GUID map, keyed by the
-    // network-order GUID read as a host integer (byte-swapped order on little-endian hosts).
-    std::vector<Endpoint> all;
-    if (!ends.source || !ends.destination) {
-      all = ctx.fabric->endpoints();
-      std::stable_sort(all.begin(), all.end(), [&](Endpoint x, Endpoint y) {
-        return htobe64(ctx.fabric->port(x).guid) < htobe64(ctx.fabric->port(y).guid);
-      });
-    }
-    std::vector<Endpoint> sources = ends.source ? std::vector<Endpoint>{*ends.source} : all;
-    std::vector<Endpoint> destinations =
-        ends.destination ? std::vector<Endpoint>{*ends.destination} : all;
+    // An open end stands for every endpoint, walked as OpenSM walks its ports: in the order of
+    // its GUID map (computed once per fabric model).
+    const std::vector<Endpoint>& all = ctx.fabric->endpoints_in_guid_map_order();
+    const std::span<const Endpoint> sources =
+        ends.source ? std::span<const Endpoint>(&*ends.source, 1) : std::span<const Endpoint>(all);
+    const std::span<const Endpoint> destinations =
+        ends.destination ? std::span<const Endpoint>(&*ends.destination, 1)
+                         : std::span<const Endpoint>(all);
     // A Get asks for one path (NumbPath 1, IBA 1.2 erratum): OpenSM stops at the first.
     if (method == sa::method::kGet) {
       records = path_records(ctx, req, sources, destinations, 1, 1);
@@ -427,6 +432,85 @@ PathRequest from_multipath(const sa::MultiPathRecord& m, uint64_t mask) {
   return r;
 }
 
+// One port pair of an alternate-path (APM) request: the first LID combination with a path,
+// trying the fully redundant combinations only (equal offsets into both ranges), starting at
+// `base_offset` into each range and wrapping (mpr_rcv_get_apm_port_pair_paths).
+PairAnswer apm_pair(const AnswerContext& ctx, const PathRequest& request, Endpoint source,
+                    Endpoint destination, unsigned base_offset) {
+  const PortModel& s = ctx.fabric->port(source);
+  const PortModel& d = ctx.fabric->port(destination);
+  const unsigned source_lids = 1u << s.lmc;
+  const unsigned destination_lids = 1u << d.lmc;
+  unsigned so = base_offset % source_lids;
+  unsigned doff = base_offset % destination_lids;
+  PairAnswer last;
+  for (unsigned i = 0; i < std::min(source_lids, destination_lids); ++i) {
+    last = answer_lid_pair(ctx, request, source, destination, static_cast<uint16_t>(s.lid + so),
+                           static_cast<uint16_t>(d.lid + doff));
+    if (ctx.observer != nullptr) ctx.observer->pair(last.level, last.rejection);
+    if (last.record) {
+      last.record->preference = 0;
+      return last;
+    }
+    so = (so + 1) % source_lids;
+    doff = (doff + 1) % destination_lids;
+  }
+  return last;
+}
+
+// A MultiPathRecord with two SGIDs, two DGIDs and NumbPath 2 asks for a path and its alternate
+// (mpr_rcv_get_apm_paths), computed as OpenSM 3.3.23 does (its debug log shows each step):
+// - each end's two ports are ordered by GUID (network order read as a host integer);
+// - the base LIDs of the first source and first destination, read in network byte order as
+//   host integers (OpenSM hashes them unconverted), are hashed into a LID offset
+//   (((low >> LMC) << 4 | high >> LMC) % 103, LMC the subnet's); pairs from the second source
+//   use the next offset, so that on a fat tree with LMC > 0 the two paths take other LIDs;
+// - of the two diagonals {S0-D0, S1-D1} and {S0-D1, S1-D0}, each scored by the fewest links of
+//   its paths (a missing path does not count, nor, as first of its diagonal, a loopback's 0),
+//   the first wins unless the second scores lower; the winner's paths are answered, one or none
+//   if it lacks some.
+// One deliberate difference: OpenSM does not check here that the requester shares a partition
+// with the four ports; we do, as for every other PathRecord or MultiPathRecord query.
+std::vector<sa::PathRecord> apm_records(const AnswerContext& ctx, const PathRequest& request,
+                                        const std::vector<Endpoint>& sources,
+                                        const std::vector<Endpoint>& destinations) {
+  const FabricModel& f = *ctx.fabric;
+  auto ordered = [&f](Endpoint a, Endpoint b) {
+    return htobe64(f.port(a).guid) < htobe64(f.port(b).guid) ? std::array<Endpoint, 2>{a, b}
+                                                             : std::array<Endpoint, 2>{b, a};
+  };
+  const std::array<Endpoint, 2> s = ordered(sources[0], sources[1]);
+  const std::array<Endpoint, 2> d = ordered(destinations[0], destinations[1]);
+  const unsigned lmc = f.subnet_lmc();
+  auto hash = [lmc](unsigned a, unsigned b) { return (((a >> lmc) << 4) | (b >> lmc)) % 103; };
+  auto network_order = [](uint16_t lid) -> unsigned { return htobe16(lid); };
+  const unsigned s0 = network_order(f.port(s[0]).lid), d0 = network_order(f.port(d[0]).lid);
+  const unsigned base = s0 < d0 ? hash(s0, d0) : hash(d0, s0);
+
+  PairAnswer m[2][2];
+  for (size_t i = 0; i < 2; ++i) {
+    for (size_t j = 0; j < 2; ++j) {
+      if (requester_allowed(ctx, s[i], d[j])) {
+        m[i][j] = apm_pair(ctx, request, s[i], d[j], base + static_cast<unsigned>(i));
+      }
+    }
+  }
+  // A diagonal's score: the first path's links, replaced by the second path's when the first is
+  // missing or a loopback (0), else the smaller of the two; 0 without any path.
+  auto score = [](const PairAnswer& first, const PairAnswer& second) {
+    int links = first.record ? first.links : 0;
+    if (second.record) links = links != 0 ? std::min(links, second.links) : second.links;
+    return links;
+  };
+  const bool diagonal_a = score(m[0][0], m[1][1]) <= score(m[0][1], m[1][0]);
+  std::vector<sa::PathRecord> out;
+  for (const PairAnswer* p : diagonal_a ? std::array<const PairAnswer*, 2>{&m[0][0], &m[1][1]}
+                                        : std::array<const PairAnswer*, 2>{&m[0][1], &m[1][0]}) {
+    if (p->record) out.push_back(*p->record);
+  }
+  return out;
+}
+
 std::optional<sa::SaMad> answer_multipath(const AnswerContext& ctx, const sa::SaMad& request) {
   namespace mp = sa::mpr_mask;
   if (request.mad.method != sa::method::kGetMulti) {
@@ -439,7 +523,15 @@ std::optional<sa::SaMad> answer_multipath(const AnswerContext& ctx, const sa::Sa
       has(mask, mp::kServiceIdMsb) != has(mask, mp::kServiceIdLsb)) {
     return error_response(request, mad_status::sa(sa::status::kInsufComps));
   }
-  auto decoded = sa::decode_multipath_record(request.data);
+  // At most 11 GIDs count, sources first (OpenSM's IB_MULTIPATH_MAX_GIDS): the counts are
+  // clamped before decoding, so GIDs announced past the eleventh are never read.
+  std::vector<uint8_t> data = request.data;
+  if (data.size() > kDgidCountOffset) {
+    data[kSgidCountOffset] = std::min<uint8_t>(data[kSgidCountOffset], kMaxMultiPathGids);
+    data[kDgidCountOffset] = std::min<uint8_t>(
+        data[kDgidCountOffset], static_cast<uint8_t>(kMaxMultiPathGids - data[kSgidCountOffset]));
+  }
+  auto decoded = sa::decode_multipath_record(data);
   if (!decoded) return error_response(request, mad_status::sa(sa::status::kReqInvalid));
   PathRequest req = from_multipath(*decoded, mask);
   if (uint16_t status = request_status(req)) return error_response(request, status);
@@ -469,11 +561,8 @@ std::optional<sa::SaMad> answer_multipath(const AnswerContext& ctx, const sa::Sa
   }
   std::vector<sa::PathRecord> records;
   if (sources.size() == 2 && destinations.size() == 2 && decoded->numb_path == 2) {
-    // Alternate-path request: one diagonal, source i to destination i.
-    for (size_t i = 0; i < 2; ++i) {
-      auto r = path_records(ctx, req, {sources[i]}, {destinations[i]}, 1, 1);
-      records.insert(records.end(), r.begin(), r.end());
-    }
+    // NumbPath 2 selects the alternate-path answer with or without its component bit.
+    records = apm_records(ctx, req, sources, destinations);
   } else {
     // NumbPath bounds the whole answer (OpenSM: 127 without it), taken pair after pair.
     const size_t max_paths = has(mask, mp::kNumbPath) ? decoded->numb_path : kMaxMultiPaths;
@@ -493,23 +582,11 @@ std::optional<sa::SaMad> answer_multipath(const AnswerContext& ctx, const sa::Sa
 
 std::vector<LidPair> lid_pairs(const PortModel& source, const PortModel& destination,
                                uint16_t slid_only, uint16_t dlid_only) {
-  auto range = [](const PortModel& p, uint16_t only) {
-    if (only != 0) return std::pair<uint32_t, uint32_t>{only, only};
-    return std::pair<uint32_t, uint32_t>{p.lid, p.lid + (1u << p.lmc) - 1};
-  };
-  auto [smin, smax] = range(source, slid_only);
-  auto [dmin, dmax] = range(destination, dlid_only);
   std::vector<LidPair> out;
-  if (smin == 0 || dmin == 0) return out;
-  auto add = [&out](uint32_t s, uint32_t d, uint8_t preference) {
-    out.push_back({static_cast<uint16_t>(s), static_cast<uint16_t>(d), preference});
-  };
-  for (uint32_t s = smin, d = dmin; s <= smax && d <= dmax; ++s, ++d) add(s, d, 0);
-  for (uint32_t s = smin; s <= smax; ++s) {
-    for (uint32_t d = dmin; d <= dmax; ++d) {
-      if (s - smin != d - dmin) add(s, d, 2);
-    }
-  }
+  for_each_lid_pair(source, destination, slid_only, dlid_only, [&out](const LidPair& lp) {
+    out.push_back(lp);
+    return true;
+  });
   return out;
 }
 
@@ -536,6 +613,7 @@ PairAnswer answer_lid_pair(const AnswerContext& ctx, const PathRequest& request,
   }
   forward.record.reversible = reversible;
   out.record = forward.record;
+  out.links = forward.links;
   return out;
 }
 

@@ -1,6 +1,8 @@
 // The fabric model's indexes, rate ordering and the LFT path walk.
 #include "rdma-qos/sa-responder/fabric_model.h"
 
+#include <endian.h>
+
 #include <algorithm>
 
 namespace rdmaqos::sad {
@@ -80,6 +82,17 @@ void FabricModel::index() {
   auto by_key = [](const auto& a, const auto& b) { return a.first < b.first; };
   std::sort(lids_.begin(), lids_.end(), by_key);
   std::sort(guids_.begin(), guids_.end(), by_key);
+
+  guid_map_order_ = endpoints();
+  std::stable_sort(guid_map_order_.begin(), guid_map_order_.end(), [this](Endpoint x, Endpoint y) {
+    return htobe64(port(x).guid) < htobe64(port(y).guid);
+  });
+  subnet_lmc_ = 0;
+  for (const Endpoint& e : guid_map_order_) {
+    if (nodes.at(static_cast<size_t>(e.node)).type != policy::NodeType::kSwitch) {
+      subnet_lmc_ = std::max(subnet_lmc_, port(e).lmc);
+    }
+  }
 }
 
 std::vector<Endpoint> FabricModel::endpoints() const {
@@ -141,6 +154,7 @@ std::optional<PathWalk> FabricModel::walk(Endpoint source, uint16_t dlid) const 
     // A CA sends on its own port: its SL2VL table applies, then the link to the switch.
     if (!first.sl2vl.empty()) drop_vl15(first.sl2vl[0]);
     if (first.peer_node < 0) return std::nullopt;
+    ++w.links;
     node = first.peer_node;
     in_port = first.peer_port;
     const NodeModel& peer = nodes.at(static_cast<size_t>(node));
@@ -170,6 +184,7 @@ std::optional<PathWalk> FabricModel::walk(Endpoint source, uint16_t dlid) const 
     visit(egress);
     if (in_port < egress.sl2vl.size()) drop_vl15(egress.sl2vl[in_port]);
     if (egress.peer_node < 0) return std::nullopt;
+    ++w.links;
     node = egress.peer_node;
     in_port = egress.peer_port;
     const NodeModel& next = nodes.at(static_cast<size_t>(node));

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <thread>
 
@@ -236,12 +237,59 @@ class SadDifferential : public ::testing::Test {
       out.push_back({"node001", {"--sgid", dgid, "--dlid", lid("node001")}, true});
     }
     out.push_back({"node001", {"--mpr", "--dgids", "fe80::dead:beef"}, true});
+    for (Query& q : apm_queries(apm_shapes(), {{},
+                                               {"--service-id", "0x1060CBC"},
+                                               {"--qos-class", "7"},
+                                               {"--rate", "=6"},
+                                               {"--sl", "4"},
+                                               {"--mtu", "<4"}})) {
+      out.push_back(std::move(q));
+    }
     // Half-named Gets: the first port (in OpenSM's GUID order) that gives a path.
     out.push_back({"node001", {"--get", "--slid", lid("node003")}, true});
     out.push_back({"node001", {"--get", "--sgid", gid("node002")}, true});
     out.push_back({"node001", {"-c"}});  // last: ClassPortInfo
     return out;
   }
+
+  // Alternate-path requests (MultiPathRecord, two SGIDs, two DGIDs, NumbPath 2), asked by
+  // node001: OpenSM orders each end's ports by GUID, starts at a LID offset hashed from the
+  // first pair's LIDs and picks a diagonal by link count (or the first one when a pair has no
+  // path). The shapes mix same-leaf and cross-leaf pairs, both request orders, a switch, a
+  // loopback and ports whose links make `--rate =6` drop some pairs only.
+  using Shape = std::pair<std::vector<std::string>, std::vector<std::string>>;
+  static std::vector<Shape> apm_shapes() {
+    return {
+        {{"node001", "node005"}, {"node002", "node006"}},
+        {{"node005", "node001"}, {"node006", "node002"}},
+        {{"node001", "node002"}, {"node005", "node003"}},
+        {{"node002", "node006"}, {"node005", "node007"}},
+        {{"node001", "node002"}, {"node005", "node007"}},
+        {{"node003", "node008"}, {"node004", "node001"}},
+        {{"node001", "leaf01"}, {"node004", "node006"}},
+        {{"node002", "node004"}, {"node002", "node001"}},
+        {{"sm01", "node007"}, {"node008", "leaf02"}},
+    };
+  }
+  static std::vector<Query> apm_queries(const std::vector<Shape>& shapes,
+                                        const std::vector<std::vector<std::string>>& variants) {
+    std::vector<Query> out;
+    auto gids = [](const std::vector<std::string>& nodes) {
+      return gid(nodes.at(0)) + "," + gid(nodes.at(1));
+    };
+    for (const auto& [sources, destinations] : shapes) {
+      for (const auto& v : variants) {
+        Query q{
+            "node001",
+            {"--mpr", "--sgids", gids(sources), "--dgids", gids(destinations), "--numb-path", "2"},
+            true};
+        q.args.insert(q.args.end(), v.begin(), v.end());
+        out.push_back(q);
+      }
+    }
+    return out;
+  }
+  static std::vector<Query> partition_queries();
 
   // Every query's answer (or refusal) from rdma-qos-sad equals OpenSM's; the query set must
   // give more than `min_answers` records and `min_refusals` refusals.
@@ -386,7 +434,7 @@ qos-match-rules
 end-qos-match-rules
 )";
 
-std::vector<Query> partition_queries() {
+std::vector<Query> SadDifferential::partition_queries() {
   std::vector<Query> out;
   const std::vector<std::vector<std::string>> variants = {
       {},
@@ -409,6 +457,17 @@ std::vector<Query> partition_queries() {
       q.args.insert(q.args.end(), v.begin(), v.end());
       out.push_back(q);
     }
+  }
+  // Alternate paths where the requested or the level's PKey leaves some of the four pairs
+  // without a path (node003 is a limited member of 0x10; 0x20 holds node001, 004, 005).
+  for (Query& q : apm_queries({{{"node001", "node003"}, {"node002", "node005"}},
+                               {{"node001", "node003"}, {"node004", "node002"}},
+                               {{"node003", "node001"}, {"node004", "node005"}},
+                               {{"node001", "node002"}, {"node003", "node004"}},
+                               {{"node001", "node004"}, {"node005", "node002"}},
+                               {{"node003", "node002"}, {"node003", "node001"}}},
+                              {{}, {"--pkey", "0x10"}, {"--pkey", "0x20"}, {"--qos-class", "3"}})) {
+    out.push_back(std::move(q));
   }
   out.push_back({"node001", {"-c"}});
   return out;
@@ -502,6 +561,13 @@ class SadLmcDifferential : public SadDifferential {
     }
     out.push_back({"node001", {"--get", "--dlid", lid("leaf01", 1)}, true});
     out.push_back({"node001", {"--get", "--slid", lid("node003", 1)}, true});
+    // Alternate paths: the hashed LID offsets pick which of each port's two LIDs is used.
+    std::vector<Shape> shapes = apm_shapes();
+    shapes.push_back({{"node004", "node006"}, {"node007", "node008"}});
+    shapes.push_back({{"node002", "node003"}, {"node006", "sm01"}});
+    for (Query& q : apm_queries(shapes, {{}, {"--service-id", "0x1060CBC"}, {"--rate", "=6"}})) {
+      out.push_back(std::move(q));
+    }
     out.push_back({"node001", {"-c"}});
     return out;
   }
@@ -529,6 +595,37 @@ TEST_F(SadLmcDifferential, OpenSmAnsweredSecondLidsAndLowerPreferences) {
   }
   EXPECT_GT(second_lids, 40);
   EXPECT_GT(preference_2, 5);
+}
+
+// LMC 2: alternate-path requests between random pairs of ports (CAs, switches, the SM), where
+// the hashed offset picks one of four LIDs per CA: OpenSM hashes the LIDs unconverted from
+// network byte order, and scores diagonals by link count, loopbacks included.
+class SadLmc2AlternatePathDifferential : public SadDifferential {
+ protected:
+  static void SetUpTestSuite() { start({kPolicy, "", queries, 2}); }
+
+  static std::vector<Query> queries() {
+    const std::vector<std::string> ports = {"sm01",    "node001", "node002", "node003",
+                                            "node004", "node005", "node006", "node007",
+                                            "node008", "leaf01",  "spine01"};
+    std::mt19937 random(20261122);  // fixed: the same shapes every run
+    std::uniform_int_distribution<size_t> pick(0, ports.size() - 1);
+    auto two = [&] {
+      size_t a = pick(random), b = pick(random);
+      while (b == a) b = pick(random);
+      return std::vector<std::string>{ports[a], ports[b]};
+    };
+    std::vector<Shape> shapes;
+    for (int i = 0; i < 40; ++i) {
+      std::vector<std::string> s = two();
+      shapes.push_back({s, two()});
+    }
+    return apm_queries(shapes, {{}, {"--rate", "=6"}});
+  }
+};
+
+TEST_F(SadLmc2AlternatePathDifferential, EveryAnswerEqualsOpenSms) {
+  compare_all(80, -1);
 }
 
 // Reloads run last: they change the policy in force.

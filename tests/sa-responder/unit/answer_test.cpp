@@ -444,16 +444,73 @@ TEST_F(MultiPathTest, LevelAppliesAsForPathRecord) {
   EXPECT_EQ(rec->mtu, 1);
 }
 
-TEST_F(MultiPathTest, AlternatePathRequestReturnsTheDiagonal) {
+// (SLID, DLID) of each record of an answer, in order.
+std::vector<std::pair<uint16_t, uint16_t>> lid_list(const std::optional<sa::SaMad>& resp) {
+  std::vector<std::pair<uint16_t, uint16_t>> out;
+  EXPECT_TRUE(resp);
+  if (!resp) return out;
+  EXPECT_EQ(resp->mad.status, 0) << sa::mad_status_name(resp->mad.status);
+  for (size_t at = 0; at + sa::kPathRecordSize <= resp->data.size(); at += sa::kPathRecordSize) {
+    auto r = sa::decode_path_record(std::span(resp->data).subspan(at));
+    if (r) out.emplace_back(r->slid, r->dlid);
+  }
+  return out;
+}
+
+using LidList = std::vector<std::pair<uint16_t, uint16_t>>;
+
+TEST_F(MultiPathTest, AlternatePathRequestOrdersEachEndByGuidAndTakesTheShorterDiagonal) {
+  // Destinations c (0x31), a (0x11) are taken as a, c. Diagonal {a-a, b-c} scores 2 (a
+  // loopback's 0 links do not count first), {a-c, b-a} 2 as well: the first wins the tie.
   sa::MultiPathRecord r = pairs({0x11, 0x21}, {0x31, 0x11});
   r.numb_path = 2;
-  auto resp = ask(mpr(sa::method::kGetMulti, r, kCounts | sa::mpr_mask::kNumbPath));
-  ASSERT_TRUE(resp);
-  ASSERT_EQ(resp->data.size(), 128u);
-  auto second = sa::decode_path_record(std::span(resp->data).subspan(64));
-  ASSERT_TRUE(second);
-  EXPECT_EQ(second->slid, 3);
-  EXPECT_EQ(second->dlid, 2);
+  EXPECT_EQ(lid_list(ask(mpr(sa::method::kGetMulti, r, kCounts | sa::mpr_mask::kNumbPath))),
+            (LidList{{2, 2}, {3, 4}}));
+  // Destinations b, c: {a-b, b-c} scores 2, {a-c, b-b} 0 (a loopback second counts): the
+  // second wins, answered S0-D1 then S1-D0.
+  r = pairs({0x21, 0x11}, {0x31, 0x21});
+  r.numb_path = 2;
+  EXPECT_EQ(lid_list(ask(mpr(sa::method::kGetMulti, r, kCounts | sa::mpr_mask::kNumbPath))),
+            (LidList{{2, 4}, {3, 3}}));
+}
+
+TEST_F(MultiPathTest, NumbPathTwoSelectsTheAlternatePathAnswerWithoutItsComponent) {
+  sa::MultiPathRecord r = pairs({0x11, 0x21}, {0x31, 0x11});
+  r.numb_path = 2;
+  EXPECT_EQ(lid_list(ask(mpr(sa::method::kGetMulti, r, kCounts))), (LidList{{2, 2}, {3, 4}}));
+  // Any other NumbPath walks the pairs in request order.
+  r.numb_path = 3;
+  EXPECT_EQ(lid_list(ask(mpr(sa::method::kGetMulti, r, kCounts | sa::mpr_mask::kNumbPath))),
+            (LidList{{2, 4}, {2, 2}, {3, 4}}));
+}
+
+TEST_F(MultiPathTest, AlternatePathDiagonalsScoreOnlyThePathsTheyHave) {
+  // b and c share no partition.
+  fabric.nodes[2].ports[1].pkeys = {0x8002};
+  fabric.nodes[1].ports[1].pkeys = {0xFFFF, 0x8002};
+  fabric.nodes[3].ports[1].pkeys = {0xFFFF};
+  // {a-a, b-c}: the loopback's 0 links do not count and b-c is missing: score 0; {a-c, b-a}
+  // scores 2. The first diagonal wins and answers its one path.
+  sa::MultiPathRecord r = pairs({0x11, 0x21}, {0x11, 0x31});
+  r.numb_path = 2;
+  EXPECT_EQ(lid_list(ask(mpr(sa::method::kGetMulti, r, kCounts))), (LidList{{2, 2}}));
+  // {a-b, b-c} scores 2 (b-c missing); {a-c, b-b}: the loopback second counts, score 0.
+  r = pairs({0x11, 0x21}, {0x21, 0x31});
+  r.numb_path = 2;
+  EXPECT_EQ(lid_list(ask(mpr(sa::method::kGetMulti, r, kCounts))), (LidList{{2, 4}, {3, 3}}));
+}
+
+TEST_F(MultiPathTest, GidsPastTheEleventhAreNotRead) {
+  // 6 SGIDs and 6 DGIDs announced: the sixth DGID is dropped (it need not even be present).
+  sa::MultiPathRecord r =
+      pairs({0x11, 0x11, 0x11, 0x11, 0x11, 0x11}, {0x31, 0x31, 0x31, 0x31, 0x31});
+  auto bytes = sa::encode_multipath_record(r);
+  ASSERT_TRUE(bytes);
+  (*bytes)[16] = 6;
+  sa::SaMad m = request(sa::method::kGetMulti, sa::attr::kMultiPathRecord, kCounts, *bytes);
+  m.rmpp.flags = sa::rmpp::kFlagActive;
+  m.data.resize(sa::kSaDataSize);
+  EXPECT_EQ(lid_list(ask(m)).size(), 30u);
 }
 
 TEST_F(MultiPathTest, OnlyGetMultiIsSupported) {
@@ -518,6 +575,17 @@ TEST_F(LmcTest, LidPairsGoFullyRedundantFirstThenSourceMajor) {
   EXPECT_EQ(lid_pairs(s, d, 5, 0), want);
   d.lid = 0;
   EXPECT_TRUE(lid_pairs(s, d).empty());
+}
+
+TEST_F(LmcTest, AlternatePathsStartAtTheHashedLidOffset) {
+  // S0 = a (LID 4), D0 = a, hashed in network byte order: 4 reads 0x400, so the offset is
+  // ((0x400 >> 1) << 4 | 0x400 >> 1) % 103 = 52 for the first pair, 53 for the second: b (one
+  // LID) to c's LID 6 + 53 % 2.
+  sa::MultiPathRecord r = pairs({0x21, 0x11}, {0x31, 0x11});
+  r.numb_path = 2;
+  auto got = lids_of(ask(mpr(sa::method::kGetMulti, r, kCounts)));
+  std::vector<LidPair> want = {{4, 4, 0}, {3, 7, 0}};
+  EXPECT_EQ(got, want);
 }
 
 TEST_F(LmcTest, GetTableEnumeratesEveryCombination) {

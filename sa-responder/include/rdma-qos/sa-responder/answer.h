@@ -92,6 +92,7 @@ struct PairAnswer {
   std::optional<sa::PathRecord> record;
   Rejection rejection = Rejection::kNone;
   const policy::Level* level = nullptr;  // the forward direction's level, if any
+  int links = 0;                         // links the forward path crosses (with a record)
 };
 
 // One source/destination pair (base LIDs), both directions, as pr_rcv_get_lid_pair_path: the
@@ -115,6 +116,30 @@ struct LidPair {
 };
 std::vector<LidPair> lid_pairs(const PortModel& source, const PortModel& destination,
                                uint16_t slid_only = 0, uint16_t dlid_only = 0);
+// The same combinations, in the same order, handed to `visit` one at a time until it returns
+// false (no list is built: a query that wants one path looks at one combination).
+template <typename Visit>
+void for_each_lid_pair(const PortModel& source, const PortModel& destination, uint16_t slid_only,
+                       uint16_t dlid_only, Visit&& visit) {
+  auto range = [](const PortModel& p, uint16_t only) {
+    if (only != 0) return std::pair<uint32_t, uint32_t>{only, only};
+    return std::pair<uint32_t, uint32_t>{p.lid, p.lid + (1u << p.lmc) - 1};
+  };
+  auto [smin, smax] = range(source, slid_only);
+  auto [dmin, dmax] = range(destination, dlid_only);
+  if (smin == 0 || dmin == 0) return;
+  auto pair = [](uint32_t s, uint32_t d, uint8_t preference) {
+    return LidPair{static_cast<uint16_t>(s), static_cast<uint16_t>(d), preference};
+  };
+  for (uint32_t s = smin, d = dmin; s <= smax && d <= dmax; ++s, ++d) {
+    if (!visit(pair(s, d, 0))) return;
+  }
+  for (uint32_t s = smin; s <= smax; ++s) {
+    for (uint32_t d = dmin; d <= dmax; ++d) {
+      if (s - smin != d - dmin && !visit(pair(s, d, 2))) return;
+    }
+  }
+}
 
 // The response MAD to a request MAD; nullopt: no response (the request is itself a response,
 // or its SM_Key is wrong: see AnswerContext::sa_key).

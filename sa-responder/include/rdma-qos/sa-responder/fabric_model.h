@@ -62,6 +62,7 @@ struct PathWalk {
   uint8_t rate = 0;        // minimum rate (compare_rates) over every port on the path
   uint16_t valid_sls = 0;  // bit n: no SL2VL table on the path maps SL n to VL 15
   int hops = 0;            // switches traversed
+  int links = 0;           // links crossed: OpenSM's hop count (MultiPathRecord's APM choice)
 };
 
 class FabricModel {
@@ -79,6 +80,12 @@ class FabricModel {
   std::optional<Endpoint> by_lid(uint16_t lid) const;
   std::optional<Endpoint> by_guid(uint64_t port_guid) const;
   std::vector<Endpoint> endpoints() const;
+  // The endpoints in the order OpenSM walks its port GUID map: by the network-order GUID read
+  // as a host integer (byte-swapped order on little-endian hosts). Built by index().
+  const std::vector<Endpoint>& endpoints_in_guid_map_order() const { return guid_map_order_; }
+  // The subnet's LMC (OpenSM's lmc option, given to every CA port): the largest LMC of a
+  // CA or router port. Built by index().
+  uint8_t subnet_lmc() const { return subnet_lmc_; }
 
   // Follows the switches' LFTs from `source` to `dlid`; nullopt when a table has no entry, a
   // link is missing or the walk loops. The DLID must belong to an endpoint.
@@ -90,6 +97,8 @@ class FabricModel {
  private:
   std::vector<std::pair<uint16_t, Endpoint>> lids_;   // base LID -> endpoint, sorted
   std::vector<std::pair<uint64_t, Endpoint>> guids_;  // sorted
+  std::vector<Endpoint> guid_map_order_;
+  uint8_t subnet_lmc_ = 0;
 };
 
 // PKeys of a port that match `pkey` in the low 15 bits.
