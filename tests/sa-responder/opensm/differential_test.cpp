@@ -164,6 +164,11 @@ class SadDifferential : public ::testing::Test {
         {"--rate", ">7"},
         {"--service_id", "0x1060CBC", "--pkt_lifetime", "<8"},
         {"--reversible", "1"},
+        {"--tclass", "0x20"},
+        {"--flow_label", "0x12345"},
+        {"--hop_limit", "3"},
+        {"--numb_path", "1"},
+        {"--reversible", "0", "--numb_path", "2"},
     };
     // From sm01 and node001 to CAs of every link rate and to a switch (leaf01's port 0).
     std::vector<std::pair<std::string, std::string>> pairs = {
@@ -245,6 +250,13 @@ class SadDifferential : public ::testing::Test {
                                                {"--mtu", "<4"}})) {
       out.push_back(std::move(q));
     }
+    // saquery's own shorthands: LID pairs and GID pairs (NumbPath 127).
+    out.push_back({"node001", {"-p", "--src-to-dst", lid("node001") + ":" + lid("node005")}});
+    out.push_back({"node002", {"-p", "--src-to-dst", lid("sm01") + ":" + lid("leaf02")}});
+    out.push_back({"node001", {"-p", "--sgid-to-dgid", gid("node003") + "-" + gid("node007")}});
+    out.push_back({"node001",
+                   {"-p", "--sgid-to-dgid", gid("node002") + "-" + gid("node004"), "--service_id",
+                    "0x1060CBC"}});
     // Half-named Gets: the first port (in OpenSM's GUID order) that gives a path.
     out.push_back({"node001", {"--get", "--slid", lid("node003")}, true});
     out.push_back({"node001", {"--get", "--sgid", gid("node002")}, true});
