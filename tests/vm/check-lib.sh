@@ -37,6 +37,35 @@ require_exit_zero() {
     done
 }
 
+# The scenario's capture as the tool ROCE_PCAP_DUMP prints it, into $tsv; shows its first N
+# lines (the header and N-1 packets).
+#   read_capture ROCE_PCAP_DUMP N
+read_capture() {
+    tsv=$("$1" "$dir/cap.pcap") || { fail "cannot read $dir/cap.pcap"; tsv=; }
+    echo "$tsv" | awk -v n="$2" 'NR <= n'
+}
+# The packets of the capture, then its data packets and its MADs (QP1).
+# Columns: 1 ip 2 src 3 dst 4 sport 5 flow_label 6 dscp 7 ecn 8 opcode 9 dest_qp 10 psn
+#          11 mad_class 12 mad_attr 13 cm_service_id 14 cm_src_port
+rows() { echo "$tsv" | tail -n +2; }
+data_rows() { rows | awk -F'\t' '$9 != 1'; }
+mad_rows() { rows | awk -F'\t' '$9 == 1'; }
+
+# Data packets went from A to B and from B to A, and every one of them has VALUE in column COL;
+# WHAT says what the others lack ("without DSCP 26").
+#   require_data_both_ways A B COL VALUE WHAT
+require_data_both_ways() {
+    local a=$1 b=$2 col=$3 value=$4 what=$5 from to n bad
+    for from in "$a" "$b"; do
+        [ "$from" = "$a" ] && to=$b || to=$a
+        n=$(data_rows | awk -F'\t' -v s="$from" -v t="$to" '$2 == s && $3 == t' | wc -l)
+        [ "$n" -gt 0 ] || fail "no data packet from $from to $to"
+        bad=$(data_rows | awk -F'\t' -v s="$from" -v t="$to" -v c="$col" -v v="$value" \
+            '$2 == s && $3 == t && $c != v' | wc -l)
+        [ "$bad" = 0 ] || fail "$bad of $n data packets from $from to $to $what"
+    done
+}
+
 # Ends the check: the failure count, or PASS.
 finish() {
     if [ "$failures" -gt 0 ]; then

@@ -4,7 +4,6 @@
 // and QoS-Class rules. Faults: an SA that never answers gets F_ERR before the kernel's timeout;
 // malformed requests get F_ERR and the daemon keeps serving. path_use ALL gets three records:
 // GMP, OUTBOUND and the reverse query's INBOUND path (SLID and DLID swapped).
-#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -16,6 +15,7 @@
 #include "rdma-qos/kmod-shim/ls_codec.h"
 #include "rdma-qos/sa-client/gid.h"
 #include "rdma-qos/testbed/ib_fabric.h"
+#include "rdma-qos/testbed/sample_policy.h"
 
 namespace rdmaqos::kmod {
 namespace {
@@ -24,69 +24,20 @@ using namespace std::chrono_literals;
 using testbed::IbFabric;
 using testing::SimulatedKernel;
 
-// The Initiators group (node001) is filled in at start; a rule for it alone makes the paths of
-// QoS class 9 asymmetric: SL 3 from node001, the default SL 0 towards it.
-constexpr const char* kPortGroups = R"(port-groups
-  port-group
-    name: Initiators
-    port-guid: {:#x}
-  end-port-group
-end-port-groups
-
-)";
-
-constexpr const char* kPolicy = R"(qos-levels
-  qos-level
-    name: DEFAULT
-    sl: 0
-  end-qos-level
-  qos-level
-    name: ISER
-    sl: 3
-    rate-limit: 5
-    packet-life: 8
-  end-qos-level
-  qos-level
-    name: GOLD
-    sl: 5
-    mtu-limit: 3
-    packet-life: 12
-  end-qos-level
-end-qos-levels
-
-qos-match-rules
-  qos-match-rule
-    service-id: 0x1060CBC
-    qos-level-name: ISER
-  end-qos-match-rule
-  qos-match-rule
-    qos-class: 7
-    qos-level-name: GOLD
-  end-qos-match-rule
-  qos-match-rule
-    qos-class: 9
-    source: Initiators
-    qos-level-name: ISER
-  end-qos-match-rule
-end-qos-match-rules
-)";
-
-sa::Gid gid_of(const testbed::TopoNode& node) {
-  return sa::make_gid(0xfe80000000000000ULL, node.port_guid);
+sa::Gid gid_of(uint64_t port_guid) {
+  return sa::make_gid(0xfe80000000000000ULL, port_guid);
 }
 
 class LsdOpenSm : public ::testing::Test {
  protected:
+  // The sample policy's ISER and GOLD levels, and its Initiators rule for node001 alone: the
+  // paths of QoS class 9 are asymmetric, SL 3 from node001, the default SL 0 towards it.
   static void SetUpTestSuite() {
-    auto o = testbed::fabric_options(testbed::make_fat_tree({}));
-    o.policy =
-        fmt::format(fmt::runtime(kPortGroups), o.topology.node("node001").port_guid) + kPolicy;
-    fabric_ = new IbFabric(o);
+    const uint64_t node001 = testbed::make_fat_tree({}).node("node001").port_guid;
+    fabric_ = testbed::start_fat_tree(
+        testbed::sample_policy({.sdp_ulp = false, .initiator_port_guid = node001}));
   }
-  static void TearDownTestSuite() {
-    delete fabric_;
-    fabric_ = nullptr;
-  }
+  static void TearDownTestSuite() { fabric_.reset(); }
   void TearDown() override {
     if (daemon_) {
       daemon_->stop();
@@ -130,8 +81,8 @@ class LsdOpenSm : public ::testing::Test {
     r.device = "ibsim0";
     r.port_num = 1;
     r.path_use = use;
-    r.sgid = gid_of(fabric_->topology().node("node001"));
-    r.dgid = gid_of(fabric_->topology().node("node002"));
+    r.sgid = gid_of(fabric_->port_guid("node001"));
+    r.dgid = gid_of(fabric_->port_guid("node002"));
     r.pkey = 0xffff;
     return r;
   }
@@ -157,15 +108,13 @@ class LsdOpenSm : public ::testing::Test {
     return out;
   }
 
-  static IbFabric* fabric_;
+  static inline std::unique_ptr<IbFabric> fabric_;
   SimulatedKernel kernel_;
   std::unique_ptr<testbed::Process> daemon_;
   std::string log_path_;
   std::chrono::milliseconds kernel_timeout_{0};
   uint32_t daemon_port_ = 0;
 };
-
-IbFabric* LsdOpenSm::fabric_ = nullptr;
 
 constexpr uint32_t kGmpBidirectional = 0x01 | 0x02 | 0x08 | 0x20;  // GMP|PRIMARY|BIDIRECTIONAL
 constexpr uint32_t kPrimaryOutbound = 0x02 | 0x08;
@@ -186,8 +135,8 @@ TEST_F(LsdOpenSm, ServiceIdAndQosClassRulesReachTheKernelsPaths) {
   auto got = replies(4);
   ASSERT_EQ(got.size(), 4u) << log();
 
-  const uint16_t lid1 = fabric_->topology().node("node001").lid;
-  const uint16_t lid2 = fabric_->topology().node("node002").lid;
+  const uint16_t lid1 = fabric_->lid("node001");
+  const uint16_t lid2 = fabric_->lid("node002");
   // path_use ALL (rdma_cm on 6.1+): GMP, OUTBOUND (the same forward path), INBOUND (the
   // reverse path node002 -> node001 from a second SA query with the same Service-ID).
   const auto& i = got[11].first;
@@ -265,8 +214,8 @@ TEST_F(LsdOpenSm, AsymmetricPolicyGivesTheInboundRecordItsOwnSl) {
   EXPECT_EQ(a.paths[2].flags, kPrimaryInbound);
   EXPECT_EQ(a.paths[2].record.sl, 0);
   EXPECT_EQ(a.paths[2].record.qos_class, 9);
-  EXPECT_EQ(a.paths[2].record.slid, fabric_->topology().node("node002").lid);
-  EXPECT_EQ(a.paths[2].record.dlid, fabric_->topology().node("node001").lid);
+  EXPECT_EQ(a.paths[2].record.slid, fabric_->lid("node002"));
+  EXPECT_EQ(a.paths[2].record.dlid, fabric_->lid("node001"));
 }
 
 TEST_F(LsdOpenSm, UnreachableSaGetsFErrBeforeTheKernelsTimeout) {

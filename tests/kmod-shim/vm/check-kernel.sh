@@ -35,15 +35,7 @@ if [ "$scenario" = nvme_default_tos ]; then
     grep -q '8+0 records in' "$dir/client.log" || fail "no block read over NVMe/RDMA"
 fi
 
-tsv=$("$dump" "$dir/cap.pcap") || { fail "cannot read $dir/cap.pcap"; tsv=; }
-echo "$tsv" | awk 'NR <= 6'
-data_rows() { echo "$tsv" | tail -n +2 | awk -F'\t' '$9 != 1'; }
-for d in "10.0.0.1 10.0.0.2" "10.0.0.2 10.0.0.1"; do
-    set -- $d
-    n=$(data_rows | awk -F'\t' -v s="$1" -v t="$2" '$2 == s && $3 == t' | wc -l)
-    [ "$n" -gt 0 ] || fail "no data packet from $1 to $2"
-    bad=$(data_rows | awk -F'\t' -v s="$1" -v t="$2" -v d="$dscp" '$2 == s && $3 == t && $6 != d' | wc -l)
-    [ "$bad" = 0 ] || fail "$bad of $n data packets from $1 to $2 without DSCP $dscp"
-done
+read_capture "$dump" 6
+require_data_both_ways 10.0.0.1 10.0.0.2 6 "$dscp" "without DSCP $dscp"
 
 finish

@@ -52,16 +52,8 @@ for side in client server; do
     fi
 done
 
-tsv=$("$dump" "$dir/cap.pcap") || { fail "cannot read $dir/cap.pcap"; tsv=; }
-echo "$tsv" | awk 'NR <= 8'
-data_rows() { echo "$tsv" | tail -n +2 | awk -F'\t' '$9 != 1'; }
-for d in "$client $server" "$server $client"; do
-    set -- $d
-    n=$(data_rows | awk -F'\t' -v s="$1" -v t="$2" '$2 == s && $3 == t' | wc -l)
-    [ "$n" -gt 0 ] || fail "no data packet from $1 to $2"
-    bad=$(data_rows | awk -F'\t' -v s="$1" -v t="$2" -v w="$want" '$2 == s && $3 == t && $4 != w' | wc -l)
-    [ "$bad" = 0 ] || fail "$bad packets from $1 to $2 not from UDP source port $want"
-done
+read_capture "$dump" 8
+require_data_both_ways "$client" "$server" 4 "$want" "not from UDP source port $want"
 if [[ $scenario == tclass_* ]]; then
     bad=$(data_rows | awk -F'\t' '$6 != 26' | wc -l)   # traffic class 104 = DSCP 26
     [ "$bad" = 0 ] || fail "$bad data packets without DSCP 26"

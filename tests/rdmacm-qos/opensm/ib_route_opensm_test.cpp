@@ -5,61 +5,33 @@
 
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "rdma-qos/testbed/ib_fabric.h"
+#include "rdma-qos/testbed/sample_policy.h"
 
 namespace {
 
 using nlohmann::json;
 using rdmaqos::testbed::IbFabric;
 
-constexpr const char* kPolicy = R"(qos-levels
-  qos-level
-    name: DEFAULT
-    sl: 0
-  end-qos-level
-  qos-level
-    name: ISER
-    sl: 3
-  end-qos-level
-  qos-level
-    name: GOLD
-    sl: 5
-    mtu-limit: 3
-  end-qos-level
-end-qos-levels
-qos-match-rules
-  qos-match-rule
-    qos-class: 7
-    qos-level-name: GOLD
-  end-qos-match-rule
-  qos-match-rule
-    service-id: 0x1060CBC
-    qos-level-name: ISER
-  end-qos-match-rule
-end-qos-match-rules
-)";
-
 class IbRouteOpenSm : public ::testing::Test {
  protected:
+  // GOLD's rule comes first: a query with both the iSER Service-ID and QoS-Class 7 gets GOLD,
+  // which shows that the QoS-Class was sent.
   static void SetUpTestSuite() {
-    auto o = rdmaqos::testbed::fabric_options(rdmaqos::testbed::make_fat_tree({}));
-    o.policy = kPolicy;
-    fabric_ = new IbFabric(o);
+    fabric_ = rdmaqos::testbed::start_fat_tree(
+        rdmaqos::testbed::sample_policy({.sdp_ulp = false, .gold_first = true}));
   }
-  static void TearDownTestSuite() {
-    delete fabric_;
-    fabric_ = nullptr;
-  }
+  static void TearDownTestSuite() { fabric_.reset(); }
   static json probe(const std::string& sid, const std::string& qos_class = "", bool mpr = false) {
-    const auto& topo = fabric_->topology();
     std::vector<std::string> argv = {RDMA_QOS_IB_ROUTE_PROBE};
     if (mpr) argv.push_back("--mpr");
-    argv.insert(argv.end(), {std::to_string(topo.node("node001").port_guid),
-                             std::to_string(topo.node("node002").port_guid), sid});
+    argv.insert(argv.end(), {std::to_string(fabric_->port_guid("node001")),
+                             std::to_string(fabric_->port_guid("node002")), sid});
     if (!qos_class.empty()) argv.push_back(qos_class);
     auto r = fabric_->run_at("node001", argv);
     EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -75,7 +47,6 @@ class IbRouteOpenSm : public ::testing::Test {
     std::vector<json> calls;
   };
   static ClientRun client(const std::string& mode, const std::vector<std::string>& env = {}) {
-    const auto& topo = fabric_->topology();
     // Per test: ctest runs the tests of this suite in parallel.
     std::string dir = ::testing::TempDir();
     std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
@@ -86,8 +57,8 @@ class IbRouteOpenSm : public ::testing::Test {
     std::vector<std::string> argv = {
         "env",
         "LD_PRELOAD=" + rdmaqos::testbed::umad2sim_library() + ":" RDMA_QOS_PRELOAD_MODULE,
-        "FAKE_RDMACM_SGUID=" + std::to_string(topo.node("node001").port_guid),
-        "FAKE_RDMACM_DGUID=" + std::to_string(topo.node("node002").port_guid),
+        "FAKE_RDMACM_SGUID=" + std::to_string(fabric_->port_guid("node001")),
+        "FAKE_RDMACM_DGUID=" + std::to_string(fabric_->port_guid("node002")),
         "FAKE_RDMACM_LOG=" + log,
         "RDMA_QOS_CONFIG=" + config,
         "RDMA_QOS_SA=on"};
@@ -108,9 +79,8 @@ class IbRouteOpenSm : public ::testing::Test {
       if (c.value("call", "") == name) out.push_back(c);
     return out;
   }
-  static IbFabric* fabric_;
+  static inline std::unique_ptr<IbFabric> fabric_;
 };
-IbFabric* IbRouteOpenSm::fabric_ = nullptr;
 
 TEST_F(IbRouteOpenSm, ServiceIdSelectsItsLevel) {
   json j = probe("0x1060CBC");

@@ -45,20 +45,10 @@ json parse_json(const RunResult& r) {
 
 class SaClientOpenSm : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    IbFabricOptions o = testbed::fabric_options(testbed::make_fat_tree({}));
-    o.policy = kPolicy;
-    o.partitions = kPartitions;
-    fabric_ = new IbFabric(o);
-  }
-  static void TearDownTestSuite() {
-    delete fabric_;
-    fabric_ = nullptr;
-  }
+  static void SetUpTestSuite() { fabric_ = testbed::start_fat_tree(kPolicy, kPartitions); }
+  static void TearDownTestSuite() { fabric_.reset(); }
 
-  static std::string lid(const std::string& node) {
-    return std::to_string(fabric_->topology().node(node).lid);
-  }
+  static std::string lid(const std::string& node) { return fabric_->lid_arg(node); }
 
   // `rdma-qos path ... --json` at node001.
   static RunResult ours(std::vector<std::string> args) {
@@ -109,10 +99,8 @@ class SaClientOpenSm : public ::testing::Test {
     EXPECT_EQ(p.value("dlid", -1), s.dlid);
   }
 
-  static IbFabric* fabric_;
+  static inline std::unique_ptr<IbFabric> fabric_;
 };
-
-IbFabric* SaClientOpenSm::fabric_ = nullptr;
 
 TEST_F(SaClientOpenSm, IserServiceIdGetsItsLevel) {
   json p = our_path({"--service-id", "0x1060CBC"});
@@ -160,7 +148,7 @@ TEST_F(SaClientOpenSm, MultiPathRecordIsAnswered) {
   json j = parse_json(r);
   ASSERT_GE(j["paths"].size(), 1u) << r.output;
   for (const auto& p : j["paths"]) {
-    EXPECT_EQ(p.value("dlid", -1), topo.node("node002").lid);
+    EXPECT_EQ(p.value("dlid", -1), fabric_->lid("node002"));
     EXPECT_EQ(p.value("sl", -1), 3);
     EXPECT_EQ(p.value("rate", -1), 5);
   }
@@ -172,8 +160,7 @@ TEST_F(SaClientOpenSm, GetTableReturnsEveryPathOfThePartition) {
   json j = parse_json(r);
   std::set<int> dlids;
   for (const auto& p : j["paths"]) dlids.insert(p.value("dlid", -1));
-  const auto& topo = fabric_->topology();
-  EXPECT_EQ(dlids, (std::set<int>{topo.node("node001").lid, topo.node("node002").lid})) << r.output;
+  EXPECT_EQ(dlids, (std::set<int>{fabric_->lid("node001"), fabric_->lid("node002")})) << r.output;
   for (const auto& p : j["paths"]) EXPECT_EQ(p.value("pkey", ""), "0x8001");
   RunResult s =
       fabric_->run_at("node001", {"saquery", "-p", "--slid", lid("node001"), "--pkey", "0x8001"});
@@ -230,8 +217,7 @@ TEST(SaClientOpenSmStopped, QueryTimesOutWhenTheSmIsGone) {
   ASSERT_EQ(::kill(pids[1], SIGKILL), 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   // The port still names LID 1 as its SM, but nothing answers there any more.
-  RunResult r = fabric.run_at("node001", {RDMA_QOS_CLI, "path", "--dlid",
-                                          std::to_string(fabric.topology().node("node002").lid),
+  RunResult r = fabric.run_at("node001", {RDMA_QOS_CLI, "path", "--dlid", fabric.lid_arg("node002"),
                                           "--timeout", "200", "--retries", "2", "--json"});
   EXPECT_EQ(r.exit_code, 1) << r.output;
   json j = json::parse(r.output, nullptr, false);

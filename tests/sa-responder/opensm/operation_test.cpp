@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -16,6 +17,7 @@
 
 #include "rdma-qos/testbed/ib_fabric.h"
 #include "rdma-qos/testbed/process.h"
+#include "rdma-qos/testbed/sample_policy.h"
 #include "rdma-qos/testbed/saquery.h"
 
 namespace rdmaqos::sad {
@@ -26,23 +28,34 @@ using testbed::IbFabric;
 using testbed::RunResult;
 
 // iSER (Service-ID 0x1060CBC) gets SL 3; everything else the default level's SL 0.
-constexpr const char* kGoodPolicy = R"(qos-levels
-  qos-level
-    name: DEFAULT
-    sl: 0
-  end-qos-level
-  qos-level
-    name: ISER
-    sl: 3
-  end-qos-level
-end-qos-levels
-qos-match-rules
-  qos-match-rule
-    service-id: 0x1060CBC
-    qos-level-name: ISER
-  end-qos-match-rule
-end-qos-match-rules
-)";
+const std::string kGoodPolicy = testbed::sample_policy({.gold = false, .sdp_ulp = false});
+
+// saquery PathRecord from node001 to node002 for iSER's Service-ID: unmodified clients ask the
+// SM LID, whoever answers there.
+RunResult iser_query(const IbFabric& fabric) {
+  return fabric.run_at("node001", {"saquery", "-p", "--slid", fabric.lid_arg("node001"), "--dlid",
+                                   fabric.lid_arg("node002"), "--service_id", "0x1060CBC"});
+}
+
+// The query got one PathRecord, with SL `sl`.
+void expect_one_record_with_sl(const RunResult& q, uint64_t sl) {
+  auto recs = testbed::parse_saquery_output(q.output);
+  ASSERT_EQ(recs.size(), 1u) << q.output;
+  EXPECT_EQ(recs[0].number("sl"), sl);
+}
+
+// Runs `argv` at node001 every 200 ms until it succeeds, `sad` exits or 100 runs failed: how a
+// test waits for rdma-qos-sad to answer. The last run.
+RunResult until_answered(const IbFabric& fabric, testbed::Process& sad,
+                         const std::vector<std::string>& argv) {
+  RunResult probe;
+  for (int i = 0; i < 100 && sad.running(); ++i) {
+    probe = fabric.run_at("node001", argv);
+    if (probe.exit_code == 0) break;
+    std::this_thread::sleep_for(200ms);
+  }
+  return probe;
+}
 
 // Policies a reload must reject. Each would change answers if any of it were applied: the
 // third maps iSER to SL 6 and the default to SL 1 before its error.
@@ -61,9 +74,7 @@ const std::vector<std::string> kBadPolicies = {
 class SadOperation : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto o = testbed::fabric_options(testbed::make_fat_tree({}));
-    o.policy = kGoodPolicy;
-    fabric_ = std::make_unique<IbFabric>(o);
+    fabric_ = testbed::start_fat_tree(kGoodPolicy);
     policy_path_ = fabric_->dir() + "/sad-policy.conf";
     socket_ = fabric_->dir() + "/sad.sock";
     write_policy(kGoodPolicy);
@@ -89,13 +100,8 @@ class SadOperation : public ::testing::Test {
     p.cwd = fabric_->dir();
     p.output_path = fabric_->dir() + "/sad.log";
     sad_ = std::make_unique<testbed::Process>(testbed::Process::spawn(p));
-    RunResult probe;
-    for (int i = 0; i < 100 && sad_->running(); ++i) {
-      probe = fabric_->run_at("node001", {"saquery", "-c"});
-      if (probe.exit_code == 0) return;
-      std::this_thread::sleep_for(200ms);
-    }
-    FAIL() << "rdma-qos-sad did not answer: " << probe.output;
+    RunResult probe = until_answered(*fabric_, *sad_, {"saquery", "-c"});
+    if (probe.exit_code != 0) FAIL() << "rdma-qos-sad did not answer: " << probe.output;
   }
 
   std::string sad_log() const {
@@ -119,14 +125,22 @@ class SadOperation : public ::testing::Test {
     return j;
   }
 
-  std::string lid(const std::string& node) const {
-    return std::to_string(fabric_->topology().node(node).lid);
+  // The stats once `done` holds for them, or the last ones after `attempts` tries 100 ms apart.
+  // (`done` takes them mutable: operator[] of a const json must not meet a missing key.)
+  nlohmann::json stats_once(const std::function<bool(nlohmann::json&)>& done, int attempts) const {
+    nlohmann::json s;
+    for (int i = 0; i < attempts; ++i) {
+      s = cli_json("stats");
+      if (done(s)) break;
+      std::this_thread::sleep_for(100ms);
+    }
+    return s;
   }
 
   // saquery PathRecord from node001 to node002 with an SM_Key.
   RunResult keyed_query(const std::string& key) const {
-    return fabric_->run_at("node001", {"saquery", "-p", "--slid", lid("node001"), "--dlid",
-                                       lid("node002"), "--smkey", key});
+    return fabric_->run_at("node001", {"saquery", "-p", "--slid", fabric_->lid_arg("node001"),
+                                       "--dlid", fabric_->lid_arg("node002"), "--smkey", key});
   }
 
   std::unique_ptr<IbFabric> fabric_;
@@ -168,8 +182,7 @@ TEST_F(SadOperation, ConfiguredSaKeyIsTheTrustedOne) {
 
 TEST_F(SadOperation, StatsCountQueriesByLevelMethodAndStatus) {
   start_sad();
-  RunResult r = fabric_->run_at("node001", {"saquery", "-p", "--slid", lid("node001"), "--dlid",
-                                            lid("node002"), "--service_id", "0x1060CBC"});
+  RunResult r = iser_query(*fabric_);
   ASSERT_EQ(r.exit_code, 0) << r.output;
   nlohmann::json s = cli_json("stats");
   EXPECT_GE(s["levels"]["ISER"]["records"].get<int>(), 1) << s.dump(2);
@@ -194,29 +207,18 @@ TEST_F(SadOperation, RediscoverReportsTheFabricAndKeepsAnswering) {
       << r.output;
   // SIGUSR1 does the same.
   kill(sad_->pid(), SIGUSR1);
-  nlohmann::json s;
-  for (int i = 0; i < 100; ++i) {
-    s = cli_json("stats");
-    if (s["fabric"]["discoveries"] == 3) break;
-    std::this_thread::sleep_for(100ms);
-  }
+  nlohmann::json s =
+      stats_once([](nlohmann::json& j) { return j["fabric"]["discoveries"] == 3; }, 100);
   EXPECT_EQ(s["fabric"]["discoveries"], 3) << s.dump(2);
-  RunResult q = fabric_->run_at("node001", {"saquery", "-p", "--slid", lid("node001"), "--dlid",
-                                            lid("node002"), "--service_id", "0x1060CBC"});
+  RunResult q = iser_query(*fabric_);
   ASSERT_EQ(q.exit_code, 0) << q.output;
-  auto recs = testbed::parse_saquery_output(q.output);
-  ASSERT_EQ(recs.size(), 1u);
-  EXPECT_EQ(recs[0].number("sl"), 3u);
+  expect_one_record_with_sl(q, 3);
 }
 
 TEST_F(SadOperation, PeriodicRediscoveryRunsWithoutRequests) {
   start_sad({"--rediscover-interval", "1"});
-  nlohmann::json s;
-  for (int i = 0; i < 100; ++i) {
-    s = cli_json("stats");
-    if (s["fabric"]["discoveries"].get<int>() >= 3) break;
-    std::this_thread::sleep_for(100ms);
-  }
+  nlohmann::json s =
+      stats_once([](nlohmann::json& j) { return j["fabric"]["discoveries"].get<int>() >= 3; }, 100);
   EXPECT_GE(s["fabric"]["discoveries"].get<int>(), 3) << s.dump(2);
   EXPECT_EQ(s["fabric"]["discovery_failures"], 0) << s.dump(2);
   EXPECT_EQ(s["fabric"]["rediscover_interval_seconds"], 1);
@@ -265,18 +267,10 @@ TEST_F(SadOperation, BadReloadReportsEveryDiagnosticAndKeepsThePolicy) {
   EXPECT_NE(r.output.find("previous policy stays"), std::string::npos) << r.output;
   // SIGHUP: the same diagnostics go to the log.
   kill(sad_->pid(), SIGHUP);
-  nlohmann::json s;
-  for (int i = 0; i < 50; ++i) {
-    s = cli_json("stats");
-    if (s["policy"]["reload_failures"] == 2) break;
-    std::this_thread::sleep_for(100ms);
-  }
+  nlohmann::json s =
+      stats_once([](nlohmann::json& j) { return j["policy"]["reload_failures"] == 2; }, 50);
   EXPECT_EQ(s["policy"]["reload_failures"], 2) << s.dump(2);
-  RunResult q = fabric_->run_at("node001", {"saquery", "-p", "--slid", lid("node001"), "--dlid",
-                                            lid("node002"), "--service_id", "0x1060CBC"});
-  auto recs = testbed::parse_saquery_output(q.output);
-  ASSERT_EQ(recs.size(), 1u) << q.output;
-  EXPECT_EQ(recs[0].number("sl"), 3u);
+  expect_one_record_with_sl(iser_query(*fabric_), 3);
 }
 
 // `systemctl reload` is SIGHUP: a burst of them (and SIGUSR1s) must never stop the daemon,
@@ -287,18 +281,9 @@ TEST_F(SadOperation, SignalBurstsNeverStopTheDaemon) {
     kill(sad_->pid(), i % 8 == 7 ? SIGUSR1 : SIGHUP);
     std::this_thread::sleep_for(20ms);
   }
-  nlohmann::json s;
-  for (int i = 0; i < 50; ++i) {
-    s = cli_json("stats");
-    if (s.contains("policy")) break;
-    std::this_thread::sleep_for(100ms);
-  }
+  stats_once([](nlohmann::json& j) { return j.contains("policy"); }, 50);
   ASSERT_EQ(kill(sad_->pid(), 0), 0) << "rdma-qos-sad exited after SIGHUP/SIGUSR1";
-  RunResult q = fabric_->run_at("node001", {"saquery", "-p", "--slid", lid("node001"), "--dlid",
-                                            lid("node002"), "--service_id", "0x1060CBC"});
-  auto recs = testbed::parse_saquery_output(q.output);
-  ASSERT_EQ(recs.size(), 1u) << q.output;
-  EXPECT_EQ(recs[0].number("sl"), 3u);
+  expect_one_record_with_sl(iser_query(*fabric_), 3);
 }
 
 // The issue's "reload under load": a client keeps 16 queries outstanding while 100 reloads
@@ -309,8 +294,9 @@ TEST_F(SadOperation, HundredAlternatingReloadsUnderLoadLoseAndChangeNothing) {
   start_sad();
   std::string stop_file = fabric_->dir() + "/stop-load";
   testbed::ProcessOptions load;
-  load.argv = {RDMA_QOS_SAD_LOAD, "--dlid",  lid("node002"), "--sl-sid", "3", "--sl-plain", "0",
-               "--stop-file",     stop_file, "--seconds",    "50"};
+  const std::string dlid = fabric_->lid_arg("node002");
+  load.argv = {RDMA_QOS_SAD_LOAD, "--dlid",  dlid,        "--sl-sid", "3", "--sl-plain", "0",
+               "--stop-file",     stop_file, "--seconds", "50"};
   load.env = fabric_->client_env("node001");
   load.cwd = fabric_->dir();
   load.output_path = fabric_->dir() + "/load.log";
@@ -363,6 +349,7 @@ TEST_F(SadOperation, HundredAlternatingReloadsUnderLoadLoseAndChangeNothing) {
 // without it goes to the SM LID and gets OpenSM's answer.
 class SadAtAnotherPort : public ::testing::Test {
  protected:
+  // Not the sample policy on purpose: iSER's SL 5 here against 3 in ours tells which SA answered.
   static constexpr const char* kOpenSmPolicy = R"(qos-levels
   qos-level
     name: DEFAULT
@@ -389,17 +376,13 @@ end-qos-match-rules
     }
   }
 
-  std::string lid(const std::string& node) const {
-    return std::to_string(fabric_->topology().node(node).lid);
-  }
-
   // `rdma-qos path --json` from node001 to node002 for iSER with `extra` options and
   // environment; the SL of the one record, or -1 (and the output in `why`).
   int path_sl(std::vector<std::string> extra, std::map<std::string, std::string> env,
               std::string& why) const {
     testbed::ProcessOptions p;
-    p.argv = {RDMA_QOS_CLI,   "path",  "--json",       "--dlid",
-              lid("node002"), "--get", "--service-id", "0x1060CBC"};
+    p.argv = {RDMA_QOS_CLI, "path",         "--json",   "--dlid", fabric_->lid_arg("node002"),
+              "--get",      "--service-id", "0x1060CBC"};
     p.argv.insert(p.argv.end(), extra.begin(), extra.end());
     p.env = fabric_->client_env("node001");
     for (auto& [k, v] : env) p.env[k] = v;
@@ -421,14 +404,12 @@ end-qos-match-rules
 };
 
 TEST_F(SadAtAnotherPort, ClientsPointedAtItGetOurPolicyOthersOpenSms) {
-  auto o = testbed::fabric_options(testbed::make_fat_tree({}));
-  o.policy = kOpenSmPolicy;
-  fabric_ = std::make_unique<IbFabric>(o);
+  fabric_ = testbed::start_fat_tree(kOpenSmPolicy);
   const std::string policy = fabric_->dir() + "/sad-policy.conf";
   std::ofstream(policy) << kGoodPolicy;
   const std::string node = "node008";
-  const std::string our_lid = lid(node);
-  ASSERT_NE(our_lid, lid(fabric_->topology().sm_node().id));
+  const std::string our_lid = fabric_->lid_arg(node);
+  ASSERT_NE(our_lid, fabric_->lid_arg(fabric_->topology().sm_node().id));
 
   testbed::ProcessOptions p;
   p.argv = {RDMA_QOS_SAD,
@@ -443,12 +424,8 @@ TEST_F(SadAtAnotherPort, ClientsPointedAtItGetOurPolicyOthersOpenSms) {
   p.cwd = fabric_->dir();
   p.output_path = fabric_->dir() + "/sad.log";
   sad_ = std::make_unique<testbed::Process>(testbed::Process::spawn(p));
-  RunResult probe;
-  for (int i = 0; i < 100 && sad_->running(); ++i) {
-    probe = fabric_->run_at("node001", {RDMA_QOS_CLI, "path", "cpi", "--sa-lid", our_lid});
-    if (probe.exit_code == 0) break;
-    std::this_thread::sleep_for(200ms);
-  }
+  RunResult probe =
+      until_answered(*fabric_, *sad_, {RDMA_QOS_CLI, "path", "cpi", "--sa-lid", our_lid});
   ASSERT_EQ(probe.exit_code, 0) << "rdma-qos-sad did not answer at LID " << our_lid << ": "
                                 << probe.output;
   {
@@ -464,18 +441,14 @@ TEST_F(SadAtAnotherPort, ClientsPointedAtItGetOurPolicyOthersOpenSms) {
   EXPECT_EQ(path_sl({"--sa-lid", our_lid}, {}, why), 3) << why;
   EXPECT_EQ(path_sl({}, {{"RDMA_QOS_SA_LID", our_lid}}, why), 3) << why;
   // The option wins over the knob.
-  EXPECT_EQ(path_sl({"--sa-lid", lid(fabric_->topology().sm_node().id)},
+  EXPECT_EQ(path_sl({"--sa-lid", fabric_->lid_arg(fabric_->topology().sm_node().id)},
                     {{"RDMA_QOS_SA_LID", our_lid}}, why),
             5)
       << why;
   // Without either: the SM LID, OpenSM's policy.
   EXPECT_EQ(path_sl({}, {}, why), 5) << why;
   // Unmodified saquery always asks the SM LID.
-  RunResult q = fabric_->run_at("node001", {"saquery", "-p", "--slid", lid("node001"), "--dlid",
-                                            lid("node002"), "--service_id", "0x1060CBC"});
-  auto recs = testbed::parse_saquery_output(q.output);
-  ASSERT_EQ(recs.size(), 1u) << q.output;
-  EXPECT_EQ(recs[0].number("sl"), 5u);
+  ASSERT_NO_FATAL_FAILURE(expect_one_record_with_sl(iser_query(*fabric_), 5));
   // A heavy sweep (SIGHUP to OpenSM) with our port advertising IsSM (held issm, as ibsim
   // needs) changes nothing: OpenSM stays the SM and both SAs keep their answers.
   ASSERT_EQ(fabric_->pids().size(), 2u);

@@ -19,9 +19,13 @@ constexpr uint16_t kNoRecords = 0x0300;
 constexpr uint16_t kReqInvalid = 0x0200;
 constexpr uint16_t kInsufComps = 0x0600;
 
-std::string policy_text(const std::string& levels, const std::string& rules) {
-  return "qos-levels\nqos-level\nname: DEFAULT\nsl: 0\nend-qos-level\n" + levels +
-         "end-qos-levels\nqos-match-rules\n" + rules + "end-qos-match-rules\n";
+// A policy of DEFAULT and one level `name` with `fields` (OpenSM lines: "sl: 4\n..."), which
+// one rule gives the queries its `criteria` select (OpenSM lines; none: every query).
+std::string one_level_policy(const std::string& name, const std::string& fields,
+                             const std::string& criteria = "") {
+  return "qos-levels\nqos-level\nname: DEFAULT\nsl: 0\nend-qos-level\nqos-level\nname: " + name +
+         "\n" + fields + "end-qos-level\nend-qos-levels\nqos-match-rules\nqos-match-rule\n" +
+         criteria + "qos-level-name: " + name + "\nend-qos-match-rule\nend-qos-match-rules\n";
 }
 
 class AnswerTest : public ::testing::Test {
@@ -63,11 +67,34 @@ class AnswerTest : public ::testing::Test {
                    std::vector<uint8_t>(bytes->begin(), bytes->end()));
   }
 
-  // A Get from LID `slid` to LID `dlid` with more fields in `extra` / `mask`.
-  sa::SaMad get(uint16_t slid, uint16_t dlid, sa::PathRecord extra = {}, uint64_t mask = 0) const {
+  // A PathRecord request of `method` from LID `slid` to LID `dlid` with more fields in `extra` /
+  // `mask`, and its Get and GetTable forms.
+  static sa::SaMad between(uint8_t method, uint16_t slid, uint16_t dlid, sa::PathRecord extra,
+                           uint64_t mask) {
     extra.slid = slid;
     extra.dlid = dlid;
-    return path_request(sa::method::kGet, extra, mask | pr::kSlid | pr::kDlid);
+    return path_request(method, extra, mask | pr::kSlid | pr::kDlid);
+  }
+  static sa::SaMad get(uint16_t slid, uint16_t dlid, sa::PathRecord extra = {}, uint64_t mask = 0) {
+    return between(sa::method::kGet, slid, dlid, extra, mask);
+  }
+  static sa::SaMad get_table(uint16_t slid, uint16_t dlid, sa::PathRecord extra = {},
+                             uint64_t mask = 0) {
+    return between(sa::method::kGetTable, slid, dlid, extra, mask);
+  }
+
+  // A Get from a (LID 2) to c (LID 4) asking for an MTU, a rate or a packet life with its
+  // selector (by default both in the mask).
+  static sa::SaMad get_mtu(sa::Selector selector, uint8_t mtu,
+                           uint64_t mask = pr::kMtu | pr::kMtuSelector) {
+    return get(2, 4, {.mtu_selector = selector, .mtu = mtu}, mask);
+  }
+  static sa::SaMad get_rate(sa::Selector selector, uint8_t rate) {
+    return get(2, 4, {.rate_selector = selector, .rate = rate}, pr::kRate | pr::kRateSelector);
+  }
+  static sa::SaMad get_life(sa::Selector selector, uint8_t life) {
+    return get(2, 4, {.packet_life_selector = selector, .packet_life = life},
+               pr::kPacketLife | pr::kPacketLifeSelector);
   }
 
   std::optional<sa::SaMad> ask(const sa::SaMad& req) const { return answer(ctx(), req); }
@@ -127,10 +154,8 @@ TEST_F(AnswerTest, PartitionSlAppliesWithoutPolicy) {
 }
 
 TEST_F(AnswerTest, LevelCapsMtuRateAndSetsSlAndLife) {
-  load(
-      policy_text("qos-level\nname: Slow\nsl: 5\nmtu-limit: 2\nrate-limit: 3\n"
-                  "packet-life: 10\nend-qos-level\n",
-                  "qos-match-rule\nservice-id: 0x100\nqos-level-name: Slow\nend-qos-match-rule\n"));
+  load(one_level_policy("Slow", "sl: 5\nmtu-limit: 2\nrate-limit: 3\npacket-life: 10\n",
+                        "service-id: 0x100\n"));
   sa::PathRecord q;
   q.service_id = 0x100;
   sa::PathRecord r = record(get(2, 4, q, pr::kServiceId));
@@ -147,63 +172,38 @@ TEST_F(AnswerTest, LevelCapsMtuRateAndSetsSlAndLife) {
 
 TEST_F(AnswerTest, RateLimitComparesByDataRate) {
   // 30G (12x SDR) counts as slower than 40G: a 30G limit caps a 40G path.
-  load(policy_text("qos-level\nname: R\nsl: 1\nrate-limit: 4\nend-qos-level\n",
-                   "qos-match-rule\nqos-level-name: R\nend-qos-match-rule\n"));
+  load(one_level_policy("R", "sl: 1\nrate-limit: 4\n"));
   EXPECT_EQ(record(get(2, 4)).rate, 4);
 }
 
 TEST_F(AnswerTest, SelectorsApplyAfterTheLevel) {
-  load(policy_text("qos-level\nname: M3\nsl: 1\nmtu-limit: 3\nend-qos-level\n",
-                   "qos-match-rule\nqos-level-name: M3\nend-qos-match-rule\n"));
-  sa::PathRecord q;
-  q.mtu = 3;
-  q.mtu_selector = sa::Selector::kLessThan;
-  EXPECT_EQ(record(get(2, 4, q, pr::kMtu | pr::kMtuSelector)).mtu, 2);
-  q.mtu = 4;
-  q.mtu_selector = sa::Selector::kExactly;
-  EXPECT_EQ(status(get(2, 4, q, pr::kMtu | pr::kMtuSelector)), kNoRecords);
-  q.mtu = 3;
-  q.mtu_selector = sa::Selector::kGreaterThan;
-  EXPECT_EQ(status(get(2, 4, q, pr::kMtu | pr::kMtuSelector)), kNoRecords);
+  load(one_level_policy("M3", "sl: 1\nmtu-limit: 3\n"));
+  EXPECT_EQ(record(get_mtu(sa::Selector::kLessThan, 3)).mtu, 2);
+  EXPECT_EQ(status(get_mtu(sa::Selector::kExactly, 4)), kNoRecords);
+  EXPECT_EQ(status(get_mtu(sa::Selector::kGreaterThan, 3)), kNoRecords);
   // The value without its selector bit is ignored.
-  EXPECT_EQ(record(get(2, 4, q, pr::kMtu)).mtu, 3);
+  EXPECT_EQ(record(get_mtu(sa::Selector::kGreaterThan, 3, pr::kMtu)).mtu, 3);
 }
 
 TEST_F(AnswerTest, RateLessThanTakesTheNextSlowerRate) {
-  sa::PathRecord q;
-  q.rate = 6;  // < 20G on a 40G path: 14G
-  q.rate_selector = sa::Selector::kLessThan;
-  EXPECT_EQ(record(get(2, 4, q, pr::kRate | pr::kRateSelector)).rate, 11);
-  q.rate = 7;
-  q.rate_selector = sa::Selector::kExactly;
-  EXPECT_EQ(record(get(2, 4, q, pr::kRate | pr::kRateSelector)).rate, 7);
-  q.rate = 7;
-  q.rate_selector = sa::Selector::kGreaterThan;
-  EXPECT_EQ(status(get(2, 4, q, pr::kRate | pr::kRateSelector)), kNoRecords);
+  EXPECT_EQ(record(get_rate(sa::Selector::kLessThan, 6)).rate, 11);  // < 20G on 40G: 14G
+  EXPECT_EQ(record(get_rate(sa::Selector::kExactly, 7)).rate, 7);
+  EXPECT_EQ(status(get_rate(sa::Selector::kGreaterThan, 7)), kNoRecords);
 }
 
 TEST_F(AnswerTest, PacketLifeSelectors) {
-  load(policy_text("qos-level\nname: P\nsl: 1\npacket-life: 8\nend-qos-level\n",
-                   "qos-match-rule\nqos-level-name: P\nend-qos-match-rule\n"));
-  sa::PathRecord q;
-  q.packet_life = 8;
-  q.packet_life_selector = sa::Selector::kLessThan;
-  const uint64_t m = pr::kPacketLife | pr::kPacketLifeSelector;
-  EXPECT_EQ(record(get(2, 4, q, m)).packet_life, 7);
-  q.packet_life = 9;
-  q.packet_life_selector = sa::Selector::kExactly;
-  EXPECT_EQ(status(get(2, 4, q, m)), kNoRecords);
+  load(one_level_policy("P", "sl: 1\npacket-life: 8\n"));
+  EXPECT_EQ(record(get_life(sa::Selector::kLessThan, 8)).packet_life, 7);
+  EXPECT_EQ(status(get_life(sa::Selector::kExactly, 9)), kNoRecords);
 }
 
 TEST_F(AnswerTest, LoopbackHasPacketLifeZero) {
-  load(policy_text("qos-level\nname: P\nsl: 1\npacket-life: 8\nend-qos-level\n",
-                   "qos-match-rule\nqos-level-name: P\nend-qos-match-rule\n"));
+  load(one_level_policy("P", "sl: 1\npacket-life: 8\n"));
   EXPECT_EQ(record(get(2, 2)).packet_life, 0);
 }
 
 TEST_F(AnswerTest, RequestedSlMustBeTheLevelSl) {
-  load(policy_text("qos-level\nname: L\nsl: 4\nend-qos-level\n",
-                   "qos-match-rule\nqos-level-name: L\nend-qos-match-rule\n"));
+  load(one_level_policy("L", "sl: 4\n"));
   sa::PathRecord q;
   q.sl = 3;
   EXPECT_EQ(status(get(2, 4, q, pr::kSl)), kNoRecords);
@@ -219,22 +219,19 @@ TEST_F(AnswerTest, AnyValidSlMayBeRequestedWithoutPolicy) {
 
 TEST_F(AnswerTest, LevelSlDroppedByTheFabricGivesNoRecord) {
   fabric.nodes[1].ports[1].sl2vl[0][4] = 15;  // a's own table
-  load(policy_text("qos-level\nname: L\nsl: 4\nend-qos-level\n",
-                   "qos-match-rule\nqos-level-name: L\nend-qos-match-rule\n"));
+  load(one_level_policy("L", "sl: 4\n"));
   EXPECT_EQ(status(get(2, 4)), kNoRecords);
 }
 
 TEST_F(AnswerTest, LevelPkeyIsTheLowestSharedWithoutMembershipBit) {
-  load(policy_text("qos-level\nname: K\nsl: 2\npkey: 0x40,0x10\nend-qos-level\n",
-                   "qos-match-rule\nqos-level-name: K\nend-qos-match-rule\n"));
+  load(one_level_policy("K", "sl: 2\npkey: 0x40,0x10\n"));
   EXPECT_EQ(record(get(2, 4)).pkey, 0x0010);
   // b is limited in 0x10 and a full: still shared; 0x40 is not held by b.
   EXPECT_EQ(record(get(3, 2)).pkey, 0x0010);
 }
 
 TEST_F(AnswerTest, LevelPkeyNotSharedGivesNoRecord) {
-  load(policy_text("qos-level\nname: K\nsl: 2\npkey: 0x40\nend-qos-level\n",
-                   "qos-match-rule\nqos-level-name: K\nend-qos-match-rule\n"));
+  load(one_level_policy("K", "sl: 2\npkey: 0x40\n"));
   EXPECT_EQ(status(get(2, 3)), kNoRecords);
 }
 
@@ -249,8 +246,7 @@ TEST_F(AnswerTest, RequestedPkeyIsEchoedAsSent) {
 }
 
 TEST_F(AnswerTest, RequestedPkeyOutsideTheLevelIsRefused) {
-  load(policy_text("qos-level\nname: K\nsl: 2\npkey: 0x40\nend-qos-level\n",
-                   "qos-match-rule\nqos-level-name: K\nend-qos-match-rule\n"));
+  load(one_level_policy("K", "sl: 2\npkey: 0x40\n"));
   sa::PathRecord q;
   q.pkey = 0x7FFF;
   EXPECT_EQ(status(get(2, 4, q, pr::kPKey)), kNoRecords);
@@ -280,12 +276,8 @@ TEST_F(AnswerTest, HalfAServiceIdIsInsufficientComponents) {
 }
 
 TEST_F(AnswerTest, InvalidRateOrMtuIsRequestInvalid) {
-  sa::PathRecord q;
-  q.rate = 1;
-  EXPECT_EQ(status(get(2, 4, q, pr::kRate | pr::kRateSelector)), kReqInvalid);
-  q = {};
-  q.mtu = 6;
-  EXPECT_EQ(status(get(2, 4, q, pr::kMtu | pr::kMtuSelector)), kReqInvalid);
+  EXPECT_EQ(status(get_rate(sa::Selector::kGreaterThan, 1)), kReqInvalid);
+  EXPECT_EQ(status(get_mtu(sa::Selector::kGreaterThan, 6)), kReqInvalid);
 }
 
 TEST_F(AnswerTest, GidAndLidNamingDifferentPortsIsRequestInvalid) {
@@ -296,10 +288,7 @@ TEST_F(AnswerTest, GidAndLidNamingDifferentPortsIsRequestInvalid) {
 
 TEST_F(AnswerTest, UnknownEndIsNoRecordsInGetAndAnEmptyTable) {
   EXPECT_EQ(status(get(2, 99)), kNoRecords);
-  sa::PathRecord q;
-  q.slid = 2;
-  q.dlid = 99;
-  auto resp = ask(path_request(sa::method::kGetTable, q, pr::kSlid | pr::kDlid));
+  auto resp = ask(get_table(2, 99));
   ASSERT_TRUE(resp);
   EXPECT_EQ(resp->mad.status, 0);
   EXPECT_EQ(resp->mad.method, sa::method::kGetTableResp);
@@ -308,21 +297,16 @@ TEST_F(AnswerTest, UnknownEndIsNoRecordsInGetAndAnEmptyTable) {
 
 TEST_F(AnswerTest, GetTableRejectionIsAnEmptyTable) {
   sa::PathRecord q;
-  q.slid = 2;
-  q.dlid = 4;
   q.sl = 5;
   q.pkey = 0x20;
-  auto resp = ask(path_request(sa::method::kGetTable, q, pr::kSlid | pr::kDlid | pr::kPKey));
+  auto resp = ask(get_table(2, 4, q, pr::kPKey));
   ASSERT_TRUE(resp);
   EXPECT_EQ(resp->mad.status, 0);
   EXPECT_TRUE(resp->data.empty());
 }
 
 TEST_F(AnswerTest, GetTableAnswersWithAttributeOffset) {
-  sa::PathRecord q;
-  q.slid = 2;
-  q.dlid = 4;
-  auto resp = ask(path_request(sa::method::kGetTable, q, pr::kSlid | pr::kDlid));
+  auto resp = ask(get_table(2, 4));
   ASSERT_TRUE(resp);
   EXPECT_EQ(resp->sa.attr_offset, 8);
   EXPECT_EQ(resp->data.size(), 64u);
@@ -338,10 +322,7 @@ TEST_F(AnswerTest, GetWithSeveralCandidatesAnswersTheFirst) {
 }
 
 TEST_F(AnswerTest, NumbPathZeroGivesAnEmptyTable) {
-  sa::PathRecord q;
-  q.slid = 2;
-  q.dlid = 4;
-  auto resp = ask(path_request(sa::method::kGetTable, q, pr::kSlid | pr::kDlid | pr::kNumbPath));
+  auto resp = ask(get_table(2, 4, {}, pr::kNumbPath));
   ASSERT_TRUE(resp);
   EXPECT_TRUE(resp->data.empty());
 }
@@ -355,14 +336,11 @@ TEST_F(AnswerTest, RequesterMustShareAPkeyWithBothEnds) {
   fabric.nodes[2].ports[1].pkeys = {0x8020};  // b now shares no pkey with a or c
   AnswerContext c = ctx();
   c.requester = kB;
-  sa::PathRecord q;
-  q.slid = 2;
-  q.dlid = 4;
-  auto resp = answer(c, path_request(sa::method::kGet, q, pr::kSlid | pr::kDlid));
+  auto resp = answer(c, get(2, 4));
   ASSERT_TRUE(resp);
   EXPECT_EQ(resp->mad.status, kNoRecords);
   c.requester = kC;
-  resp = answer(c, path_request(sa::method::kGet, q, pr::kSlid | pr::kDlid));
+  resp = answer(c, get(2, 4));
   ASSERT_TRUE(resp);
   EXPECT_EQ(resp->mad.status, 0);
 }
@@ -432,8 +410,7 @@ TEST_F(MultiPathTest, GetMultiAnswersPathRecordsPerPair) {
 }
 
 TEST_F(MultiPathTest, LevelAppliesAsForPathRecord) {
-  load(policy_text("qos-level\nname: S\nsl: 6\nmtu-limit: 1\nend-qos-level\n",
-                   "qos-match-rule\nservice-id: 0x200\nqos-level-name: S\nend-qos-match-rule\n"));
+  load(one_level_policy("S", "sl: 6\nmtu-limit: 1\n", "service-id: 0x200\n"));
   sa::MultiPathRecord r = pairs({0x11}, {0x31});
   r.service_id = 0x200;
   auto resp = ask(mpr(sa::method::kGetMulti, r, kCounts | sa::mpr_mask::kServiceId));
@@ -552,10 +529,15 @@ class LmcTest : public MultiPathTest {
     }
     return out;
   }
-  static sa::SaMad table(uint64_t mask, sa::PathRecord q = {}) {
+  // A PathRecord request of `method` from a's GID to c's GID with more fields in `q` / `mask`;
+  // a GetTable.
+  static sa::SaMad a_to_c(uint8_t method, uint64_t mask = 0, sa::PathRecord q = {}) {
     q.sgid = sa::make_gid(0xFE80000000000000ULL, 0x11);
     q.dgid = sa::make_gid(0xFE80000000000000ULL, 0x31);
-    return path_request(sa::method::kGetTable, q, mask | pr::kSgid | pr::kDgid);
+    return path_request(method, q, mask | pr::kSgid | pr::kDgid);
+  }
+  static sa::SaMad table(uint64_t mask, sa::PathRecord q = {}) {
+    return a_to_c(sa::method::kGetTable, mask, q);
   }
 };
 
@@ -610,10 +592,7 @@ TEST_F(LmcTest, NamedDlidNarrowsTheDestination) {
 }
 
 TEST_F(LmcTest, GetAnswersTheFirstPath) {
-  sa::PathRecord q;
-  q.sgid = sa::make_gid(0xFE80000000000000ULL, 0x11);
-  q.dgid = sa::make_gid(0xFE80000000000000ULL, 0x31);
-  auto resp = ask(path_request(sa::method::kGet, q, pr::kSgid | pr::kDgid));
+  auto resp = ask(a_to_c(sa::method::kGet));
   std::vector<LidPair> want = {{4, 6, 0}};
   EXPECT_EQ(lids_of(resp), want);
   // A non-base SLID and DLID name the ports and that one path.
@@ -709,8 +688,7 @@ struct RecordingObserver : AnswerObserver {
 };
 
 TEST_F(AnswerTest, ObserverSeesTheLevelOfEveryPair) {
-  load(policy_text("qos-level\nname: GOLD\nsl: 5\nend-qos-level\n",
-                   "qos-match-rule\nqos-class: 7\nqos-level-name: GOLD\nend-qos-match-rule\n"));
+  load(one_level_policy("GOLD", "sl: 5\n", "qos-class: 7\n"));
   RecordingObserver seen;
   AnswerContext c = ctx();
   c.observer = &seen;

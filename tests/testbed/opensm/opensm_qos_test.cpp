@@ -14,22 +14,14 @@ const std::string kPolicy = sample_policy({.gold = false});
 
 class OpenSmQos : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    IbFabricOptions o = fabric_options(make_fat_tree({}));
-    o.policy = kPolicy;
-    fabric_ = new IbFabric(o);
-  }
-  static void TearDownTestSuite() {
-    delete fabric_;
-    fabric_ = nullptr;
-  }
+  static void SetUpTestSuite() { fabric_ = start_fat_tree(kPolicy); }
+  static void TearDownTestSuite() { fabric_.reset(); }
 
   // saquery -p from node001 (40 Gb/s) to node002 (20 Gb/s) with extra arguments.
   static PathAnswer query(std::vector<std::string> extra) {
-    const auto& topo = fabric_->topology();
     std::vector<std::string> argv = {"saquery", "-p",
-                                     "--slid",  std::to_string(topo.node("node001").lid),
-                                     "--dlid",  std::to_string(topo.node("node002").lid)};
+                                     "--slid",  fabric_->lid_arg("node001"),
+                                     "--dlid",  fabric_->lid_arg("node002")};
     argv.insert(argv.end(), extra.begin(), extra.end());
     RunResult r = fabric_->run_at("node001", argv);
     EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -41,10 +33,8 @@ class OpenSmQos : public ::testing::Test {
     return answer.value_or(PathAnswer{});
   }
 
-  static IbFabric* fabric_;
+  static inline std::unique_ptr<IbFabric> fabric_;
 };
-
-IbFabric* OpenSmQos::fabric_ = nullptr;
 
 TEST_F(OpenSmQos, IserServiceIdGetsItsLevel) {
   PathAnswer a = query({"--service_id", "0x1060CBC"});
@@ -69,9 +59,8 @@ TEST_F(OpenSmQos, NoServiceIdFallsToDefault) {
 
 TEST_F(OpenSmQos, PathRateIsTheSlowestLink) {
   const auto& topo = fabric_->topology();
-  RunResult r = fabric_->run_at(
-      "node001", {"saquery", "-p", "--slid", std::to_string(topo.node("node001").lid), "--dlid",
-                  std::to_string(topo.node("node003").lid)});
+  RunResult r = fabric_->run_at("node001", {"saquery", "-p", "--slid", fabric_->lid_arg("node001"),
+                                            "--dlid", fabric_->lid_arg("node003")});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   auto a = path_answer(parse_saquery_output(r.output).at(0));
   ASSERT_TRUE(a);

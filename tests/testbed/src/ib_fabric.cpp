@@ -211,4 +211,11 @@ void IbFabric::stop() {
   dir_.clear();
 }
 
+std::unique_ptr<IbFabric> start_fat_tree(std::string policy, std::string partitions) {
+  IbFabricOptions o = fabric_options(make_fat_tree({}));
+  o.policy = std::move(policy);
+  o.partitions = std::move(partitions);
+  return std::make_unique<IbFabric>(std::move(o));
+}
+
 }  // namespace rdmaqos::testbed

@@ -11,7 +11,6 @@ dump=$3
 # shellcheck source=/dev/null
 . "$(dirname "${BASH_SOURCE[0]}")/../check-lib.sh"
 
-
 require_results
 require_exit_zero client server
 
@@ -52,13 +51,7 @@ case $scenario in
         done ;;
 esac
 
-tsv=$("$dump" "$dir/cap.pcap") || { fail "cannot read $dir/cap.pcap"; tsv=; }
-echo "$tsv" | awk "NR <= 12"
-# Columns: 1 ip 2 src 3 dst 4 sport 5 flow_label 6 dscp 7 ecn 8 opcode 9 dest_qp 10 psn
-#          11 mad_class 12 mad_attr 13 cm_service_id 14 cm_src_port
-rows() { echo "$tsv" | tail -n +2; }
-data_rows() { rows | awk -F'\t' '$9 != 1'; }
-mad_rows() { rows | awk -F'\t' '$9 == 1'; }
+read_capture "$dump" 12
 
 [ "$(rows | wc -l)" -gt 0 ] || fail "no RoCE v2 packet captured"
 bad=$(rows | awk -F'\t' -v v="$ipver" '$1 != v' | wc -l)

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -46,6 +47,11 @@ class IbFabric {
   IbFabric& operator=(const IbFabric&) = delete;
 
   const Topology& topology() const { return options_.topology; }
+  // A node's LID and port GUID by its id ("node001"); std::out_of_range for an unknown id.
+  uint16_t lid(const std::string& node) const { return topology().node(node).lid; }
+  uint64_t port_guid(const std::string& node) const { return topology().node(node).port_guid; }
+  // The LID in decimal, as saquery --slid / --dlid and `rdma-qos path --dlid` take it.
+  std::string lid_arg(const std::string& node) const { return std::to_string(lid(node)); }
   const std::string& dir() const { return dir_; }
   const std::string& sockname() const { return sockname_; }
 
@@ -74,6 +80,10 @@ class IbFabric {
   std::unique_ptr<Process> ibsim_;
   std::unique_ptr<Process> opensm_;
 };
+
+// The fabric most InfiniBand tests share: the default fat tree (make_fat_tree({})) with OpenSM
+// enforcing `policy` (none when empty) and `partitions` (OpenSM's default when empty).
+std::unique_ptr<IbFabric> start_fat_tree(std::string policy, std::string partitions = {});
 
 // Where Debian installs ibsim's libumad interposer.
 std::string umad2sim_library();
