@@ -27,8 +27,8 @@ port_of() {
 # member FILE PORT: /proc/net/netlink (sk Eth Pid Groups ...) has PORT on NETLINK_RDMA with
 # group 3 (mask 4) joined.
 member() {
-    local sk eth pid groups rest
-    while read -r sk eth pid groups rest; do
+    local eth pid groups rest
+    while read -r _ eth pid groups rest; do
         [ "$eth" = 20 ] && [ "$pid" = "$2" ] && (( 0x$groups & 4 )) && return 0
     done < <(tail -n +2 "$dir/$1")
     return 1
