@@ -247,7 +247,7 @@ std::vector<uint8_t> encode_error_reply(uint32_t seq) {
 }
 
 std::vector<uint8_t> encode_set_timeout(uint32_t seq, uint32_t timeout_ms) {
-  auto msg = new_message(kSetTimeoutType, NLM_F_REQUEST, seq);
+  auto msg = new_message(kSetTimeoutType, NLM_F_REQUEST | NLM_F_ACK, seq);
   put(msg.get(), LS_NLA_TYPE_TIMEOUT, &timeout_ms, sizeof timeout_ms);
   return bytes_of(msg.get());
 }
@@ -300,6 +300,24 @@ Result<uint32_t> decode_set_timeout(std::span<const uint8_t> message) {
   if (!walked) return walked.error();
   if (!timeout) return make_error(ErrorCode::kMalformed, "SET_TIMEOUT without TIMEOUT");
   return *timeout;
+}
+
+Result<NetlinkAck> decode_ack(std::span<const uint8_t> message) {
+  auto m = AlignedMessage::from(message);
+  if (!m) return m.error();
+  nlmsghdr* h = m->header();
+  if (h->nlmsg_type != NLMSG_ERROR)
+    return make_error(ErrorCode::kMalformed,
+                      fmt::format("message type {} is not NLMSG_ERROR", h->nlmsg_type));
+  // The error and the header of the message it answers; the kernel may append that message's
+  // payload (unless NLM_F_CAPPED) and extended-ack attributes, neither needed here.
+  if (nlmsg_datalen(h) < static_cast<int>(sizeof(nlmsgerr)))
+    return make_error(
+        ErrorCode::kTruncated,
+        fmt::format("NLMSG_ERROR of {} bytes has no room for struct nlmsgerr", h->nlmsg_len));
+  nlmsgerr e;
+  std::memcpy(&e, nlmsg_data(h), sizeof e);
+  return NetlinkAck{e.msg.nlmsg_seq, e.error, e.msg.nlmsg_type};
 }
 
 std::vector<uint8_t> encode_resolve_request(const ResolveRequest& r) {

@@ -31,6 +31,7 @@
 #include <utility>
 
 #include "rdma-qos/kmod-shim/ls_codec.h"
+#include "rdma-qos/kmod-shim/netns.h"
 #include "rdma-qos/kmod-shim/responders.h"
 #include "rdma-qos/sa-client/gid.h"
 
@@ -42,6 +43,7 @@ using std::chrono::milliseconds;
 namespace {
 constexpr milliseconds kKernelTimeoutMax{200000};
 constexpr milliseconds kKernelMargin{1000};
+constexpr milliseconds kRefusedMargin{500};
 }  // namespace
 
 std::chrono::milliseconds answer_budget(const LsdOptions& o) {
@@ -57,6 +59,10 @@ std::chrono::milliseconds answer_budget(const LsdOptions& o) {
 
 std::chrono::milliseconds kernel_timeout(const LsdOptions& o) {
   return answer_budget(o) + kKernelMargin;
+}
+
+std::chrono::milliseconds refused_answer_budget(const LsdOptions& o) {
+  return std::min(answer_budget(o), kKernelDefaultTimeout - kRefusedMargin);
 }
 
 namespace {
@@ -107,6 +113,10 @@ std::string describe(const ResolveRequest& r) {
 struct LocalServiceDaemon::Impl {
   LsdOptions options;
   LogSink log;
+  // How long a request may wait for the SA before F_ERR: answer_budget, or less once the
+  // kernel refused SET_TIMEOUT.
+  milliseconds budget{0};
+  uint32_t set_timeout_seq = 0;
   nl_sock* sock = nullptr;
   int wake_fd = -1;  // the worker has answers in `done`
   int stop_fd = -1;
@@ -243,10 +253,88 @@ struct LocalServiceDaemon::Impl {
     (void)!write(wake_fd, &one, sizeof one);
   }
 
+  // The kernel's NLMSG_ERROR: the ACK SET_TIMEOUT asked for, or the refusal of a message.
+  void handle_ack(std::span<const uint8_t> bytes) {
+    auto ack = decode_ack(bytes);
+    if (!ack) {
+      say(LogLevel::kWarn, "undecodable NLMSG_ERROR from the kernel: " + ack.error().message);
+      return;
+    }
+    if (ack->acked_type == kSetTimeoutType && ack->seq == set_timeout_seq) {
+      if (ack->error == 0)
+        say(LogLevel::kInfo, fmt::format("the kernel accepted SET_TIMEOUT: it waits {} ms for an "
+                                         "answer",
+                                         kernel_timeout(options).count()));
+      else
+        timeout_refused(-ack->error);
+      return;
+    }
+    if (ack->error == 0) {
+      say(LogLevel::kDebug,
+          fmt::format("netlink ACK of seq {} type 0x{:04x}", ack->seq, ack->acked_type));
+      return;
+    }
+    if (ack->acked_type == kResolveType)
+      say(LogLevel::kWarn,
+          fmt::format("the kernel refused the reply to request seq {}: {} (it asks "
+                      "the SA itself after its timeout)",
+                      ack->seq, std::strerror(-ack->error)));
+    else
+      say(LogLevel::kWarn, fmt::format("the kernel refused message type 0x{:04x} seq {}: {}",
+                                       ack->acked_type, ack->seq, std::strerror(-ack->error)));
+  }
+
+  // The kernel kept its own timeout (2 s unless another responder set one) and drops answers
+  // that come after it: stop waiting for the SA before then and send F_ERR while the kernel
+  // still listens, so it falls back to its own SA query at once rather than at its timeout.
+  void timeout_refused(int error) {
+    const milliseconds old = budget;
+    budget = refused_answer_budget(options);
+    for (auto& [id, p] : pending) p.deadline -= old - budget;
+    const char* why = error == EINVAL  ? " (the kernel takes it only from the initial network "
+                                         "namespace)"
+                      : error == EPERM ? " (it needs CAP_NET_ADMIN)"
+                                       : "";
+    if (budget == old) {
+      say(LogLevel::kWarn,
+          fmt::format("the kernel refused SET_TIMEOUT ({} ms): {}{}; it keeps its own timeout, "
+                      "{} ms by default, which the SA budget of {} ms fits in",
+                      kernel_timeout(options).count(), std::strerror(error), why,
+                      kKernelDefaultTimeout.count(), budget.count()));
+      return;
+    }
+    say(LogLevel::kWarn,
+        fmt::format("the kernel refused SET_TIMEOUT ({} ms): {}{}; it keeps its own timeout, {} "
+                    "ms by default, shorter than the {} ms the SA may take (sa_timeout_ms x "
+                    "(sa_retries + 1) and backoffs): F_ERR now comes after {} ms, and the kernel "
+                    "then asks the SA itself. Run rdma-qos-lsd in the initial network namespace "
+                    "with CAP_NET_ADMIN, or make the SA budget fit in {} ms (e.g. sa_timeout_ms "
+                    "400, sa_retries 2)",
+                    kernel_timeout(options).count(), std::strerror(error), why,
+                    kKernelDefaultTimeout.count(), old.count(), budget.count(), budget.count()));
+  }
+
+  void check_namespace() {
+    NetnsCheck ns = check_initial_netns(options.self_netns, options.initial_netns);
+    if (ns.state == NetnsState::kOther)
+      say(LogLevel::kWarn,
+          fmt::format("not in the initial network namespace ({}): the kernel sends path queries "
+                      "only to listeners in the initial namespace, so none will come here; run "
+                      "rdma-qos-lsd in the host's network namespace",
+                      ns.detail));
+    else if (ns.state == NetnsState::kUnknown)
+      say(LogLevel::kDebug,
+          "cannot tell whether this is the initial network namespace: " + ns.detail);
+  }
+
   void handle_message(std::span<const uint8_t> bytes) {
     auto header = peek_header(bytes);
     if (!header) return;
-    if (header->type == NLMSG_ERROR || header->type == NLMSG_NOOP || header->type == NLMSG_DONE) {
+    if (header->type == NLMSG_ERROR) {
+      handle_ack(bytes);
+      return;
+    }
+    if (header->type == NLMSG_NOOP || header->type == NLMSG_DONE) {
       say(LogLevel::kDebug, fmt::format("netlink control message type {}", header->type));
       return;
     }
@@ -262,7 +350,7 @@ struct LocalServiceDaemon::Impl {
     }
     say(LogLevel::kDebug, "request " + describe(*request));
     uint64_t id = next_id++;
-    const Clock::time_point deadline = Clock::now() + answer_budget(options);
+    const Clock::time_point deadline = Clock::now() + budget;
     Job forward{id, Leg::kForward, to_path_query(*request), deadline};
     std::optional<sa::PathQuery> reverse = to_reverse_path_query(*request);
     Pending p;
@@ -340,8 +428,7 @@ struct LocalServiceDaemon::Impl {
     const ResolveRequest& req = p.request;
     if (!p.forward) {
       if (!final) return false;
-      answer_error(req.seq,
-                   fmt::format("no SA answer within {} ms", answer_budget(options).count()));
+      answer_error(req.seq, fmt::format("no SA answer within {} ms", budget.count()));
       return true;
     }
     const PathAnswer& forward = *p.forward;
@@ -360,7 +447,7 @@ struct LocalServiceDaemon::Impl {
         say(LogLevel::kWarn,
             fmt::format("seq {}: no SA answer for the reverse path within {} ms; answering "
                         "without the INBOUND record",
-                        req.seq, answer_budget(options).count()));
+                        req.seq, budget.count()));
       else if (!*p.reverse)
         say(LogLevel::kWarn, fmt::format("seq {}: reverse path: {}; answering without the "
                                          "INBOUND record",
@@ -432,6 +519,7 @@ sa::Result<std::unique_ptr<LocalServiceDaemon>> LocalServiceDaemon::create(LsdOp
   auto impl = std::make_unique<Impl>();
   impl->options = std::move(options);
   impl->log = std::move(log);
+  impl->budget = answer_budget(impl->options);
   auto fail = [](std::string what) {
     return sa::make_error(sa::ErrorCode::kTransport, std::move(what));
   };
@@ -480,12 +568,14 @@ int LocalServiceDaemon::run() {
   Impl& d = *impl_;
   d.worker = std::thread([&d] { d.worker_main(); });
   const milliseconds kt = kernel_timeout(d.options);
-  d.send(encode_set_timeout(d.next_seq++, static_cast<uint32_t>(kt.count())), "SET_TIMEOUT");
-  d.say(LogLevel::kInfo,
-        fmt::format("listening on netlink family {} group {} as port {}; kernel timeout set to "
-                    "{} ms, F_ERR after {} ms without an SA answer",
-                    d.options.netlink_family, kGroupLs, local_port(), kt.count(),
-                    answer_budget(d.options).count()));
+  d.set_timeout_seq = d.next_seq++;
+  d.send(encode_set_timeout(d.set_timeout_seq, static_cast<uint32_t>(kt.count())), "SET_TIMEOUT");
+  d.say(
+      LogLevel::kInfo,
+      fmt::format("listening on netlink family {} group {} as port {}; asking the kernel for a "
+                  "timeout of {} ms, F_ERR after {} ms without an SA answer",
+                  d.options.netlink_family, kGroupLs, local_port(), kt.count(), d.budget.count()));
+  d.check_namespace();
   d.check_responders();
   auto next_check = Clock::now() + d.options.responder_check;
   int status = 0;

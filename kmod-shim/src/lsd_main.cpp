@@ -75,6 +75,7 @@ int main(int argc, char** argv) {
   int port = 0;
   std::optional<int> sa_timeout_ms, sa_retries;
   std::optional<uint32_t> usersock_kernel_port;
+  std::optional<int> responder_check_ms;
   app.add_flag("--foreground,-f", foreground, "stay in the foreground and log to stderr");
   app.add_option("--ca", ca,
                  "CA whose umad port queries the SA (default: the first active IB one)");
@@ -90,6 +91,10 @@ int main(int argc, char** argv) {
   app.add_option("--log-level", log_level_text, "error, warn, info or debug (default: log_level)");
   app.add_option("--test-usersock-kernel", usersock_kernel_port,
                  "testing only: use NETLINK_USERSOCK and treat netlink port PORT as the kernel")
+      ->group("");
+  app.add_option("--test-responder-check-ms", responder_check_ms,
+                 "testing only: look for other responders every MS milliseconds (default 30 s)")
+      ->check(CLI::Range(10, 3600000))
       ->group("");
   CLI11_PARSE(app, argc, argv);
 
@@ -122,6 +127,7 @@ int main(int argc, char** argv) {
       sa_retries.value_or(static_cast<int>(parse_number(cfg.text("sa_retries")).value_or(2)));
   options.sa.window = 32;
   options.inherited_fd = systemd_socket();
+  if (responder_check_ms) options.responder_check = std::chrono::milliseconds(*responder_check_ms);
   if (usersock_kernel_port) {
     options.netlink_family = 2;  // NETLINK_USERSOCK
     options.kernel_port = *usersock_kernel_port;

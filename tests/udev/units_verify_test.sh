@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
 # The systemd units pass `systemd-analyze verify` (syntax, directives, executables) with an
-# instance name, and name the command they run.
+# instance name, and name the command they run; the udev rule's RoCE test finds an Ethernet port
+# whichever port it is.
 set -euo pipefail
 dir=$1
 bin=$2
 lsd=${3:-}
 sad=${4:-}
+rules=${5:-}
 fail() { echo "FAIL: $*"; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp "$dir/rdma-qos-kernel@.service" "$work/rdma-qos-kernel@rxe0.service"
 grep -q "^ExecStart=$bin kernel apply --dev %I$" "$work/rdma-qos-kernel@rxe0.service" || fail "ExecStart"
+# '-': no configfs tree must not fail the namespace set-up; apply reports the file instead.
+grep -qx "ReadWritePaths=-/sys/kernel/config/rdma_cm" "$work/rdma-qos-kernel@rxe0.service" ||
+    fail "ReadWritePaths of the configfs tree is not optional"
 out=$(SYSTEMD_LOG_LEVEL=warning systemd-analyze verify --man=no "$work/rdma-qos-kernel@rxe0.service" 2>&1 || true)
 echo "$out"
 # Without a running systemd, references to units of the host (rdma-hw.target) may be unknown;
@@ -26,6 +31,8 @@ if [ -n "$lsd" ]; then
     grep -qx "ExecStart=$lsd --foreground" "$work/rdma-qos-lsd.service" || fail "lsd ExecStart"
     grep -qx "CapabilityBoundingSet=CAP_NET_ADMIN" "$work/rdma-qos-lsd.service" || fail "capabilities"
     grep -q "^After=.*rdma-hw.target" "$work/rdma-qos-lsd.service" || fail "ordering"
+    # As ibacm.socket: the group is held before anything ordered after rdma-hw.target runs.
+    grep -qx "Before=rdma-hw.target" "$work/rdma-qos-lsd.socket" || fail "socket ordering"
     out=$(cd "$work" && SYSTEMD_LOG_LEVEL=warning systemd-analyze verify --man=no \
         "$work/rdma-qos-lsd.socket" "$work/rdma-qos-lsd.service" 2>&1 || true)
     echo "$out"
@@ -47,5 +54,34 @@ if [ -n "$sad" ]; then
   echo "$out"
   if grep -E "rdma-qos-sad@mlx5_0.service:[0-9]+" <<<"$out"; then fail "sad unit file problems"; fi
   if grep -qiE "unknown (key|section)|invalid|not executable|no such file" <<<"$out"; then fail "sad verify"; fi
+fi
+# The rule's RoCE test (its PROGRAM) on fake device directories: it must find an Ethernet port
+# among all ports, not only port 1.
+if [ -n "$rules" ]; then
+    program=$(sed -n 's/.*SUBSYSTEM=="infiniband", PROGRAM=="\([^"]*\)".*/\1/p' "$rules")
+    [ -n "$program" ] || fail "no PROGRAM in the infiniband rule of $rules"
+    echo "rule PROGRAM: $program"
+    # device DIR LAYER...: a fake device directory with one port per LAYER.
+    device() {
+        local d=$work/$1 n=1 layer
+        shift
+        for layer in "$@"; do
+            mkdir -p "$d/ports/$n" && printf '%s\n' "$layer" > "$d/ports/$n/link_layer"
+            n=$((n + 1))
+        done
+    }
+    # matches DIR: the PROGRAM, with udev's /sys$devpath pointing at DIR, succeeds.
+    matches() {
+        local cmd=${program//'/sys$devpath'/$work/$1}
+        eval "$cmd"
+    }
+    device roce Ethernet
+    device second InfiniBand Ethernet
+    device ib InfiniBand InfiniBand
+    device none
+    matches roce || fail "rule misses a device with one Ethernet port"
+    matches second || fail "rule misses a device whose port 2 is Ethernet"
+    if matches ib; then fail "rule fires for InfiniBand ports only"; fi
+    if matches none; then fail "rule fires for a device without ports"; fi
 fi
 echo PASS

@@ -1,4 +1,4 @@
-// libFuzzer target for the RESOLVE request decoder (and the reply and SET_TIMEOUT decoders):
+// libFuzzer target for the RESOLVE request decoder (and the reply, SET_TIMEOUT and ACK decoders):
 // arbitrary bytes from the netlink socket yield a request or an error, never a crash or an
 // over-read; a decoded request re-encodes to bytes that decode to the same request, and its SA
 // query (and the reverse one) always encodes, with the GMP record first in at most three.
@@ -34,5 +34,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (auto reply = kmod::decode_resolve_reply(bytes))
     if (!kmod::encode_resolve_reply(reply->header.seq, reply->paths)) __builtin_trap();
   (void)kmod::decode_set_timeout(bytes);
+  (void)kmod::decode_ack(bytes);  // the kernel's NLMSG_ERROR arrives on the same socket
   return 0;
 }

@@ -1,10 +1,14 @@
 // rdma-qos-lsd end to end: the daemon runs at node001 of an ibsim fabric whose OpenSM enforces
 // the sample iSER / GOLD policy, a simulated kernel on NETLINK_USERSOCK sends it RESOLVE
 // requests as sa_query.c builds them, and the replies carry the SL of the policy's Service-ID
-// and QoS-Class rules. Faults: an SA that never answers gets F_ERR before the kernel's timeout;
-// malformed requests get F_ERR and the daemon keeps serving. path_use ALL gets three records:
+// and QoS-Class rules. Faults: an SA that stops answering (OpenSM frozen mid-test) gets F_ERR
+// after every attempt timed out and before the kernel's timeout, and requests are answered
+// again once it is back; an unroutable SA LID gets F_ERR at once; malformed requests get F_ERR
+// and the daemon keeps serving. path_use ALL gets three records:
 // GMP, OUTBOUND and the reverse query's INBOUND path (SLID and DLID swapped).
 #include <gtest/gtest.h>
+
+#include <signal.h>
 
 #include <fstream>
 #include <map>
@@ -218,9 +222,64 @@ TEST_F(LsdOpenSm, AsymmetricPolicyGivesTheInboundRecordItsOwnSl) {
   EXPECT_EQ(a.paths[2].record.dlid, fabric_->lid("node001"));
 }
 
-TEST_F(LsdOpenSm, UnreachableSaGetsFErrBeforeTheKernelsTimeout) {
-  // No port has LID 0x999 (ibsim fails such sends at once; a silent SA that lets every attempt
-  // time out is the unit test DaemonWithFakeSa.SilentSaGetsFErrBeforeTheKernelsTimeout).
+// OpenSM's process, found by name among the fabric's processes (ibsim is the other).
+pid_t opensm_pid(const IbFabric& fabric) {
+  for (pid_t pid : fabric.pids()) {
+    std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+    std::string name;
+    std::getline(comm, name);
+    if (name == "opensm") return pid;
+  }
+  return -1;
+}
+
+TEST_F(LsdOpenSm, SilentSaGetsFErrBeforeTheKernelsTimeoutAndLaterRequestsAreAnswered) {
+  // Two attempts of 300 ms: F_ERR after 2 x 300 ms (+ backoffs), the kernel told to wait
+  // 300 x 2 + 10 x 4 + 100 + 1000 = 1740 ms.
+  start({"--sa-timeout-ms", "300", "--sa-retries", "1"});
+  ASSERT_EQ(kernel_timeout_, 1740ms);
+  auto before = request(41, PathUse::kUnidirectional);
+  before.service_id = 0x0000000001060CBCULL;
+  send(before);
+  auto got = replies(1);
+  ASSERT_FALSE(got[41].first.error) << log();
+
+  // Frozen, OpenSM keeps its SA agent and ibsim still delivers the queries to it; none is
+  // answered, so every attempt runs to its timeout (unlike an unroutable LID, which fails at
+  // once). The guard thaws it whatever happens: the suite shares the fabric.
+  const pid_t sm = opensm_pid(*fabric_);
+  ASSERT_GT(sm, 0) << "no OpenSM among the fabric's processes";
+  struct Thaw {
+    pid_t pid;
+    ~Thaw() { kill(pid, SIGCONT); }
+  } thaw{sm};
+  ASSERT_EQ(kill(sm, SIGSTOP), 0);
+  auto silent = request(42, PathUse::kAll);
+  silent.service_id = 0x0000000001060CBCULL;
+  auto sent = std::chrono::steady_clock::now();
+  send(silent);
+  got = replies(1);
+  auto took = std::chrono::steady_clock::now() - sent;
+  ASSERT_EQ(got.size(), 1u) << log();
+  EXPECT_TRUE(got[42].first.error);
+  EXPECT_TRUE(got[42].first.paths.empty());
+  EXPECT_GE(took, 600ms) << "F_ERR before both SA attempts timed out";
+  EXPECT_LT(took, kernel_timeout_) << "F_ERR after the kernel gave up";
+  EXPECT_NE(log().find("seq 42: F_ERR"), std::string::npos) << log();
+
+  ASSERT_EQ(kill(sm, SIGCONT), 0);
+  auto after = request(43, PathUse::kAll);
+  after.service_id = 0x0000000001060CBCULL;
+  send(after);
+  got = replies(1);
+  ASSERT_EQ(got.size(), 1u) << log();
+  ASSERT_FALSE(got[43].first.error) << log();
+  EXPECT_EQ(got[43].first.paths.at(0).record.sl, 3);
+}
+
+TEST_F(LsdOpenSm, UnroutableSaLidGetsFErrAtOnce) {
+  // No port has LID 0x999: ibsim fails each send at once, and so the request gets F_ERR well
+  // before its attempts could have timed out.
   start({"--sa-lid", "0x999", "--sa-timeout-ms", "300", "--sa-retries", "1"});
   auto r = request(21, PathUse::kAll);
   r.service_id = 0x0000000001060CBCULL;
@@ -231,7 +290,7 @@ TEST_F(LsdOpenSm, UnreachableSaGetsFErrBeforeTheKernelsTimeout) {
   ASSERT_EQ(got.size(), 1u) << log();
   EXPECT_TRUE(got[21].first.error);
   EXPECT_TRUE(got[21].first.paths.empty());
-  EXPECT_LT(took, kernel_timeout_);
+  EXPECT_LT(took, 300ms) << "as late as a timed-out attempt: the send did not fail at once";
   EXPECT_NE(log().find("F_ERR"), std::string::npos) << log();
 }
 

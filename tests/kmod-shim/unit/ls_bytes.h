@@ -72,6 +72,28 @@ class RequestBytes {
   std::vector<uint8_t> body_;
 };
 
+// The kernel's NLMSG_ERROR (type 2) answering a message of ours (netlink_ack): nlmsghdr with
+// the answered seq, then struct nlmsgerr { int error; struct nlmsghdr msg; } holding the
+// answered message's header, then (for an error, unless capped) that message's payload.
+inline std::vector<uint8_t> ack_bytes(uint32_t seq, int32_t error, uint16_t acked_type,
+                                      uint16_t acked_flags, uint32_t acked_len,
+                                      const std::vector<uint8_t>& acked_payload = {}) {
+  std::vector<uint8_t> b;
+  append_u32(b, static_cast<uint32_t>(16 + 4 + 16 + acked_payload.size()));
+  append_u16(b, 2);  // NLMSG_ERROR
+  append_u16(b, 0);
+  append_u32(b, seq);
+  append_u32(b, 0);  // the daemon's port, as the kernel fills it; unused
+  append_u32(b, static_cast<uint32_t>(error));
+  append_u32(b, acked_len);
+  append_u16(b, acked_type);
+  append_u16(b, acked_flags);
+  append_u32(b, seq);
+  append_u32(b, 0);
+  for (uint8_t x : acked_payload) b.push_back(x);
+  return b;
+}
+
 // Attribute types of rdma/rdma_netlink.h.
 constexpr uint16_t kAttrPathRecord = 1, kAttrTimeout = 2, kAttrServiceId = 3, kAttrDgid = 4,
                    kAttrSgid = 5, kAttrTclass = 6, kAttrPkey = 7, kAttrQosClass = 8, kAttrIpv4 = 9;

@@ -1,6 +1,7 @@
 // The local-service netlink codec against byte images built by hand from the uapi layouts:
-// requests as sa_query.c builds them (MANDATORY flag, IPv4-mapped and IPv6 GIDs, each
-// path_use), malformed requests, and replies checked field by field.
+// requests as sa_query.c builds them (MANDATORY flag, IPv4-mapped, link-local and global IPv6
+// GIDs, each path_use), malformed requests, replies checked field by field, and the kernel's
+// acknowledgements.
 #include <gtest/gtest.h>
 
 #include "ls_bytes.h"
@@ -21,6 +22,13 @@ const std::vector<uint8_t> kIbSgid = {0xfe, 0x80, 0,    0,    0,    0,    0,    
                                       0x00, 0x02, 0xc9, 0x03, 0x00, 0xa0, 0x00, 0x11};
 const std::vector<uint8_t> kIbDgid = {0xfe, 0x80, 0,    0,    0,    0,    0,    0,
                                       0x00, 0x02, 0xc9, 0x03, 0x00, 0xa0, 0x00, 0x21};
+
+// 2001:db8:1::11 and 2001:db8:2::21: global unicast GIDs in two subnets (a routed fabric, or
+// RoCE v2 over global IPv6 addresses).
+const std::vector<uint8_t> kGlobalSgid = {0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 0,
+                                          0,    0,    0,    0,    0, 0, 0, 0x11};
+const std::vector<uint8_t> kGlobalDgid = {0x20, 0x01, 0x0d, 0xb8, 0, 2, 0, 0,
+                                          0,    0,    0,    0,    0, 0, 0, 0x21};
 
 sa::Gid gid(const std::vector<uint8_t>& v) {
   sa::Gid g;
@@ -67,6 +75,49 @@ TEST(LsRequest, DecodesIpv4MappedGidsWithoutOptionalAttributes) {
   EXPECT_FALSE(req->qos_class);
   EXPECT_FALSE(req->tclass);
   EXPECT_FALSE(req->pkey);
+}
+
+TEST(LsRequest, DecodesGlobalIpv6GidsAndAsksTheSaForExactlyThem) {
+  RequestBytes r(6, "mlx5_1", 2, /*ALL*/ 0);
+  r.u64(kAttrServiceId, 0x0000000001060CBCULL)
+      .gid(kAttrDgid, kGlobalDgid)
+      .gid(kAttrSgid, kGlobalSgid);
+  auto req = decode_resolve_request(r.bytes());
+  ASSERT_TRUE(req) << req.error().message;
+  EXPECT_EQ(req->device, "mlx5_1");
+  EXPECT_EQ(req->port_num, 2);
+  EXPECT_EQ(req->sgid, gid(kGlobalSgid));
+  EXPECT_EQ(req->dgid, gid(kGlobalDgid));
+  EXPECT_EQ(sa::format_gid(*req->sgid), "2001:db8:1::11");
+  EXPECT_EQ(sa::format_gid(*req->dgid), "2001:db8:2::21");
+  // The GIDs go to the SA unchanged (no subnet-prefix rewriting), and the reverse query of
+  // path_use ALL swaps them.
+  auto q = to_path_query(*req);
+  EXPECT_EQ(q.record.sgid, gid(kGlobalSgid));
+  EXPECT_EQ(q.record.dgid, gid(kGlobalDgid));
+  auto back = to_reverse_path_query(*req);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->record.sgid, gid(kGlobalDgid));
+  EXPECT_EQ(back->record.dgid, gid(kGlobalSgid));
+}
+
+TEST(LsReply, GlobalIpv6GidsGoIntoTheRecordAsTheyAre) {
+  sa::PathRecord rec;
+  rec.sgid = gid(kGlobalSgid);
+  rec.dgid = gid(kGlobalDgid);
+  rec.slid = 2;
+  rec.dlid = 3;
+  rec.hop_limit = 64;  // a routed path: the GRH leaves the subnet
+  std::vector<ReplyPath> paths = {{0x0A, rec}};
+  auto bytes = encode_resolve_reply(6, paths);
+  ASSERT_TRUE(bytes) << bytes.error().message;
+  const auto& b = *bytes;
+  ASSERT_EQ(b.size(), 16u + 4 + 72);
+  const size_t pr = 28;
+  EXPECT_EQ(std::vector<uint8_t>(b.begin() + pr + 8, b.begin() + pr + 24), kGlobalDgid);
+  EXPECT_EQ(std::vector<uint8_t>(b.begin() + pr + 24, b.begin() + pr + 40), kGlobalSgid);
+  // RawTraffic 0, FlowLabel 0, HopLimit 64: bytes 44..47 of the record, big-endian.
+  EXPECT_EQ(b[pr + 47], 64);
 }
 
 TEST(LsRequest, DecodesGmpPathUse) {
@@ -351,11 +402,48 @@ TEST(LsReply, SetTimeoutIsARequestWithAHostOrderTimeout) {
   auto b = encode_set_timeout(1, 4200);
   ASSERT_EQ(b.size(), 24u);
   EXPECT_EQ(read_u16(b, 4), 0x1001);
-  EXPECT_EQ(read_u16(b, 6), 0x0001);  // NLM_F_REQUEST: the kernel ignores it otherwise
+  // NLM_F_REQUEST (the kernel refuses it otherwise) | NLM_F_ACK (so it says it accepted).
+  EXPECT_EQ(read_u16(b, 6), 0x0005);
   EXPECT_EQ(read_u16(b, 16), 8);
   EXPECT_EQ(read_u16(b, 18), kAttrTimeout);
   EXPECT_EQ(read_u32(b, 20), 4200u);
   EXPECT_EQ(decode_set_timeout(b).value(), 4200u);
+}
+
+TEST(LsAck, AcceptedSetTimeoutIsErrorZeroForItsSeqAndType) {
+  // An ACK carries only the answered message's header.
+  auto ack = decode_ack(ack_bytes(9, 0, 0x1001, 0x0005, 24));
+  ASSERT_TRUE(ack) << ack.error().message;
+  EXPECT_EQ(ack->seq, 9u);
+  EXPECT_EQ(ack->error, 0);
+  EXPECT_EQ(ack->acked_type, 0x1001);
+}
+
+TEST(LsAck, RefusalCarriesTheNegativeErrnoAndTheMessageItRefused) {
+  // An error carries the refused message's payload too (here SET_TIMEOUT's attribute).
+  std::vector<uint8_t> payload;
+  append_u16(payload, 8);
+  append_u16(payload, kAttrTimeout);
+  append_u32(payload, 4180);
+  auto ack = decode_ack(ack_bytes(1, -22 /* EINVAL */, 0x1001, 0x0005, 24, payload));
+  ASSERT_TRUE(ack) << ack.error().message;
+  EXPECT_EQ(ack->seq, 1u);
+  EXPECT_EQ(ack->error, -22);
+  EXPECT_EQ(ack->acked_type, 0x1001);
+  // A refused reply to RESOLVE request 1 differs only by the type.
+  EXPECT_EQ(decode_ack(ack_bytes(1, -1 /* EPERM */, 0x1000, 0, 16)).value().acked_type, 0x1000);
+}
+
+TEST(LsAck, RefusesWhatIsNoAck) {
+  auto cut = ack_bytes(1, 0, 0x1001, 5, 24);
+  cut.resize(16 + 4 + 8);
+  cut[0] = static_cast<uint8_t>(cut.size());
+  auto truncated = decode_ack(cut);
+  ASSERT_FALSE(truncated);
+  EXPECT_NE(truncated.error().message.find("nlmsgerr"), std::string::npos);
+  auto not_ack = decode_ack(encode_error_reply(1));
+  ASSERT_FALSE(not_ack);
+  EXPECT_NE(not_ack.error().message.find("not NLMSG_ERROR"), std::string::npos);
 }
 
 ResolveRequest request_for(PathUse use) {
@@ -544,6 +632,19 @@ TEST(LsTiming, StaysUnderTheKernelsMaximumTimeout) {
   o.sa.retries = 10;
   EXPECT_LE(kernel_timeout(o), std::chrono::milliseconds(200000));
   EXPECT_LT(answer_budget(o), kernel_timeout(o));
+}
+
+TEST(LsTiming, RefusedSetTimeoutCapsTheBudgetInsideTheKernelsDefault) {
+  LsdOptions o;
+  o.sa.timeout = std::chrono::milliseconds(1000);
+  o.sa.retries = 2;
+  o.sa.backoff = std::chrono::milliseconds(10);
+  EXPECT_EQ(kKernelDefaultTimeout, std::chrono::milliseconds(2000));
+  EXPECT_EQ(refused_answer_budget(o), std::chrono::milliseconds(1500));
+  // A budget that fits already stays: 300 ms x 2 + 10 ms x 4 + 100 ms.
+  o.sa.timeout = std::chrono::milliseconds(300);
+  o.sa.retries = 1;
+  EXPECT_EQ(refused_answer_budget(o), std::chrono::milliseconds(740));
 }
 
 TEST(LsTiming, ErrorAnswerComesBeforeTheKernelTimeout) {

@@ -1,8 +1,11 @@
 // The daemon against a simulated kernel over NETLINK_USERSOCK, with no SA port at all: it
 // announces its timeout, answers every request F_ERR (so the kernel asks the SA itself) with
-// the request's seq, refuses malformed requests the same way, and keeps serving.
+// the request's seq, refuses malformed requests the same way, and keeps serving. With a fake
+// SA: answers, deadlines, and what it does when the kernel refuses SET_TIMEOUT.
 #include <gtest/gtest.h>
 
+#include <cerrno>
+#include <cstdlib>
 #include <deque>
 #include <map>
 #include <set>
@@ -209,14 +212,41 @@ class DaemonWithFakeSa : public ::testing::Test {
     options_.open_client = [this, sa_delay]() -> sa::Result<std::unique_ptr<sa::Client>> {
       return std::make_unique<sa::Client>(std::make_unique<ScriptedSa>(sa_delay), options_.sa);
     };
-    auto d = LocalServiceDaemon::create(options_, nullptr);
+    auto d = LocalServiceDaemon::create(options_, [this](LogLevel level, const std::string& m) {
+      std::lock_guard<std::mutex> lock(log_mutex_);
+      log_.emplace_back(level, m);
+    });
     ASSERT_TRUE(d) << d.error().message;
     daemon_ = std::move(*d);
     thread_ = std::thread([this] { daemon_->run(); });
     auto first = kernel_.receive(2s);
     ASSERT_TRUE(first);
     announced_timeout_ = std::chrono::milliseconds(decode_set_timeout(*first).value());
+    set_timeout_seq_ = peek_header(*first).value().seq;
     daemon_port_ = kernel_.last_sender();
+  }
+  // Whether a line at `level` containing every one of `parts` was logged within `within`.
+  bool logged(LogLevel level, std::initializer_list<std::string> parts,
+              std::chrono::milliseconds within = 1s) {
+    auto until = std::chrono::steady_clock::now() + within;
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> lock(log_mutex_);
+        for (const auto& [l, line] : log_) {
+          bool all = l == level;
+          for (const auto& p : parts) all = all && line.find(p) != std::string::npos;
+          if (all) return true;
+        }
+      }
+      if (std::chrono::steady_clock::now() >= until) return false;
+      std::this_thread::sleep_for(10ms);
+    }
+  }
+  std::string log_text() {
+    std::lock_guard<std::mutex> lock(log_mutex_);
+    std::string out;
+    for (const auto& [l, line] : log_) out += line + "\n";
+    return out;
   }
   void TearDown() override {
     if (daemon_) daemon_->stop();
@@ -248,7 +278,10 @@ class DaemonWithFakeSa : public ::testing::Test {
   std::unique_ptr<LocalServiceDaemon> daemon_;
   std::thread thread_;
   std::chrono::milliseconds announced_timeout_{0};
+  uint32_t set_timeout_seq_ = 0;
   uint32_t daemon_port_ = 0;
+  std::mutex log_mutex_;
+  std::vector<std::pair<LogLevel, std::string>> log_;
 };
 
 TEST_F(DaemonWithFakeSa, AnswersWithTheSasPathAndTheRequestsQosClass) {
@@ -335,6 +368,47 @@ TEST_F(DaemonWithFakeSa, OneSilentQueryDoesNotHoldUpTheOthers) {
   EXPECT_TRUE(last.error);
 }
 
+TEST_F(DaemonWithFakeSa, RefusedSetTimeoutIsWarnedAndFErrComesInsideTheKernelsDefault) {
+  start(10ms, 1000ms, 2);  // 3 attempts of 1 s: 3180 ms of SA budget, 4180 ms asked for
+  ASSERT_EQ(announced_timeout_, 4180ms);
+  // The kernel refuses it (as for a sender without CAP_NET_ADMIN) and keeps its 2000 ms.
+  kernel_.send_to(daemon_port_, testing::ack_bytes(set_timeout_seq_, -EPERM, 0x1001, 0x0005, 24));
+  EXPECT_TRUE(
+      logged(LogLevel::kWarn, {"refused SET_TIMEOUT (4180 ms)", "Operation not permitted",
+                               "CAP_NET_ADMIN", "F_ERR now comes after 1500 ms", "sa_timeout_ms"}))
+      << log_text();
+  auto sent = std::chrono::steady_clock::now();
+  send(6, kSilentDgid);
+  auto [reply, at] = next(3s);
+  EXPECT_TRUE(reply.error);
+  EXPECT_EQ(reply.header.seq, 6u);
+  EXPECT_GE(at - sent, 1500ms) << "F_ERR before the lowered budget ran out";
+  EXPECT_LT(at - sent, 2000ms) << "after the kernel's default timeout";
+}
+
+TEST_F(DaemonWithFakeSa, AcceptedSetTimeoutIsLoggedAndNothingIsWarned) {
+  start(10ms, 200ms, 1);
+  kernel_.send_to(daemon_port_, testing::ack_bytes(set_timeout_seq_, 0, 0x1001, 0x0005, 24));
+  EXPECT_TRUE(logged(LogLevel::kInfo, {"the kernel accepted SET_TIMEOUT",
+                                       std::to_string(announced_timeout_.count()) + " ms"}))
+      << log_text();
+  EXPECT_FALSE(logged(LogLevel::kWarn, {"refused"}, 100ms)) << log_text();
+}
+
+TEST_F(DaemonWithFakeSa, RefusedReplyWithTheSameSeqIsNotARefusedSetTimeout) {
+  start(10ms, 200ms, 1);
+  // The kernel's own request seqs start at 1 too: only the answered type tells them apart.
+  kernel_.send_to(daemon_port_, testing::ack_bytes(set_timeout_seq_, -EPERM, 0x1000, 0, 16));
+  EXPECT_TRUE(logged(LogLevel::kWarn,
+                     {"refused the reply to request seq " + std::to_string(set_timeout_seq_)}))
+      << log_text();
+  EXPECT_FALSE(logged(LogLevel::kWarn, {"refused SET_TIMEOUT"}, 100ms)) << log_text();
+  // The budget is unchanged: a good answer still comes, and F_ERR only after 2 x 200 ms.
+  send(7, kDgid);
+  auto [reply, at] = next(announced_timeout_);
+  EXPECT_FALSE(reply.error);
+}
+
 }  // namespace
 }  // namespace rdmaqos::kmod
 
@@ -342,6 +416,60 @@ namespace rdmaqos::kmod {
 namespace {
 
 using namespace std::chrono_literals;
+
+// Runs a daemon without an SA until its first responder check has run; returns its warnings.
+std::vector<std::string> warnings_of_a_short_run(LsdOptions o) {
+  testing::SimulatedKernel kernel;
+  o.netlink_family = NETLINK_USERSOCK;
+  o.kernel_port = kernel.port();
+  o.sa.port.ca = "rdma_qos_no_such_ca";
+  std::mutex m;
+  std::vector<std::string> log;
+  auto d = LocalServiceDaemon::create(o, [&](LogLevel level, const std::string& s) {
+    std::lock_guard<std::mutex> lock(m);
+    if (level == LogLevel::kWarn) log.push_back(s);
+  });
+  if (!d) {
+    ADD_FAILURE() << d.error().message;
+    return {};
+  }
+  std::thread t([&] { (*d)->run(); });
+  EXPECT_TRUE(kernel.receive(2s));  // SET_TIMEOUT: running; the checks follow it
+  std::this_thread::sleep_for(50ms);
+  (*d)->stop();
+  t.join();
+  std::lock_guard<std::mutex> lock(m);
+  return log;
+}
+
+bool any_contains(const std::vector<std::string>& lines, const std::string& part) {
+  for (const auto& l : lines)
+    if (l.find(part) != std::string::npos) return true;
+  return false;
+}
+
+TEST(DaemonNamespace, WarnsOutsideTheInitialNetworkNamespace) {
+  // PID 1's namespace file stood in by another file: a different namespace.
+  char path[] = "/tmp/rdma-qos-netns-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  LsdOptions o;
+  o.initial_netns = path;
+  auto warnings = warnings_of_a_short_run(o);
+  unlink(path);
+  EXPECT_TRUE(any_contains(warnings, "not in the initial network namespace"));
+  EXPECT_TRUE(any_contains(warnings, "only to listeners in the initial namespace"));
+}
+
+TEST(DaemonNamespace, SaysNothingInTheInitialOneOrWhenItCannotTell) {
+  LsdOptions same;
+  same.initial_netns = "/proc/self/ns/net";
+  EXPECT_FALSE(any_contains(warnings_of_a_short_run(same), "namespace"));
+  LsdOptions unreadable;
+  unreadable.initial_netns = "/nonexistent/ns/net";
+  EXPECT_FALSE(any_contains(warnings_of_a_short_run(unreadable), "namespace"));
+}
 
 TEST(DaemonResponders, ReportsAnotherResponderOnTheGroup) {
   // A competitor (as ibacm would be) subscribed to the group before the daemon starts.

@@ -8,6 +8,8 @@ set -euo pipefail
 scenario=$1
 dir=$2
 dump=$3
+# The rdma-qos-lsd scenarios of the group have their own check.
+case $scenario in lsd_*) exec "$(dirname "${BASH_SOURCE[0]}")/check-lsd.sh" "$@" ;; esac
 # shellcheck source=/dev/null
 . "$(dirname "${BASH_SOURCE[0]}")/../../vm/check-lib.sh"
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Host-side check of the udev VM group: for rxe0 (RoCE) udev adds our unit to SYSTEMD_WANTS;
-# for a plain netdev it does not.
+# Host-side check of the udev VM group: udev adds our unit to SYSTEMD_WANTS for a device with an
+# Ethernet (RoCE) port, whichever port it is, and not for a device with InfiniBand ports only
+# nor for a plain netdev.
 #   check-udev.sh SCENARIO RESULTS_DIR ROCE_PCAP_DUMP
 set -euo pipefail
 scenario=$1
@@ -9,8 +10,26 @@ fail() { echo "FAIL: $scenario: $*"; exit 1; }
 [ -d "$dir" ] || fail "no results in $dir (did the VM group run?)"
 cat "$dir/log" 2>/dev/null || true
 [ "$(cat "$dir/status" 2>/dev/null)" = 0 ] || fail "guest scenario failed"
-grep -E 'SYSTEMD_WANTS|90-rdma-qos' "$dir/rxe0.log" || true
-grep -q '^SYSTEMD_WANTS=.*rdma-qos-kernel@rxe0.service' "$dir/rxe0.log" ||
-    fail "udev did not want rdma-qos-kernel@rxe0.service for rxe0"
-if grep -q 'rdma-qos-kernel@' "$dir/vA.log"; then fail "rule fired for a netdev"; fi
+[ -f "$dir/ports.txt" ] && cat "$dir/ports.txt"
+grep -E 'SYSTEMD_WANTS|90-rdma-qos|PROGRAM|grep' "$dir/rxe0.log" || true
+wants() { grep -q '^SYSTEMD_WANTS=.*rdma-qos-kernel@rxe0.service' "$dir/rxe0.log"; }
+# udev read our rules file and ran its RoCE test on rxe0 (so a missing want is the rule's answer).
+grep -q '90-rdma-qos.rules:[0-9]* Running PROGRAM' "$dir/rxe0.log" ||
+    fail "udev did not evaluate 90-rdma-qos.rules for rxe0"
+case $scenario in
+    rxe_wants_kernel_apply)
+        wants || fail "udev did not want rdma-qos-kernel@rxe0.service for rxe0"
+        if grep -q 'rdma-qos-kernel@' "$dir/vA.log"; then fail "rule fired for a netdev"; fi
+        ;;
+    second_port_ethernet)
+        wants || fail "port 2 on Ethernet (port 1 InfiniBand): rdma-qos-kernel@rxe0 not wanted"
+        ;;
+    infiniband_only)
+        if wants; then fail "rule fired for a device without an Ethernet port"; fi
+        grep -q '90-rdma-qos.rules:[0-9]* Command .* returned 1' "$dir/rxe0.log" ||
+            fail "the RoCE test did not answer 'no Ethernet port'"
+        [ "$(cat "$dir/rxe0.status" 2>/dev/null)" = 0 ] || fail "udevadm test failed on rxe0"
+        ;;
+    *) fail "unknown scenario $scenario" ;;
+esac
 echo "PASS: $scenario"

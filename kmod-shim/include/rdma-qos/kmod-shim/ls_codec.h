@@ -83,8 +83,20 @@ Result<ResolveRequest> decode_resolve_request(std::span<const uint8_t> message);
 Result<std::vector<uint8_t>> encode_resolve_reply(uint32_t seq, std::span<const ReplyPath> paths);
 // A reply with RDMA_NL_LS_F_ERR: the kernel then asks the SA itself.
 std::vector<uint8_t> encode_error_reply(uint32_t seq);
-// SET_TIMEOUT (NLM_F_REQUEST, LS_NLA_TYPE_TIMEOUT in milliseconds).
+// SET_TIMEOUT (NLM_F_REQUEST, LS_NLA_TYPE_TIMEOUT in milliseconds), with NLM_F_ACK: the
+// kernel answers it with an NLMSG_ERROR either way (error 0: accepted), so the daemon knows.
 std::vector<uint8_t> encode_set_timeout(uint32_t seq, uint32_t timeout_ms);
+
+// The kernel's NLMSG_ERROR (struct nlmsgerr): its acknowledgement of a message that asked for
+// one (error 0) or its refusal of one (a negative errno). `seq` and `acked_type` are those of
+// the message it answers: a refused SET_TIMEOUT and a refused reply to a request of the same
+// seq differ only by that type.
+struct NetlinkAck {
+  uint32_t seq = 0;
+  int error = 0;
+  uint16_t acked_type = 0;
+};
+Result<NetlinkAck> decode_ack(std::span<const uint8_t> message);
 
 // Decoders of what this side sends, for tests and for a peer playing the kernel.
 struct DecodedReply {

@@ -26,6 +26,9 @@ struct LsdOptions {
   uint32_t kernel_port = 0;
   int inherited_fd = -1;  // a socket passed by systemd (ListenNetlink=rdma 4); -1: open one
   std::chrono::milliseconds responder_check{std::chrono::seconds(30)};
+  // The network namespace files compared at start (tests point them elsewhere).
+  std::string self_netns = "/proc/self/ns/net";
+  std::string initial_netns = "/proc/1/ns/net";
   // How often the SA worker looks for new requests while its window waits on slow ones.
   std::chrono::milliseconds intake_poll{5};
   // Opens the SA client; default: sa::Client::open(sa). Tests pass a fake transport.
@@ -37,6 +40,12 @@ struct LsdOptions {
 // so the F_ERR arrives while the kernel still waits for it.
 std::chrono::milliseconds answer_budget(const LsdOptions& options);
 std::chrono::milliseconds kernel_timeout(const LsdOptions& options);
+
+// The kernel's timeout until a responder sets one (sa_query.c IB_SA_LOCAL_SVC_TIMEOUT_DEFAULT).
+constexpr std::chrono::milliseconds kKernelDefaultTimeout{2000};
+// The budget once the kernel refused SET_TIMEOUT (and so kept its default): answer_budget,
+// capped so that the F_ERR still arrives 500 ms before the kernel's default timeout.
+std::chrono::milliseconds refused_answer_budget(const LsdOptions& options);
 
 class LocalServiceDaemon {
  public:
