@@ -24,10 +24,29 @@ void setup_env(CLI::App& app) {
     auto r = config::load_host_config(&config::process_env,
                                       config->empty() ? std::nullopt : std::optional(*config));
     for (const auto& e : r.errors) std::cerr << e.message << "\n";
+    for (const auto& w : r.warnings) std::cerr << w.message << "\n";
+    // RDMA_QOS_CONFIG is no knob (the file cannot name itself) but is listed like one.
+    const bool from_option = !config->empty();
+    const std::string config_source =
+        from_option ? "option" : std::string(config::to_string(r.config.path_source()));
+    const std::string config_origin = from_option ? "--config"
+                                      : r.config.path_source() == config::Source::kEnvironment
+                                          ? std::string(config::kConfigEnv)
+                                          : "";
+    constexpr std::string_view kConfigDoc =
+        "host configuration file (rdma-qos.conf(5)); every key can be overridden by its "
+        "variable";
     if (*json) {
       nlohmann::json out{{"config_file", r.config.path()},
                          {"config_file_found", r.config.file_found()}};
       auto& list = out["knobs"] = nlohmann::json::array();
+      list.push_back({{"key", nullptr},
+                      {"env", config::kConfigEnv},
+                      {"value", r.config.path()},
+                      {"default", config::kDefaultConfigPath},
+                      {"source", config_source},
+                      {"origin", config_origin},
+                      {"doc", kConfigDoc}});
       for (const auto& k : config::knobs()) {
         const auto& v = r.config.get(k.key);
         list.push_back({{"key", k.key},
@@ -40,10 +59,16 @@ void setup_env(CLI::App& app) {
       }
       auto& errors = out["errors"] = nlohmann::json::array();
       for (const auto& e : r.errors) errors.push_back(e.message);
+      auto& warnings = out["warnings"] = nlohmann::json::array();
+      for (const auto& w : r.warnings) warnings.push_back(w.message);
       std::cout << out.dump(2) << "\n";
     } else {
       std::cout << fmt::format("# configuration file: {}{}\n", r.config.path(),
                                r.config.file_found() ? "" : " (not present)");
+      std::cout << fmt::format("#\n# {}\n# default: \"{}\"; from {}{}\n{}=\"{}\"\n", kConfigDoc,
+                               config::kDefaultConfigPath, config_source,
+                               config_origin.empty() ? "" : " (" + config_origin + ")",
+                               config::kConfigEnv, r.config.path());
       for (const auto& k : config::knobs()) {
         const auto& v = r.config.get(k.key);
         std::cout << fmt::format("#\n# {}\n# default: \"{}\"; from {}{}\n{}=\"{}\"\n", k.doc,

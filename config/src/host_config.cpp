@@ -24,6 +24,7 @@ struct Loader {
     c.path_ = std::move(path);
     c.file_found_ = found;
   }
+  static void set_path_source(HostConfig& c, Source source) { c.path_source_ = source; }
 };
 
 namespace {
@@ -68,16 +69,22 @@ void apply_file(HostConfig& c, std::string_view text, std::string_view file,
   }
 }
 
-void apply_env(HostConfig& c, EnvLookup env, std::vector<Diagnostic>& errors) {
+void apply_env(HostConfig& c, EnvLookup env, LoadResult& r) {
   for (const auto& k : knobs()) {
-    auto v = env(k.env);
+    std::string_view name = k.env;
+    auto v = env(name);
+    if (!v && !k.deprecated_env.empty() && (v = env(k.deprecated_env))) {
+      name = k.deprecated_env;
+      r.warnings.push_back(
+          {fmt::format("{}: warning: deprecated name; use {}", k.deprecated_env, k.env)});
+    }
     if (!v) continue;
     std::string value(trim(*v));
     if (auto why = k.validate(value)) {
-      errors.push_back({fmt::format("{}: error: {}", k.env, *why)});
+      r.errors.push_back({fmt::format("{}: error: {}", name, *why)});
       continue;
     }
-    Loader::set(c, k.key, Value{value, Source::kEnvironment, std::string(k.env)});
+    Loader::set(c, k.key, Value{value, Source::kEnvironment, std::string(name)});
   }
 }
 
@@ -109,16 +116,18 @@ LoadResult parse_host_config(std::string_view text, std::string_view file_name, 
   Loader::set_defaults(r.config);
   Loader::set_path(r.config, std::string(file_name), true);
   apply_file(r.config, text, file_name, r.errors);
-  apply_env(r.config, env, r.errors);
+  apply_env(r.config, env, r);
   return r;
 }
 
 LoadResult load_host_config(EnvLookup env, std::optional<std::string> path) {
   bool explicit_path = path.has_value();
+  Source source = explicit_path ? Source::kFile : Source::kDefault;
   if (!path) {
     if (auto p = env(kConfigEnv); p && !p->empty()) {
       path = *p;
       explicit_path = true;
+      source = Source::kEnvironment;
     } else {
       path = std::string(kDefaultConfigPath);
     }
@@ -128,14 +137,17 @@ LoadResult load_host_config(EnvLookup env, std::optional<std::string> path) {
     LoadResult r;
     Loader::set_defaults(r.config);
     Loader::set_path(r.config, *path, false);
+    Loader::set_path_source(r.config, source);
     if (explicit_path)
       r.errors.push_back({fmt::format("{}: error: cannot read the configuration file", *path)});
-    apply_env(r.config, env, r.errors);
+    apply_env(r.config, env, r);
     return r;
   }
   std::stringstream ss;
   ss << in.rdbuf();
-  return parse_host_config(ss.str(), *path, env);
+  LoadResult r = parse_host_config(ss.str(), *path, env);
+  Loader::set_path_source(r.config, source);
+  return r;
 }
 
 }  // namespace rdmaqos::config

@@ -99,9 +99,9 @@ Validator sa_lid_value() {
 
 const std::vector<Knob>& table() {
   static const std::vector<Knob> kKnobs = {
-      {"policy_file", "RDMA_QOS_POLICY_FILE", "/etc/rdma/qos-policy.conf",
-       "QoS policy file in OpenSM's qos-policy.conf syntax, enforced host-side on RoCE",
-       any_text()},
+      {"policy_file", "RDMA_QOS_POLICY", "/etc/rdma/qos-policy.conf",
+       "QoS policy file in OpenSM's qos-policy.conf syntax, enforced host-side on RoCE", any_text(),
+       "RDMA_QOS_POLICY_FILE"},
       {"partitions_file", "RDMA_QOS_PARTITIONS_FILE", "",
        "OpenSM partitions.conf the policy's pkey and partition groups resolve through", any_text()},
       {"flow_label", "RDMA_QOS_FLOW_LABEL", "rfc",
@@ -146,7 +146,8 @@ const std::vector<Knob>& table() {
        &sl2tclass_value},
       {"sa", "RDMA_QOS_SA", "auto",
        "InfiniBand: query the SA with Service-ID and QoS-Class before route resolution: auto "
-       "(fall back silently when no SA answers), on (also log each kind of failure once), off",
+       "(fall back to the kernel's route resolution when the SA fails, warning once per reason), "
+       "on (the same, and also warn when MultiPathRecord cannot be used), off",
        one_of({"on", "off", "auto"})},
       {"sa_lid", "RDMA_QOS_SA_LID", "",
        "InfiniBand: LID of the SA (1-0xbfff); empty: the port's SM LID", sa_lid_value()},
@@ -161,8 +162,10 @@ const std::vector<Knob>& table() {
       {"cache_ttl", "RDMA_QOS_CACHE_TTL", "300",
        "seconds a path answer stays in the per-process cache (0: no cache, up to 86400)",
        number_between(0, 86400)},
-      {"log_level", "RDMA_QOS_LOG_LEVEL", "warn", "error, warn, info or debug",
-       one_of({"error", "warn", "info", "debug"})},
+      {"log_level", "RDMA_QOS_LOG", "warn",
+       "messages of the preload module printed: error, warn, info or debug (each includes the "
+       "ones before it)",
+       one_of({"error", "warn", "info", "debug"}), "RDMA_QOS_LOG_LEVEL"},
       {"test_record", "RDMA_QOS_TEST_RECORD", "",
        "test hook: append the rdma_cm decisions and what the verbs interposer passed on to this "
        "file (JSON lines)",

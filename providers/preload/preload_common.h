@@ -10,7 +10,16 @@
 
 namespace rdmaqos::providers {
 
+// Severities of the module's messages; the log_level knob (RDMA_QOS_LOG) prints those at or
+// above it (error < warn < info < debug in verbosity).
+enum class LogLevel { kError = 0, kWarn = 1, kInfo = 2, kDebug = 3 };
+// Once per process and key, when the configured level lets `level` through.
+void log_once_at(LogLevel level, const std::string& key, const std::string& message);
+// A warning, once per key.
 void log_once_impl(const std::string& key, const std::string& message);
+// Every time (per-connection detail, for debug and info), when the level lets it through.
+void log_at(LogLevel level, const std::string& message);
+bool log_enabled(LogLevel level);
 void record_impl(const std::string& path, const std::string& line);
 // Null when the configuration could not be loaded at all (then: stock behaviour).
 const config::HostConfig* preload_config();

@@ -21,16 +21,21 @@
 #include <fmt/format.h>
 
 #include "preload_common.h"
+#include "rdma-qos/config/knobs.h"
 #include "rdma-qos/providers/flow_label_mode.h"
 #include "rdma-qos/providers/qp_registry.h"
 #include "rdma-qos/rdmacm-qos/cm_qos.h"
 #include "rdma-qos/rdmacm-qos/ib_route.h"
+#include "rdma-qos/rdmacm-qos/socket_qos.h"
 #include "rdma-qos/sa-client/sa_client.h"
 
 namespace rdmaqos::rdmacm {
 namespace {
 
+using providers::log_at;
+using providers::log_once_at;
 using providers::log_once_impl;
+using providers::LogLevel;
 
 template <typename Fn>
 Fn next_symbol(const char* name) {
@@ -52,8 +57,9 @@ SetOptionFn real_set_option() {
 struct Layer {
   CmSettings settings;
   std::string record_path;
-  // sa knob: auto queries the SA on InfiniBand ports and falls back silently, on also logs
-  // (once) when it cannot, off never queries.
+  // sa knob: auto and on query the SA on InfiniBand ports and fall back to the kernel's route
+  // resolution when it fails (a warning once per reason); on also warns when MultiPathRecord
+  // cannot be used (info under auto); off never queries.
   enum class Sa { kAuto, kOn, kOff } sa = Sa::kAuto;
   bool mpr = false;  // mpr knob: MultiPathRecord when the SA advertises it
   rdma_qos_sa_options sa_options{};
@@ -75,6 +81,10 @@ const Layer& layer() {
     try {
       const config::HostConfig* c = providers::preload_config();
       if (c == nullptr) return out;
+      for (const auto& k : config::knobs())
+        if (!k.deprecated_env.empty() && c->get(k.key).origin == k.deprecated_env)
+          log_once_at(LogLevel::kWarn, std::string(k.deprecated_env),
+                      fmt::format("{} is a deprecated name; use {}", k.deprecated_env, k.env));
       out->settings = cm_settings_from(c->text("class"), c->text("tos"), c->text("service_id"),
                                        c->text("roce_sl2tclass"));
       out->record_path = c->text("test_record");
@@ -103,12 +113,13 @@ const Layer& layer() {
       HostPolicy p = load_host_policy(text.str(), file.text);
       for (const auto& m : p.messages) log_once_impl(m, m);
       if (!p.policy)
-        log_once_impl("policy_errors", fmt::format("the policy {} has errors; rdma_cm "
-                                                   "connections keep the stock QoS",
-                                                   file.text));
+        log_once_at(LogLevel::kError, "policy_errors",
+                    fmt::format("the policy {} has errors; rdma_cm connections keep the stock QoS",
+                                file.text));
       out->settings.policy = p.policy;
     } catch (...) {
-      log_once_impl("cm_config", "cannot load the rdma_cm settings; stock behaviour");
+      log_once_at(LogLevel::kError, "cm_config",
+                  "cannot load the rdma_cm settings; stock behaviour");
     }
     return out;
   }();
@@ -171,7 +182,7 @@ rdma_qos_sa_client* sa_client(rdma_cm_id* id, const Layer& l) {
   o.port = key.second;
   rdma_qos_sa_error err{};
   rdma_qos_sa_client* c = rdma_qos_sa_open(&o, &err);
-  if (c == nullptr && l.sa == Layer::Sa::kOn)
+  if (c == nullptr)
     log_once_impl("sa_open", fmt::format("cannot reach the SA from {} port {} ({}); rdma_cm "
                                          "keeps the stock route resolution",
                                          key.first, key.second, err.message));
@@ -179,9 +190,24 @@ rdma_qos_sa_client* sa_client(rdma_cm_id* id, const Layer& l) {
   return c;
 }
 
+// rdma_qos_sa_set_thread_deadline for the length of one route resolution.
+class SaDeadline {
+ public:
+  explicit SaDeadline(int budget_ms) { rdma_qos_sa_set_thread_deadline(budget_ms); }
+  ~SaDeadline() { rdma_qos_sa_set_thread_deadline(0); }
+  SaDeadline(const SaDeadline&) = delete;
+  SaDeadline& operator=(const SaDeadline&) = delete;
+};
+
+std::string hex(uint64_t v) {
+  return fmt::format("0x{:x}", v);
+}
+
 // InfiniBand: query the SA with Service-ID and QoS-Class and install the answer. True when
-// the route is resolved (the caller must not call the real rdma_resolve_route).
-bool resolve_ib(rdma_cm_id* id) {
+// the route is resolved (the caller must not call the real rdma_resolve_route). The SA may take
+// no longer than the program gave rdma_resolve_route (`timeout_ms`), so a silent SA costs a
+// connection at most what the kernel's own query would have.
+bool resolve_ib(rdma_cm_id* id, int timeout_ms) {
   const Layer& l = layer();
   if (l.sa == Layer::Sa::kOff || !is_infiniband(id)) return false;
   rdma_qos_sa_client* client = sa_client(id, l);
@@ -229,28 +255,44 @@ bool resolve_ib(rdma_cm_id* id) {
     ack(ev);
     return ok ? 0 : -1;
   };
-  IbRouteResult r = resolve_ib_route(in, st.synchronous, ops, l.mpr);
-  if (!r.note.empty() && l.sa == Layer::Sa::kOn) log_once_impl("ib_mpr:" + r.note, r.note);
+  IbRouteResult r;
+  {
+    SaDeadline bound(timeout_ms);
+    r = resolve_ib_route(in, st.synchronous, ops, l.mpr);
+  }
+  if (!r.note.empty())
+    log_once_at(l.sa == Layer::Sa::kOn ? LogLevel::kWarn : LogLevel::kInfo, "ib_mpr:" + r.note,
+                r.note);
   if (!r.installed) {
-    if (l.sa == Layer::Sa::kOn)
-      log_once_impl("ib_fallback:" + r.why, r.why + "; stock route resolution used");
+    // Once per reason and process, under auto and on alike: the program goes on with the
+    // kernel's route resolution, which knows nothing of the policy.
+    log_once_impl("ib_fallback:" + r.why, r.why + "; the kernel's route resolution is used");
+    log_at(LogLevel::kDebug,
+           fmt::format("InfiniBand: Service-ID {} fell back: {}", hex(in.service_id), r.why));
+    record(l, "rdma_resolve_route", std::nullopt, in.service_id, in.qos_class, std::nullopt,
+           nullptr);
     return false;
   }
   if (!r.why.empty()) log_once_impl("ib_sync", r.why);
+  // rdma_qos_query answers on InfiniBand too: the SA's SL, MTU and rate.
+  CmDecision d = decision_from_path(*r.path, in.service_id, in.qos_class);
+  IdRegistry::instance().set_decision(id, d);
+  log_at(LogLevel::kDebug,
+         fmt::format("InfiniBand: Service-ID {} QoS-Class {}: the SA answered SL {} MTU code {} "
+                     "rate code {}{}",
+                     hex(in.service_id), in.qos_class ? fmt::format("{}", *in.qos_class) : "none",
+                     d.sl, opt(d.mtu_limit), opt(d.rate_limit),
+                     r.multipath ? " (MultiPathRecord)" : ""));
+  record(l, "rdma_resolve_route", d, in.service_id, in.qos_class, std::nullopt, nullptr);
   return true;
 }
 
 // rsockets: what rsetsockopt(IP_TOS / SO_PRIORITY) asked for each socket, and, while rconnect
 // runs, for the socket it connects (rsockets resolves the route inside rconnect, on this thread,
 // for blocking sockets).
-struct SocketQos {
-  std::optional<uint8_t> tos;         // IP_TOS: the connection's TOS (and QoS-Class)
-  std::optional<uint16_t> qos_class;  // SO_PRIORITY: the QoS-Class (SDP semantics)
-};
-std::mutex socket_mutex;
-std::map<int, SocketQos>& socket_qos() {
-  static auto* m = new std::map<int, SocketQos>;
-  return *m;
+SocketQosTable& socket_qos() {
+  static auto* t = new SocketQosTable;  // never destroyed: rclose may run at exit
+  return *t;
 }
 thread_local std::optional<SocketQos> connecting_socket;
 // rsockets keeps each stream socket's rdma_cm id private, but passes it to rdma_set_option for
@@ -497,7 +539,7 @@ __attribute__((visibility("default"))) int rdma_resolve_route(rdma_cm_id* id, in
   }
   if (id != nullptr) {
     try {
-      if (rdmaqos::rdmacm::resolve_ib(id)) return 0;
+      if (rdmaqos::rdmacm::resolve_ib(id, timeout_ms)) return 0;
       rdmaqos::rdmacm::before_resolve_route(id);
     } catch (...) {
       rdmaqos::providers::log_once_impl("resolve_route_exception",
@@ -588,14 +630,10 @@ __attribute__((visibility("default"))) int rsetsockopt(int socket, int level, in
   int saved = errno;
   if (next(socket, level, optname, optval, optlen) != 0) errno = saved;  // ours from here
   try {
-    {
-      std::lock_guard lock(rdmaqos::rdmacm::socket_mutex);
-      auto& q = rdmaqos::rdmacm::socket_qos()[socket];
-      if (tos)
-        q.tos = static_cast<uint8_t>(value);
-      else
-        q.qos_class = static_cast<uint16_t>(value);
-    }
+    if (tos)
+      rdmaqos::rdmacm::socket_qos().set_tos(socket, static_cast<uint8_t>(value));
+    else
+      rdmaqos::rdmacm::socket_qos().set_class(socket, static_cast<uint16_t>(value));
     if (rdma_cm_id* id = rdmaqos::rdmacm::socket_id(socket, next)) {
       auto& ids = rdmaqos::rdmacm::IdRegistry::instance();
       if (!tos) {
@@ -622,14 +660,28 @@ __attribute__((visibility("default"))) int rconnect(int socket, const sockaddr* 
     return -1;
   }
   try {
-    std::lock_guard lock(rdmaqos::rdmacm::socket_mutex);
-    auto it = rdmaqos::rdmacm::socket_qos().find(socket);
-    if (it != rdmaqos::rdmacm::socket_qos().end()) rdmaqos::rdmacm::connecting_socket = it->second;
+    rdmaqos::rdmacm::connecting_socket = rdmaqos::rdmacm::socket_qos().find(socket);
   } catch (...) {
   }
   int rc = next(socket, addr, addrlen);
   rdmaqos::rdmacm::connecting_socket.reset();
   return rc;
+}
+
+// The socket's QoS is forgotten before the descriptor is released: once rclose returns, another
+// thread's rsocket may get the same number and must start without it.
+__attribute__((visibility("default"))) int rclose(int socket) {
+  using RcloseFn = int (*)(int);
+  static RcloseFn next = rdmaqos::rdmacm::next_symbol<RcloseFn>("rclose");
+  if (next == nullptr) {
+    errno = ENOSYS;
+    return -1;
+  }
+  try {
+    rdmaqos::rdmacm::socket_qos().erase(socket);
+  } catch (...) {
+  }
+  return next(socket);
 }
 
 // Ids created without an event channel are synchronous: librdmacm gives them a private

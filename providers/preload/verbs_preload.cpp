@@ -21,12 +21,46 @@
 namespace rdmaqos::providers {
 
 // Shared with the rdma_cm layer (preload_common.h): one log, one configuration per process.
-void log_once_impl(const std::string& key, const std::string& message) {
-  static std::mutex mutex;
+// The level is read from the configuration here, not through preload_config(): that reports its
+// own errors through this log while it loads. A bad value was reported there; warn is used.
+namespace {
+LogLevel configured_log_level() {
+  static const LogLevel level = [] {
+    try {
+      const std::string text = config::load_host_config().config.text("log_level");
+      if (text == "error") return LogLevel::kError;
+      if (text == "info") return LogLevel::kInfo;
+      if (text == "debug") return LogLevel::kDebug;
+    } catch (...) {
+    }
+    return LogLevel::kWarn;
+  }();
+  return level;
+}
+
+std::mutex log_mutex;
+}  // namespace
+
+bool log_enabled(LogLevel level) {
+  return static_cast<int>(level) <= static_cast<int>(configured_log_level());
+}
+
+void log_at(LogLevel level, const std::string& message) {
+  if (!log_enabled(level)) return;
+  std::lock_guard lock(log_mutex);
+  fprintf(stderr, "rdma-qos[%d]: %s\n", static_cast<int>(getpid()), message.c_str());
+}
+
+void log_once_at(LogLevel level, const std::string& key, const std::string& message) {
+  if (!log_enabled(level)) return;
   static std::set<std::string>* seen = new std::set<std::string>;
-  std::lock_guard lock(mutex);
+  std::lock_guard lock(log_mutex);
   if (!seen->insert(key).second) return;
   fprintf(stderr, "rdma-qos[%d]: %s\n", static_cast<int>(getpid()), message.c_str());
+}
+
+void log_once_impl(const std::string& key, const std::string& message) {
+  log_once_at(LogLevel::kWarn, key, message);
 }
 
 void record_impl(const std::string& path, const std::string& line) {

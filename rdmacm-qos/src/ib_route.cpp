@@ -38,6 +38,17 @@ ibv_path_data path_data(const ibv_path_record& answer) {
   return d;
 }
 
+CmDecision decision_from_path(const ibv_path_record& answer, uint64_t service_id,
+                              std::optional<uint16_t> qos_class) {
+  CmDecision d;
+  d.service_id = service_id;
+  d.qos_class = qos_class;
+  d.sl = static_cast<uint8_t>(ntohs(answer.qosclass_sl) & 0xF);
+  d.mtu_limit = static_cast<uint8_t>(answer.mtu & 0x3F);    // below the 2-bit selector
+  d.rate_limit = static_cast<uint8_t>(answer.rate & 0x3F);  // likewise
+  return d;
+}
+
 IbRouteResult resolve_ib_route(const IbRouteInputs& in, bool synchronous_id, const IbRouteOps& ops,
                                bool multipath) {
   IbRouteResult r;

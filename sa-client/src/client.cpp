@@ -108,6 +108,7 @@ void Client::maybe_refresh_port() {
     if (!options_.sa_lid) {
       cpi_.reset();
       cpi_tried_ = false;
+      cpi_failure_.reset();  // a new SA: ask it
     }
   }
 }
@@ -122,13 +123,21 @@ milliseconds Client::attempt_timeout() {
 Result<ClassPortInfo> Client::class_port_info() {
   maybe_refresh_port();
   if (cpi_) return *cpi_;
+  // A failure is remembered for a while: callers such as the preload module ask before every
+  // connection, and each would otherwise wait the whole timeout x (retries + 1) again.
+  if (cpi_failure_ && Clock::now() < cpi_retry_at_) return *cpi_failure_;
+  cpi_failure_.reset();
   SaRequest req;
   req.method = method::kGet;
   req.attr_id = attr::kClassPortInfo;
   auto responses = execute(std::span<const SaRequest>(&req, 1));
-  if (!responses[0]) return responses[0].error();
-  auto cpi = decode_class_port_info_response(*responses[0]);
-  if (!cpi) return cpi.error();
+  Result<ClassPortInfo> cpi = responses[0] ? decode_class_port_info_response(*responses[0])
+                                           : Result<ClassPortInfo>(responses[0].error());
+  if (!cpi) {
+    cpi_failure_ = cpi.error();
+    cpi_retry_at_ = Clock::now() + options_.class_port_info_retry_after;
+    return cpi.error();
+  }
   cpi_ = *cpi;
   return *cpi_;
 }
@@ -258,19 +267,33 @@ void Client::execute_stream(const RequestSource& next_request, const ResponseHan
       }
       p.waiting_resend = true;
       p.due = now + backoff(p.attempts);
+      if (deadline_) p.due = std::min(p.due, *deadline_);
       return;
     }
     p.waiting_resend = false;
     p.due = now + timeout;
+    if (deadline_) p.due = std::min(p.due, *deadline_);
   };
   // After a timeout or BUSY: resend after a backoff, or give up.
+  auto past_deadline = [&] { return deadline_ && Clock::now() >= *deadline_; };
+  auto deadline_error = [&](const Pending& p) {
+    return make_error(ErrorCode::kTimeout,
+                      fmt::format("no answer from SA LID {} within the caller's deadline ({} "
+                                  "attempt(s))",
+                                  dlid, p.attempts));
+  };
   auto retry_or_fail = [&](uint32_t tid, Pending& p, Error why) {
+    if (past_deadline()) {
+      finish(tid, deadline_error(p));
+      return;
+    }
     if (p.attempts >= max_attempts) {
       finish(tid, std::move(why));
       return;
     }
     p.waiting_resend = true;
     p.due = Clock::now() + backoff(p.attempts - 1);
+    if (deadline_) p.due = std::min(p.due, *deadline_);
   };
 
   for (;;) {
@@ -302,7 +325,10 @@ void Client::execute_stream(const RequestSource& next_request, const ResponseHan
       p.first_sent = Clock::now();
       auto [it, inserted] = active.emplace(tid, std::move(p));
       (void)inserted;
-      transmit(tid, it->second);
+      if (past_deadline())  // the caller's time is up: nothing more is sent
+        finish(tid, deadline_error(it->second));
+      else
+        transmit(tid, it->second);
     }
     if (active.empty()) {
       if (source_empty) break;
@@ -373,7 +399,9 @@ void Client::execute_stream(const RequestSource& next_request, const ResponseHan
       if (p.due <= now) expired.push_back(tid);
     for (uint32_t tid : expired) {
       Pending& p = active.at(tid);
-      if (p.waiting_resend) {
+      if (past_deadline()) {
+        finish(tid, deadline_error(p));
+      } else if (p.waiting_resend) {
         transmit(tid, p);
       } else {
         retry_or_fail(

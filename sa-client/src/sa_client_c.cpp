@@ -1,9 +1,11 @@
 // The C API over Client: every entry point catches everything so no exception crosses into C,
 // and calls on one handle are serialised (Client itself is single-threaded; the preload module
 // shares one handle per port between the host program's threads).
+#include <chrono>
 #include <cstring>
 #include <exception>
 #include <mutex>
+#include <optional>
 
 #include "rdma-qos/sa-client/client.h"
 #include "rdma-qos/sa-client/path_cache.h"
@@ -17,6 +19,21 @@ struct rdma_qos_sa_client {
 namespace {
 
 using namespace rdmaqos::sa;
+
+// rdma_qos_sa_set_thread_deadline: this thread's bound, applied to the shared client for the
+// length of each call (under its mutex).
+thread_local std::optional<std::chrono::steady_clock::time_point> thread_deadline;
+
+class DeadlineScope {
+ public:
+  explicit DeadlineScope(Client& c) : client_(c) { client_.set_deadline(thread_deadline); }
+  ~DeadlineScope() { client_.set_deadline(std::nullopt); }
+  DeadlineScope(const DeadlineScope&) = delete;
+  DeadlineScope& operator=(const DeadlineScope&) = delete;
+
+ private:
+  Client& client_;
+};
 
 void copy_message(char* dst, size_t len, const std::string& text) {
   if (len == 0) return;
@@ -149,6 +166,7 @@ int query_paths(rdma_qos_sa_client* client, const ibv_path_record* query, uint64
       mq = std::move(*converted);
     }
     std::lock_guard lock(client->mutex);
+    DeadlineScope bound(*client->client);
     auto answer = mq ? client->client->multipath_records(*mq) : client->client->path_records(q);
     if (!answer) {
       set_error(err, answer.error());
@@ -230,6 +248,7 @@ int rdma_qos_sa_qos_supported(rdma_qos_sa_client* client, rdma_qos_sa_error* err
       return -1;
     }
     std::lock_guard lock(client->mutex);
+    DeadlineScope bound(*client->client);
     auto q = client->client->qos_supported();
     if (!q) {
       set_error(err, q.error());
@@ -244,6 +263,13 @@ int rdma_qos_sa_qos_supported(rdma_qos_sa_client* client, rdma_qos_sa_error* err
     set_error(err, RDMA_QOS_SA_TRANSPORT, "unknown exception");
     return -1;
   }
+}
+
+void rdma_qos_sa_set_thread_deadline(int budget_ms) {
+  if (budget_ms > 0)
+    thread_deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(budget_ms);
+  else
+    thread_deadline.reset();
 }
 
 const char* rdma_qos_sa_mad_status_name(uint16_t mad_status, char* buf, size_t len) {
@@ -262,6 +288,7 @@ int rdma_qos_sa_mpr_supported(rdma_qos_sa_client* client, rdma_qos_sa_error* err
       return -1;
     }
     std::lock_guard lock(client->mutex);
+    DeadlineScope bound(*client->client);
     auto cpi = client->client->class_port_info();
     if (!cpi) {
       set_error(err, cpi.error());

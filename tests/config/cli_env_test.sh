@@ -16,6 +16,24 @@ out=$(RDMA_QOS_CONFIG="$conf" RDMA_QOS_SL=6 "$bin" env --json)
 
 RDMA_QOS_CONFIG="$conf" "$bin" env | grep -q '^RDMA_QOS_FLOW_LABEL="spread"$' || fail "text listing"
 
+# RDMA_QOS_CONFIG is listed as a row: its value and where it came from.
+[ "$(jq -r '.knobs[] | select(.env=="RDMA_QOS_CONFIG") | .value' <<<"$out")" = "$conf" ] || fail "config row value"
+[ "$(jq -r '.knobs[] | select(.env=="RDMA_QOS_CONFIG") | .source' <<<"$out")" = environment ] || fail "config row source"
+out=$(env -u RDMA_QOS_CONFIG "$bin" env --json 2>/dev/null || true)
+[ "$(jq -r '.knobs[] | select(.env=="RDMA_QOS_CONFIG") | .value' <<<"$out")" = /etc/rdma/rdma-qos.conf ] || fail "config row default value"
+[ "$(jq -r '.knobs[] | select(.env=="RDMA_QOS_CONFIG") | .source' <<<"$out")" = default ] || fail "config row default source"
+RDMA_QOS_CONFIG="$conf" "$bin" env | grep -qx "RDMA_QOS_CONFIG=\"$conf\"" || fail "config row in the text listing"
+
+# The documented names, and the deprecated ones still accepted with a warning (exit 0).
+out=$(RDMA_QOS_CONFIG="$conf" RDMA_QOS_POLICY=/tmp/p.conf RDMA_QOS_LOG=debug "$bin" env --json)
+[ "$(jq -r '.knobs[] | select(.key=="policy_file") | .origin' <<<"$out")" = RDMA_QOS_POLICY ] || fail "RDMA_QOS_POLICY"
+[ "$(jq -r '.knobs[] | select(.key=="log_level") | .value' <<<"$out")" = debug ] || fail "RDMA_QOS_LOG"
+err=$(RDMA_QOS_CONFIG="$conf" RDMA_QOS_POLICY_FILE=/tmp/old.conf "$bin" env --json 2>&1 >/dev/null) ||
+    fail "a deprecated name is no error"
+grep -q 'RDMA_QOS_POLICY_FILE: warning: deprecated name; use RDMA_QOS_POLICY' <<<"$err" || fail "deprecation warning: $err"
+out=$(RDMA_QOS_CONFIG="$conf" RDMA_QOS_POLICY_FILE=/tmp/old.conf "$bin" env --json 2>/dev/null)
+[ "$(jq -r '.knobs[] | select(.key=="policy_file") | .value' <<<"$out")" = /tmp/old.conf ] || fail "deprecated name value"
+
 printf 'nonsense 1\n' > "$conf"
 set +e
 err=$(RDMA_QOS_CONFIG="$conf" "$bin" env 2>&1 >/dev/null)

@@ -28,11 +28,23 @@ class HostConfigTest : public ::testing::Test {
   void SetUp() override { fake_env().clear(); }
 };
 
+// The variable is RDMA_QOS_<KEY>, except the two the issue names otherwise, whose
+// RDMA_QOS_<KEY> spelling stays as a deprecated alias.
 TEST_F(HostConfigTest, EveryKnobHasAnEnvNameDocAndValidDefault) {
+  const std::map<std::string_view, std::pair<std::string_view, std::string_view>> renamed = {
+      {"policy_file", {"RDMA_QOS_POLICY", "RDMA_QOS_POLICY_FILE"}},
+      {"log_level", {"RDMA_QOS_LOG", "RDMA_QOS_LOG_LEVEL"}},
+  };
   for (const auto& k : knobs()) {
-    std::string expected = "RDMA_QOS_";
-    for (char c : k.key) expected.push_back(static_cast<char>(toupper(c)));
-    EXPECT_EQ(k.env, expected);
+    std::string upper = "RDMA_QOS_";
+    for (char c : k.key) upper.push_back(static_cast<char>(toupper(c)));
+    if (auto it = renamed.find(k.key); it != renamed.end()) {
+      EXPECT_EQ(k.env, it->second.first);
+      EXPECT_EQ(k.deprecated_env, it->second.second);
+    } else {
+      EXPECT_EQ(k.env, upper);
+      EXPECT_TRUE(k.deprecated_env.empty()) << k.key;
+    }
     EXPECT_FALSE(k.doc.empty()) << k.key;
     EXPECT_FALSE(k.validate(k.default_value)) << k.key << " default is invalid";
   }
@@ -122,6 +134,49 @@ TEST_F(HostConfigTest, ConfigPathFromEnvironment) {
   EXPECT_TRUE(r.config.file_found());
   close(fd);
   remove(path);
+}
+
+TEST_F(HostConfigTest, DeprecatedVariableNameStillWorksWithAWarning) {
+  fake_env()["RDMA_QOS_POLICY_FILE"] = "/tmp/old-name.conf";
+  fake_env()["RDMA_QOS_LOG_LEVEL"] = "debug";
+  auto r = parse_host_config("", "t.conf", &lookup);
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_EQ(r.config.text("policy_file"), "/tmp/old-name.conf");
+  EXPECT_EQ(r.config.get("policy_file").source, Source::kEnvironment);
+  EXPECT_EQ(r.config.get("policy_file").origin, "RDMA_QOS_POLICY_FILE");
+  EXPECT_EQ(r.config.text("log_level"), "debug");
+  ASSERT_EQ(r.warnings.size(), 2u);
+  EXPECT_EQ(r.warnings[0].message,
+            "RDMA_QOS_POLICY_FILE: warning: deprecated name; use RDMA_QOS_POLICY");
+  EXPECT_EQ(r.warnings[1].message,
+            "RDMA_QOS_LOG_LEVEL: warning: deprecated name; use RDMA_QOS_LOG");
+}
+
+TEST_F(HostConfigTest, NewVariableNameWinsOverTheDeprecatedOne) {
+  fake_env()["RDMA_QOS_POLICY"] = "/tmp/new.conf";
+  fake_env()["RDMA_QOS_POLICY_FILE"] = "/tmp/old.conf";
+  auto r = parse_host_config("policy_file /tmp/file.conf\n", "t.conf", &lookup);
+  EXPECT_EQ(r.config.text("policy_file"), "/tmp/new.conf");
+  EXPECT_EQ(r.config.get("policy_file").origin, "RDMA_QOS_POLICY");
+  EXPECT_TRUE(r.warnings.empty());
+}
+
+TEST_F(HostConfigTest, BadValueUnderTheDeprecatedNameNamesThatVariable) {
+  fake_env()["RDMA_QOS_LOG_LEVEL"] = "loud";
+  auto r = parse_host_config("", "t.conf", &lookup);
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].message,
+            "RDMA_QOS_LOG_LEVEL: error: 'loud' is not one of: error, warn, info, debug");
+  EXPECT_EQ(r.config.text("log_level"), "warn");
+}
+
+TEST_F(HostConfigTest, ConfigPathSourceIsDefaultEnvironmentOrCaller) {
+  EXPECT_EQ(load_host_config(&lookup, std::nullopt).config.path_source(), Source::kDefault);
+  EXPECT_EQ(load_host_config(&lookup, "/nonexistent/a.conf").config.path_source(), Source::kFile);
+  fake_env()["RDMA_QOS_CONFIG"] = "/nonexistent/b.conf";
+  auto r = load_host_config(&lookup, std::nullopt);
+  EXPECT_EQ(r.config.path_source(), Source::kEnvironment);
+  EXPECT_EQ(r.config.path(), "/nonexistent/b.conf");
 }
 
 TEST_F(HostConfigTest, UnknownKeyLookupIsAProgrammingError) {

@@ -194,5 +194,23 @@ TEST(IbRoute, WithoutMprPathRecordOnly) {
   EXPECT_TRUE(r.note.empty());
 }
 
+// rdma_qos_query on InfiniBand reports the SA's answer: SL 3, MTU 2048 (code 4) and 20 Gb/s
+// (code 6) below their selector bits, with the Service-ID and QoS-Class the query carried.
+TEST(IbRoute, DecisionFromTheSaAnswerCarriesItsSlMtuAndRate) {
+  ibv_path_record answer{};
+  answer.qosclass_sl = htons(0x0073);  // QoS-Class 7 in the high 12 bits, SL 3
+  answer.mtu = 0x80 | 4;               // selector "exactly", 2048
+  answer.rate = 0x80 | 6;              // selector "exactly", 20 Gb/s
+  CmDecision d = decision_from_path(answer, 0x1060CBC, 7);
+  EXPECT_EQ(d.service_id, 0x1060CBCu);
+  EXPECT_EQ(d.qos_class, std::optional<uint16_t>(7));
+  EXPECT_EQ(d.sl, 3);
+  EXPECT_EQ(d.mtu_limit, std::optional<uint8_t>(4));
+  EXPECT_EQ(d.rate_limit, std::optional<uint8_t>(6));
+  EXPECT_FALSE(d.traffic_class);
+  EXPECT_FALSE(d.rule);
+  EXPECT_EQ(d.level, "");
+}
+
 }  // namespace
 }  // namespace rdmaqos::rdmacm

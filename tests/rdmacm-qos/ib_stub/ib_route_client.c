@@ -1,12 +1,19 @@
-/* An rdma_cm program written as programs are (no rdma-qos API): resolves the address and the
- * route of one id, asynchronous (event channel) or synchronous (no channel), and says whether
- * the route resolved. Run over the stand-in librdmacm with the preload module.
- *   ib_route_client async|sync PORT */
+/* An rdma_cm program written as programs are: resolves the address and the route of one id (or
+ * several, one after the other), asynchronous (event channel) or synchronous (no channel), and
+ * says whether each route resolved. It links no rdma-qos library: the QoS decision is asked of
+ * rdma_qos_query only if something in the process exports it (the preload module does). Run
+ * over the stand-in librdmacm with the preload module.
+ *   ib_route_client async|sync PORT [ROUTE_TIMEOUT_MS [CONNECTIONS]] */
+#define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <dlfcn.h>
+#include <errno.h>
 #include <rdma/rdma_cma.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "rdma-qos/rdmacm-qos/rdma_qos.h"
 
 static int expect_event(struct rdma_event_channel* ch, enum rdma_cm_event_type type) {
   struct rdma_cm_event* ev;
@@ -17,25 +24,50 @@ static int expect_event(struct rdma_event_channel* ch, enum rdma_cm_event_type t
   return ok;
 }
 
-int main(int argc, char** argv) {
+/* "decision: sl 3 mtu 4 rate 6 service_id 0x1060cbc", or "decision: errno N". */
+static void print_decision(struct rdma_cm_id* id) {
+  typedef int (*query_fn)(struct rdma_cm_id*, struct rdma_qos_decision*);
+  query_fn query = (query_fn)dlsym(RTLD_DEFAULT, "rdma_qos_query");
+  struct rdma_qos_decision d;
+  if (query == NULL) return;
+  memset(&d, 0, sizeof(d));
+  if (query(id, &d) != 0) {
+    printf("decision: errno %d\n", errno);
+    return;
+  }
+  printf("decision: sl %u mtu %u rate %u service_id 0x%llx\n", d.sl, d.mtu_limit, d.rate_limit,
+         (unsigned long long)d.service_id);
+}
+
+static int connect_once(int sync, const struct sockaddr_in* dst, int route_timeout_ms) {
   struct rdma_event_channel* ch = NULL;
   struct rdma_cm_id* id;
+  if (!sync && (ch = rdma_create_event_channel()) == NULL) return 1;
+  if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) != 0) return 1;
+  if (rdma_resolve_addr(id, NULL, (struct sockaddr*)dst, 2000) != 0) return 1;
+  if (!sync && !expect_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED)) return 1;
+  if (rdma_resolve_route(id, route_timeout_ms) != 0) return 1;
+  if (!sync && !expect_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED)) return 1;
+  printf("ib_route_client: %s route resolved\n", sync ? "sync" : "async");
+  print_decision(id);
+  fflush(stdout);
+  rdma_destroy_id(id);
+  if (ch) rdma_destroy_event_channel(ch);
+  return 0;
+}
+
+int main(int argc, char** argv) {
   struct sockaddr_in dst;
-  int sync;
+  int sync, route_timeout_ms = 2000, connections = 1, i;
   if (argc < 3) return 2;
   sync = strcmp(argv[1], "sync") == 0;
+  if (argc > 3) route_timeout_ms = atoi(argv[3]);
+  if (argc > 4) connections = atoi(argv[4]);
   memset(&dst, 0, sizeof(dst));
   dst.sin_family = AF_INET;
   dst.sin_port = htons((unsigned short)atoi(argv[2]));
   inet_pton(AF_INET, "10.0.0.2", &dst.sin_addr);
-  if (!sync && (ch = rdma_create_event_channel()) == NULL) return 1;
-  if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) != 0) return 1;
-  if (rdma_resolve_addr(id, NULL, (struct sockaddr*)&dst, 2000) != 0) return 1;
-  if (!sync && !expect_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED)) return 1;
-  if (rdma_resolve_route(id, 2000) != 0) return 1;
-  if (!sync && !expect_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED)) return 1;
-  printf("ib_route_client: %s route resolved\n", argv[1]);
-  rdma_destroy_id(id);
-  if (ch) rdma_destroy_event_channel(ch);
+  for (i = 0; i < connections; ++i)
+    if (connect_once(sync, &dst, route_timeout_ms) != 0) return 1;
   return 0;
 }

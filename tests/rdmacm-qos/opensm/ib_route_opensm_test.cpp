@@ -3,14 +3,19 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <signal.h>
+
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "rdma-qos/testbed/ib_fabric.h"
+#include "rdma-qos/testbed/process.h"
 #include "rdma-qos/testbed/sample_policy.h"
 
 namespace {
@@ -26,7 +31,13 @@ class IbRouteOpenSm : public ::testing::Test {
     fabric_ = rdmaqos::testbed::start_fat_tree(
         rdmaqos::testbed::sample_policy({.sdp_ulp = false, .gold_first = true}));
   }
-  static void TearDownTestSuite() { fabric_.reset(); }
+  static void TearDownTestSuite() {
+    if (silent_sa_) {
+      kill(silent_sa_->pid(), SIGCONT);  // so it can take its SIGTERM
+      silent_sa_.reset();
+    }
+    fabric_.reset();
+  }
   static json probe(const std::string& sid, const std::string& qos_class = "", bool mpr = false) {
     std::vector<std::string> argv = {RDMA_QOS_IB_ROUTE_PROBE};
     if (mpr) argv.push_back("--mpr");
@@ -45,8 +56,11 @@ class IbRouteOpenSm : public ::testing::Test {
     int exit_code = -1;
     std::string output;
     std::vector<json> calls;
+    std::chrono::milliseconds took{0};
   };
-  static ClientRun client(const std::string& mode, const std::vector<std::string>& env = {}) {
+  // `args`: the client's optional ROUTE_TIMEOUT_MS and CONNECTIONS.
+  static ClientRun client(const std::string& mode, const std::vector<std::string>& env = {},
+                          const std::vector<std::string>& args = {}) {
     // Per test: ctest runs the tests of this suite in parallel.
     std::string dir = ::testing::TempDir();
     std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
@@ -64,8 +78,12 @@ class IbRouteOpenSm : public ::testing::Test {
         "RDMA_QOS_SA=on"};
     argv.insert(argv.end(), env.begin(), env.end());
     argv.insert(argv.end(), {RDMA_QOS_IB_ROUTE_CLIENT, mode, "3260"});
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto start = std::chrono::steady_clock::now();
     auto r = fabric_->run_at("node001", argv);
-    ClientRun out{r.exit_code, r.output, {}};
+    auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+        std::chrono::steady_clock::now() - start);
+    ClientRun out{r.exit_code, r.output, {}, took};
     std::ifstream in(log);
     for (std::string line; std::getline(in, line);) {
       auto j = json::parse(line, nullptr, false);
@@ -79,6 +97,47 @@ class IbRouteOpenSm : public ::testing::Test {
       if (c.value("call", "") == name) out.push_back(c);
     return out;
   }
+  static size_t occurrences(const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  }
+  // An SA that never answers, at node003's LID: rdma-qos-sad started there, and stopped
+  // (SIGSTOP) once it answered, so queries are delivered to an SA and really time out.
+  // (ibsim answers a GMP for a port where no SA agent listens at once with a timeout status:
+  // a plain CA LID, or an unknown one, would fail immediately.)
+  static std::string silent_sa_lid() {
+    const std::string lid = fabric_->lid_arg("node003");
+    if (silent_sa_) return lid;
+    const std::string dir = fabric_->dir();
+    std::ofstream(dir + "/silent-sa-policy.conf")
+        << rdmaqos::testbed::sample_policy({.sdp_ulp = false, .gold_first = true});
+    rdmaqos::testbed::ProcessOptions p;
+    p.argv = {RDMA_QOS_SAD, "--policy",     dir + "/silent-sa-policy.conf", "--control-socket",
+              "",           "--foreground", "--rediscover-interval",        "0"};
+    p.env = fabric_->client_env("node003");
+    p.cwd = dir;
+    p.output_path = dir + "/silent-sa.log";
+    silent_sa_ = std::make_unique<rdmaqos::testbed::Process>(rdmaqos::testbed::Process::spawn(p));
+    rdmaqos::testbed::RunResult probe;
+    // rdma-qos-sad answers once it has discovered the fabric: seconds on a loaded machine.
+    auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < give_up && silent_sa_->running()) {
+      probe = fabric_->run_at("node001", {RDMA_QOS_CLI, "path", "cpi", "--sa-lid", lid});
+      if (probe.exit_code == 0) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    if (probe.exit_code != 0) {
+      std::ifstream in(dir + "/silent-sa.log");
+      std::string log(std::istreambuf_iterator<char>(in), {});
+      ADD_FAILURE() << "rdma-qos-sad did not answer at LID " << lid << ": " << probe.output
+                    << "\nits log:\n"
+                    << log;
+    }
+    kill(silent_sa_->pid(), SIGSTOP);
+    return lid;
+  }
+  static inline std::unique_ptr<rdmaqos::testbed::Process> silent_sa_;
   static inline std::unique_ptr<IbFabric> fabric_;
 };
 
@@ -180,6 +239,112 @@ TEST_F(IbRouteOpenSm, SaOffLeavesRouteResolutionToTheKernel) {
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(calls_named(r, "rdma_set_option").empty());
   EXPECT_EQ(calls_named(r, "rdma_resolve_route").size(), 1u);
+}
+
+// rdma_qos_query answers on InfiniBand too: the SA's SL, MTU and rate for the connection
+// (iSER: SL 3, rate-limit 5; ibsim's MTU 2048, code 4), and the test hook records it.
+TEST_F(IbRouteOpenSm, QueryReportsTheSaAnswerOnInfiniBand) {
+  std::string record = ::testing::TempDir() + "/ib-query.record";
+  std::remove(record.c_str());
+  auto r = client("async", {"RDMA_QOS_TEST_RECORD=" + record});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("decision: sl 3 mtu 4 rate 5 service_id 0x1060cbc"), std::string::npos)
+      << r.output;
+  std::ifstream in(record);
+  std::string line;
+  ASSERT_TRUE(std::getline(in, line)) << "no test hook record";
+  auto j = json::parse(line, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << line;
+  EXPECT_EQ(j.value("call", ""), "rdma_resolve_route");
+  EXPECT_EQ(j.value("service_id", 0ULL), 0x1060CBCULL);
+  EXPECT_EQ(j.value("sl", -1), 3);
+  EXPECT_EQ(j.value("mtu_limit", -1), 4);
+  EXPECT_EQ(j.value("rate_limit", -1), 5);
+}
+
+TEST_F(IbRouteOpenSm, QueryOfASynchronousIdReportsTheSaAnswer) {
+  auto r = client("sync", {"RDMA_QOS_CLASS=7"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // GOLD: SL 5, mtu-limit 3 (1024); the link's rate (node001-node002: 4x DDR, code 6).
+  EXPECT_NE(r.output.find("decision: sl 5 mtu 3 rate 6 "), std::string::npos) << r.output;
+}
+
+// An SA that never answers: the ClassPortInfo query times out (300 ms, no retry), the module
+// falls back to the real rdma_resolve_route, and the program sees ROUTE_RESOLVED as usual.
+// With the default `sa auto` the fallback is logged once.
+TEST_F(IbRouteOpenSm, SilentSaFallsBackToTheKernelForAnAsyncId) {
+  auto r = client("async", {"RDMA_QOS_SA=auto", "RDMA_QOS_SA_LID=" + silent_sa_lid(),
+                            "RDMA_QOS_SA_TIMEOUT_MS=300", "RDMA_QOS_SA_RETRIES=0"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("async route resolved"), std::string::npos) << r.output;
+  EXPECT_TRUE(calls_named(r, "rdma_set_option").empty()) << r.output;
+  EXPECT_EQ(calls_named(r, "rdma_resolve_route").size(), 1u);
+  auto events = calls_named(r, "rdma_get_cm_event");
+  ASSERT_EQ(events.size(), 2u) << r.output;
+  EXPECT_EQ(events[1].value("event", ""), "ROUTE_RESOLVED");
+  EXPECT_GE(r.took, std::chrono::milliseconds(300)) << "the query was not left to time out";
+  EXPECT_EQ(occurrences(r.output, "the kernel's route resolution is used"), 1u) << r.output;
+  EXPECT_NE(r.output.find("decision: errno 2"), std::string::npos) << r.output;  // ENOENT
+}
+
+TEST_F(IbRouteOpenSm, SilentSaFallsBackToTheKernelForASynchronousId) {
+  auto r = client("sync", {"RDMA_QOS_SA_LID=" + silent_sa_lid(), "RDMA_QOS_SA_TIMEOUT_MS=300",
+                           "RDMA_QOS_SA_RETRIES=0"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("sync route resolved"), std::string::npos) << r.output;
+  EXPECT_TRUE(calls_named(r, "rdma_set_option").empty()) << r.output;
+  EXPECT_EQ(calls_named(r, "rdma_resolve_route").size(), 1u);
+  // The real rdma_resolve_route of a synchronous id returns with the route resolved: nothing
+  // queued for the program, nothing left behind.
+  EXPECT_TRUE(calls_named(r, "rdma_get_cm_event").empty());
+  auto destroy = calls_named(r, "rdma_destroy_id");
+  ASSERT_EQ(destroy.size(), 1u);
+  EXPECT_EQ(destroy[0].value("pending_events", -1), 0);
+}
+
+// 20 connections to a silent SA whose settings alone would wait 11 s each (1000 ms x 11
+// attempts): the first waits no longer than the program's rdma_resolve_route timeout (300 ms),
+// the failure is remembered, so the others fall back at once (20 x 300 ms would be 6 s). The
+// fallback is logged once, not per connection.
+TEST_F(IbRouteOpenSm, SilentSaCostsOneRouteTimeoutPerProcess) {
+  auto r = client("async",
+                  {"RDMA_QOS_SA=auto", "RDMA_QOS_SA_LID=" + silent_sa_lid(),
+                   "RDMA_QOS_SA_TIMEOUT_MS=1000", "RDMA_QOS_SA_RETRIES=10"},
+                  {"300", "20"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(occurrences(r.output, "async route resolved"), 20u) << r.output;
+  EXPECT_EQ(calls_named(r, "rdma_resolve_route").size(), 20u);
+  EXPECT_GE(r.took, std::chrono::milliseconds(300));
+  EXPECT_LT(r.took, std::chrono::milliseconds(4000));
+  EXPECT_EQ(occurrences(r.output, "the kernel's route resolution is used"), 1u) << r.output;
+}
+
+// RDMA_QOS_LOG: error hides the fallback warning; debug adds a line per connection.
+TEST_F(IbRouteOpenSm, LogLevelErrorHidesTheFallbackWarning) {
+  auto r = client("async", {"RDMA_QOS_LOG=error", "RDMA_QOS_SA_LID=" + silent_sa_lid(),
+                            "RDMA_QOS_SA_TIMEOUT_MS=100", "RDMA_QOS_SA_RETRIES=0"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("rdma-qos["), std::string::npos) << r.output;
+}
+
+TEST_F(IbRouteOpenSm, LogLevelDebugTellsEachConnectionsAnswer) {
+  auto r = client("async", {"RDMA_QOS_LOG=debug"}, {"2000", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(occurrences(r.output,
+                        "InfiniBand: Service-ID 0x1060cbc QoS-Class none: the SA "
+                        "answered SL 3"),
+            2u)
+      << r.output;
+}
+
+// The deprecated RDMA_QOS_LOG_LEVEL still works, and says it is deprecated.
+TEST_F(IbRouteOpenSm, DeprecatedLogLevelVariableStillWorks) {
+  auto r = client("async", {"RDMA_QOS_LOG_LEVEL=debug"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("the SA answered SL 3"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("RDMA_QOS_LOG_LEVEL is a deprecated name; use RDMA_QOS_LOG"),
+            std::string::npos)
+      << r.output;
 }
 
 }  // namespace

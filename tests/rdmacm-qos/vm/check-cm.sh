@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Host-side check of one scenario of the rdmacm-qos `cm` VM group (vm/cm.sh.in): the programs
 # transferred; in both directions the data packets carry the level's DSCP and the UDP source
-# port of the RFC's symmetric CM-port label; each side's module decided the level's SL and
-# passed it (and the label) to the provider (test hook). Expected values are computed here
+# port of the CM-port label of the flow-label mode (the RFC's by default; flow_*: the mode in
+# RDMA_QOS_FLOW_LABEL); each side's module decided the level's SL and passed it (and the label)
+# to the provider (test hook). Expected values are computed here
 # from the policy file's intent and the RFC formulas, never by the code under test.
 #   check-cm.sh SCENARIO RESULTS_DIR ROCE_PCAP_DUMP
 set -euo pipefail
@@ -32,7 +33,9 @@ case $scenario in
     udaddy_ipv4 | udaddy_ipv6) tool=udaddy port=7174 sl=2 dscp=34 ;;
     fault_no_policy) tool=rping port=7491 sl=null dscp=0 ;;
     fault_bad_policy) tool=ucmatose port=7493 sl=null dscp=0 ;;
-    fault_garbage) tool=rping port=7492 sl=null dscp=0 ;;
+    # Garbage everywhere but a valid policy: RPING's SL, no roce_sl2tclass so no DSCP.
+    fault_garbage) tool=rping port=7492 sl=3 dscp=0 ;;
+    flow_spread | flow_linux | flow_off | flow_fixed) tool=ucmatose port=7493 sl=5 dscp=18 mtu=2 ;;
     *) echo "FAIL: unknown scenario $scenario"; exit 1 ;;
 esac
 # The passive side learns the active side's QoS-Class from the traffic class the REQ carries
@@ -45,6 +48,42 @@ case $scenario in
 esac
 
 count() { grep -c -- "$1" "$dir/$2" 2>/dev/null || true; }
+
+# The CM-port label of the scenario's flow-label mode (RDMA_QOS_FLOW_LABEL), for service port
+# $1 and the active side's CM source port $2. off: the kernel's own (Linux's) label.
+spread_cm_label() {   # Documentation/flow-labels.md, written out
+    local sum=$(( $1 + $2 ))
+    local target=$(( (sum * 0x2C35) & 0x3FFF ))
+    local high6=$(( (((sum * 0x9E3779B1) & 0xFFFFFFFF) >> 26) & 0x3F ))
+    local label=$(( (high6 << 14) | (target ^ high6) ))
+    [ "$label" = 0 ] && label=$(( (1 << 14) | 1 ))
+    echo "$label"
+}
+mode_cm_label() {
+    case $scenario in
+        flow_spread) spread_cm_label "$1" "$2" ;;
+        flow_linux | flow_off) linux_cm_label "$2" "$1" ;;
+        flow_fixed) echo $((0x12345)) ;;
+        *) rfc_cm_label "$1" "$2" ;;
+    esac
+}
+
+# Garbage in every variable: each side warned once per bad variable (and once for the missing
+# configuration file), and went on.
+if [ "$scenario" = fault_garbage ]; then
+    for side in client server; do
+        for v in RDMA_QOS_CLASS RDMA_QOS_TOS RDMA_QOS_SERVICE_ID RDMA_QOS_ROCE_SL2TCLASS \
+                 RDMA_QOS_FLOW_LABEL RDMA_QOS_SL RDMA_QOS_TCLASS RDMA_QOS_SA RDMA_QOS_SA_LID \
+                 RDMA_QOS_SA_TIMEOUT_MS RDMA_QOS_SA_RETRIES RDMA_QOS_MPR RDMA_QOS_CACHE_TTL \
+                 RDMA_QOS_LOG RDMA_QOS_APPLY_ON_IB RDMA_QOS_KERNEL_ROCE_TOS \
+                 RDMA_QOS_KERNEL_ROCE_SL RDMA_QOS_KERNEL_ROCE_MODE; do
+            n=$(grep -c "^rdma-qos\[[0-9]*\]: $v: error: " "$dir/$side.log" || true)
+            [ "$n" = 1 ] || fail "$side: $n warnings for $v, expected 1"
+        done
+        n=$(grep -c '^rdma-qos\[[0-9]*\]: /nonexistent/rdma-qos.conf: error: cannot read' "$dir/$side.log" || true)
+        [ "$n" = 1 ] || fail "$side: $n warnings for the missing RDMA_QOS_CONFIG file, expected 1"
+    done
+fi
 
 # UD (udaddy, RDMA_PS_UDP): no connection; the client's address handle comes from the
 # ESTABLISHED event (SIDR reply). It must carry the level (SL 2, traffic class 136) and the
@@ -119,10 +158,10 @@ while IFS=$'\t' read -r -a f; do
     [ ${#f[@]} -ge 14 ] || continue
     sid=${f[12]} cm_sport=${f[13]}
     [ $((sid)) = $(( (0x0106 << 16) | port )) ] || fail "REQ service ID $sid, expected port $port"
-    label_of[$cm_sport]=$(rfc_cm_label "$port" "$cm_sport")
+    label_of[$cm_sport]=$(mode_cm_label "$port" "$cm_sport")
     want=$(fold "${label_of[$cm_sport]}")
     wants+="$want "
-    echo "CM ports $cm_sport -> $port: RFC label $(printf 0x%05x "${label_of[$cm_sport]}"), UDP source port $want"
+    echo "CM ports $cm_sport -> $port: label $(printf 0x%05x "${label_of[$cm_sport]}"), UDP source port $want"
 done <<<"$reqs"
 
 require_data_both_ways "$client" "$server" 6 "$dscp" "without DSCP $dscp"
@@ -166,7 +205,7 @@ for side in client server; do
         got=$(sed -n 's/.*"flow_label":\([0-9]*\),.*/\1/p' <<<"$rtr")
         ok=
         for l in "${label_of[@]}"; do [ "$got" = "$l" ] && ok=1; done
-        [ -n "$ok" ] || fail "$side: label $got passed to the provider is no connection's RFC label"
+        [ -n "$ok" ] || fail "$side: label $got passed to the provider is no connection's label"
         if [ "$want_sl" != null ]; then
             [[ $rtr == *"\"sl\":$want_sl,"* ]] || fail "$side: SL $want_sl not passed to the provider"
         fi

@@ -56,6 +56,31 @@ TEST(CApi, PathQueryReturnsWireLayoutRecords) {
   rdma_qos_sa_close(c);
 }
 
+// rdma_qos_sa_set_thread_deadline bounds this thread's calls: a silent SA with 10 retries of
+// 200 ms gives up after the 30 ms budget; 0 removes the bound.
+TEST(CApi, ThreadDeadlineBoundsTheCallsOfThisThread) {
+  auto t = std::make_unique<testing::FakeTransport>(
+      [](const SaMad&) { return std::vector<ReceivedMad>{}; });
+  auto* fake = t.get();
+  ClientOptions o;
+  o.timeout = 200ms;
+  o.retries = 10;
+  o.backoff = 1ms;
+  rdma_qos_sa_client* c = wrap_c_client(std::make_unique<Client>(std::move(t), o));
+  ibv_path_record q{};
+  ibv_path_record out[1]{};
+  rdma_qos_sa_error err{};
+  auto start = std::chrono::steady_clock::now();
+  rdma_qos_sa_set_thread_deadline(30);
+  EXPECT_EQ(rdma_qos_sa_path_query(c, &q, RDMA_QOS_PR_COMP_DLID, out, 1, &err), -1);
+  auto took = std::chrono::steady_clock::now() - start;
+  rdma_qos_sa_set_thread_deadline(0);
+  EXPECT_EQ(err.code, RDMA_QOS_SA_TIMEOUT);
+  EXPECT_LT(took, 200ms);
+  EXPECT_EQ(fake->sent.size(), 1u);
+  rdma_qos_sa_close(c);
+}
+
 TEST(CApi, CountsPathsBeyondTheBuffer) {
   rdma_qos_sa_client* c = c_client(0, 3);
   ibv_path_record q{};

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <thread>
 
 #include "fake_transport.h"
 #include "rdma-qos/sa-client/client.h"
@@ -305,6 +306,105 @@ TEST(Client, SmLidChangeRereadsClassPortInfo) {
   EXPECT_EQ(c->sm_generation(), 1u);
   ASSERT_EQ(fake->sent.size(), 2u);
   EXPECT_EQ(fake->sent[1].dlid, 9);
+}
+
+// A silent SA: the first read waits timeout x (retries + 1); the failure is then kept, so the
+// next callers (one per connection in the preload module) are answered at once.
+TEST(Client, FailedClassPortInfoIsRememberedUntilTheRetryTime) {
+  FakeTransport* fake;
+  ClientOptions o;
+  o.retries = 1;
+  o.class_port_info_retry_after = 1h;
+  auto c = client_with(
+      fake, [](const SaMad&) { return std::vector<ReceivedMad>{}; }, o);
+  auto first = c->qos_supported();
+  ASSERT_FALSE(first);
+  EXPECT_EQ(first.error().code, ErrorCode::kTimeout);
+  EXPECT_EQ(fake->sent.size(), 2u);
+  auto second = c->qos_supported();
+  auto third = c->class_port_info();
+  ASSERT_FALSE(second);
+  ASSERT_FALSE(third);
+  EXPECT_EQ(second.error().code, ErrorCode::kTimeout);
+  EXPECT_EQ(second.error().message, first.error().message);
+  EXPECT_EQ(fake->sent.size(), 2u);  // nothing sent again
+}
+
+TEST(Client, FailedClassPortInfoIsAskedAgainAfterTheRetryTime) {
+  FakeTransport* fake;
+  ClientOptions o;
+  o.retries = 0;
+  o.class_port_info_retry_after = 20ms;
+  bool answer = false;
+  auto c = client_with(
+      fake,
+      [&answer](const SaMad& r) {
+        if (!answer) return std::vector<ReceivedMad>{};
+        return std::vector<ReceivedMad>{received(cpi_response(r, true, 18))};
+      },
+      o);
+  ASSERT_FALSE(c->qos_supported());
+  answer = true;  // the SM came up
+  std::this_thread::sleep_for(30ms);
+  auto q = c->qos_supported();
+  ASSERT_TRUE(q) << q.error().message;
+  EXPECT_TRUE(*q);
+  EXPECT_EQ(fake->sent.size(), 2u);
+}
+
+TEST(Client, SmLidChangeForgetsAFailedClassPortInfo) {
+  FakeTransport* fake;
+  ClientOptions o;
+  o.retries = 0;
+  o.port_refresh = 0ms;
+  o.class_port_info_retry_after = 1h;
+  auto c = client_with(
+      fake,
+      [](const SaMad& r) {
+        return std::vector<ReceivedMad>{received(response_to(r, method::kGetResp, 0x000C))};
+      },
+      o);
+  ASSERT_FALSE(c->qos_supported());
+  ASSERT_FALSE(c->qos_supported());
+  EXPECT_EQ(fake->sent.size(), 1u);
+  fake->next_sm_lid = 9;  // a new SM: its SA is asked
+  ASSERT_FALSE(c->qos_supported());
+  ASSERT_EQ(fake->sent.size(), 2u);
+  EXPECT_EQ(fake->sent[1].dlid, 9);
+}
+
+// The caller's deadline (rdma_resolve_route's timeout) cuts the retries short: 10 retries of
+// 200 ms would take 2.2 s; the deadline ends the query after 30 ms with one attempt sent.
+TEST(Client, DeadlineEndsTheQueryWhateverRetriesRemain) {
+  FakeTransport* fake;
+  ClientOptions o;
+  o.retries = 10;
+  o.timeout = 200ms;
+  auto c = client_with(
+      fake, [](const SaMad&) { return std::vector<ReceivedMad>{}; }, o);
+  auto start = std::chrono::steady_clock::now();
+  c->set_deadline(start + 30ms);
+  auto paths = c->path_records(dlid_query(3));
+  auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_FALSE(paths);
+  EXPECT_EQ(paths.error().code, ErrorCode::kTimeout);
+  EXPECT_NE(paths.error().message.find("deadline"), std::string::npos) << paths.error().message;
+  EXPECT_EQ(fake->sent.size(), 1u);
+  EXPECT_GE(took, 30ms);
+  EXPECT_LT(took, 200ms);
+}
+
+TEST(Client, NothingIsSentAfterTheDeadline) {
+  FakeTransport* fake;
+  auto c = client_with(
+      fake, [](const SaMad& r) { return std::vector<ReceivedMad>{received(table_of(r, 1))}; });
+  c->set_deadline(std::chrono::steady_clock::now() - 1ms);
+  auto paths = c->path_records(dlid_query(3));
+  ASSERT_FALSE(paths);
+  EXPECT_EQ(paths.error().code, ErrorCode::kTimeout);
+  EXPECT_TRUE(fake->sent.empty());
+  c->set_deadline(std::nullopt);  // no bound again
+  EXPECT_TRUE(c->path_records(dlid_query(3)));
 }
 
 TEST(Client, TimeoutComesFromRespTimeValue) {

@@ -32,12 +32,16 @@ class HostConfig {
   const std::string& text(std::string_view key) const { return get(key).text; }
   const std::string& path() const { return path_; }  // the file consulted (may not exist)
   bool file_found() const { return file_found_; }
+  // Where path() came from: kDefault, kEnvironment ($RDMA_QOS_CONFIG), or kFile when the
+  // caller named it (load_host_config's `path`, `rdma-qos env --config`).
+  Source path_source() const { return path_source_; }
 
  private:
   friend struct Loader;
   std::map<std::string, Value, std::less<>> values_;
   std::string path_;
   bool file_found_ = false;
+  Source path_source_ = Source::kDefault;
 };
 
 // Reads the environment through this, so tests can pass their own.
@@ -47,6 +51,8 @@ std::optional<std::string> process_env(std::string_view name);
 struct LoadResult {
   HostConfig config;  // always usable: invalid settings keep their defaults
   std::vector<Diagnostic> errors;
+  // Accepted, but worth saying: a deprecated variable name was used.
+  std::vector<Diagnostic> warnings;
 };
 
 // Loads `path` (default: $RDMA_QOS_CONFIG or /etc/rdma/rdma-qos.conf; a missing default file

@@ -1,6 +1,7 @@
 // The one table of host configuration knobs. Each knob has a key (rdma-qos.conf), an
-// environment variable (RDMA_QOS_<KEY>), a default, its documentation and a validator; the
-// configuration file, the environment and `rdma-qos env` are all derived from it.
+// environment variable (RDMA_QOS_*), a default, its documentation and a validator, and maybe a
+// deprecated older variable name still accepted; the configuration file, the environment and
+// `rdma-qos env` are all derived from it.
 #pragma once
 
 #include <functional>
@@ -20,6 +21,8 @@ struct Knob {
   std::string_view default_value;  // as text, parsed by the component that uses it
   std::string_view doc;
   Validator validate;
+  // An older name of the variable, still read when `env` is not set (with a warning).
+  std::string_view deprecated_env = {};
 };
 
 std::span<const Knob> knobs();

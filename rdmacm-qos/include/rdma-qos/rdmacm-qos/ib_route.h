@@ -12,6 +12,8 @@
 #include <optional>
 #include <string>
 
+#include "rdma-qos/rdmacm-qos/cm_qos.h"
+
 namespace rdmaqos::rdmacm {
 
 // The only flags the kernel accepts for the path it uses (DESIGN.md 6): 0x2B.
@@ -38,6 +40,12 @@ PathQuery build_path_query(const IbRouteInputs& in, bool sa_advertises_qos);
 
 // What rdma_set_option(RDMA_OPTION_IB_PATH) gets for an answer.
 ibv_path_data path_data(const ibv_path_record& answer);
+
+// The decision rdma_qos_query reports for an installed SA answer: what the query matched on, and
+// the answer's SL, MTU and rate (the SA does not say which rule or level matched: rule and
+// level stay unset, and InfiniBand has no traffic class of ours).
+CmDecision decision_from_path(const ibv_path_record& answer, uint64_t service_id,
+                              std::optional<uint16_t> qos_class);
 
 struct IbRouteOps {
   // 1 when the SA advertises QoS, 0 when not, -1 when it cannot be asked.

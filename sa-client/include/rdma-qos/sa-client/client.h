@@ -22,6 +22,12 @@ namespace rdmaqos::sa {
 
 class PathCache;
 
+// The default back-off after a failed ClassPortInfo read (see ClientOptions). Fixed and short,
+// not the path cache's TTL: an SA that does not answer is usually an SM starting or failing
+// over, which takes seconds, while path answers stay valid for minutes; and a client without a
+// path cache must not ask a silent SA on every query either.
+constexpr std::chrono::milliseconds kClassPortInfoRetryAfter{5000};
+
 struct ClientOptions {
   UmadOptions port;                // CA/port (used by Client::open only)
   std::optional<uint16_t> sa_lid;  // default: the port's SM LID
@@ -34,6 +40,9 @@ struct ClientOptions {
   // How often an unchanged SM LID is re-read from the port (an SM change drops the cached
   // ClassPortInfo).
   std::chrono::milliseconds port_refresh{1000};
+  // How long a failed ClassPortInfo read is remembered: until then class_port_info() returns
+  // the same error at once instead of waiting timeout x (retries + 1) again.
+  std::chrono::milliseconds class_port_info_retry_after{kClassPortInfoRetryAfter};
 };
 
 constexpr std::chrono::milliseconds kMinTimeout{100};
@@ -76,7 +85,8 @@ class Client {
   // Increases every time the SM LID of the port changes (caches key their validity on it).
   uint64_t sm_generation() const { return sm_generation_; }
 
-  // Read once per SA and kept until the SM LID changes.
+  // Read once per SA and kept until the SM LID changes. A failure is kept too, for
+  // options.class_port_info_retry_after (or until the SM LID changes).
   Result<ClassPortInfo> class_port_info();
   Result<bool> qos_supported();
 
@@ -85,6 +95,13 @@ class Client {
   // Many queries with up to options.window outstanding; results in query order.
   std::vector<Result<std::vector<PathRecord>>> path_records(std::span<const PathQuery> queries);
   Result<std::vector<PathRecord>> multipath_records(const MultiPathQuery& query);
+
+  // Bounds every call from now on by the caller's own deadline (rdma_resolve_route's timeout,
+  // say): requests still unanswered then fail with kTimeout, whatever retries remain.
+  // nullopt: no bound (the default).
+  void set_deadline(std::optional<std::chrono::steady_clock::time_point> deadline) {
+    deadline_ = deadline;
+  }
 
   // Shares a path cache with this client (nullptr: none).
   void set_cache(std::shared_ptr<PathCache> cache) { cache_ = std::move(cache); }
@@ -116,6 +133,10 @@ class Client {
   ClientOptions options_;
   std::optional<ClassPortInfo> cpi_;
   bool cpi_tried_ = false;  // ClassPortInfo asked for (once per SA) before the first query
+  // The last failed ClassPortInfo read and when it may be asked again.
+  std::optional<Error> cpi_failure_;
+  std::chrono::steady_clock::time_point cpi_retry_at_{};
+  std::optional<std::chrono::steady_clock::time_point> deadline_;
   std::shared_ptr<PathCache> cache_;
   std::function<void(std::chrono::nanoseconds)> latency_observer_;
   uint64_t sm_generation_ = 0;

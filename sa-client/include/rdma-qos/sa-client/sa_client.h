@@ -93,6 +93,12 @@ int rdma_qos_sa_multipath_query(struct rdma_qos_sa_client* client,
                                 struct ibv_path_record* paths, int max_paths,
                                 struct rdma_qos_sa_error* err);
 
+/* Bounds the calls this thread makes from now on, on any client: each fails with
+ * RDMA_QOS_SA_TIMEOUT once `budget_ms` milliseconds from this call have passed, whatever
+ * retries remain (a caller's own timeout, such as rdma_resolve_route's). Per thread, so threads
+ * sharing a client keep their own bounds. 0 or less removes the bound. */
+void rdma_qos_sa_set_thread_deadline(int budget_ms);
+
 /* "SA_NO_RECORDS", "BUSY|SA_INSUF_COMPS" ... into buf (always NUL-terminated); returns buf. */
 const char* rdma_qos_sa_mad_status_name(uint16_t mad_status, char* buf, size_t len);
 
