@@ -85,6 +85,31 @@ std::vector<uint16_t> consecutive_client_ports(int conns) {
 
 using LabelFn = std::function<uint32_t(uint16_t server, uint16_t client)>;
 
+void print_header() {
+  fmt::print(
+      "| mode | distinct UDP sports | CRC max/mean, 8 hops | CRC, 64 hops | modulo, 8 hops | "
+      "modulo, 64 hops |\n");
+  fmt::print("|---|---|---|---|---|---|\n");
+}
+
+void print_row(const char* name, const Stats& s) {
+  fmt::print("| {} | {:.1f}% | {:.2f} | {:.2f} | {:.2f} | {:.2f} |\n", name, s.distinct_pct,
+             s.crc_max_mean[0], s.crc_max_mean[1], s.mod_max_mean[0], s.mod_max_mean[1]);
+}
+
+// The reference: every connection's 14 port bits drawn uniformly at random, over kTrials seeds.
+Stats ideal_random_hash(int conns) {
+  Stats ideal;
+  for (int t = 0; t < kTrials; ++t) {
+    std::mt19937 rng(5000 + static_cast<unsigned>(t));
+    std::vector<uint16_t> sports;
+    for (int i = 0; i < conns; ++i)
+      sports.push_back(static_cast<uint16_t>(0xC000 | (rng() & 0x3FFF)));
+    add(ideal, measure(sports), 1.0 / kTrials);
+  }
+  return ideal;
+}
+
 void cm_table(int conns, bool random_clients) {
   struct Mode {
     const char* name;
@@ -101,16 +126,9 @@ void cm_table(int conns, bool random_clients) {
   fmt::print(
       "\n### {} connections, {} client ports (mean over server ports 3260, 4420, 7471, 18515)\n\n",
       conns, random_clients ? "random" : "consecutive");
-  fmt::print(
-      "| mode | distinct UDP sports | CRC max/mean, 8 hops | CRC, 64 hops | modulo, 8 hops | "
-      "modulo, 64 hops |\n");
-  fmt::print("|---|---|---|---|---|---|\n");
+  print_header();
   const int trials = random_clients ? kTrials : 1;
   const double weight = 1.0 / (trials * std::size(kServerPorts));
-  auto row = [](const char* name, const Stats& s) {
-    fmt::print("| {} | {:.1f}% | {:.2f} | {:.2f} | {:.2f} | {:.2f} |\n", name, s.distinct_pct,
-               s.crc_max_mean[0], s.crc_max_mean[1], s.mod_max_mean[0], s.mod_max_mean[1]);
-  };
   for (const auto& m : modes) {
     Stats sum;
     for (int t = 0; t < trials; ++t) {
@@ -124,34 +142,33 @@ void cm_table(int conns, bool random_clients) {
         add(sum, measure(sports), weight);
       }
     }
-    row(m.name, sum);
+    print_row(m.name, sum);
   }
-  Stats ideal;
-  for (int t = 0; t < kTrials; ++t) {
-    std::mt19937 rng(5000 + static_cast<unsigned>(t));
-    std::vector<uint16_t> sports;
-    for (int i = 0; i < conns; ++i)
-      sports.push_back(static_cast<uint16_t>(0xC000 | (rng() & 0x3FFF)));
-    add(ideal, measure(sports), 1.0 / kTrials);
-  }
-  row("ideal random hash", ideal);
+  print_row("ideal random hash", ideal_random_hash(conns));
 }
 
-void qpn_table(int conns) {
-  fmt::print("\n### {} QP pairs (QPNs allocated consecutively on both hosts)\n\n", conns);
+// QP pairs not set up by rdma_cm: the QPN hash, the same in every mode. QPNs are 24 bits; a
+// device hands them out consecutively (rxe) or scattered (many HCAs), so both are measured.
+void qpn_table(int conns, bool random_qpns) {
   fmt::print(
-      "| mode | distinct UDP sports | CRC max/mean, 8 hops | CRC, 64 hops | modulo, 8 hops | "
-      "modulo, 64 hops |\n");
-  fmt::print("|---|---|---|---|---|---|\n");
-  std::vector<uint16_t> sports;
-  for (int i = 0; i < conns; ++i) {
-    uint32_t l = 0x100 + static_cast<uint32_t>(i), r = 0x2a0 + static_cast<uint32_t>(i);
-    sports.push_back(rdma_qos_udp_sport_from_flow_label(rdma_qos_flow_label_from_qpns(l, r)));
+      "\n### {} QP pairs (QPNs {})\n\n", conns,
+      random_qpns ? "drawn at random on both hosts" : "allocated consecutively on both hosts");
+  print_header();
+  const int trials = random_qpns ? kTrials : 1;
+  Stats sum;
+  for (int t = 0; t < trials; ++t) {
+    std::mt19937 rng(9000 + static_cast<unsigned>(t));
+    std::uniform_int_distribution<uint32_t> qpn(2, 0xFFFFFF);  // 0 and 1 are special QPs
+    std::vector<uint16_t> sports;
+    for (int i = 0; i < conns; ++i) {
+      uint32_t l = random_qpns ? qpn(rng) : 0x100 + static_cast<uint32_t>(i);
+      uint32_t r = random_qpns ? qpn(rng) : 0x2a0 + static_cast<uint32_t>(i);
+      sports.push_back(rdma_qos_udp_sport_from_flow_label(rdma_qos_flow_label_from_qpns(l, r)));
+    }
+    add(sum, measure(sports), 1.0 / trials);
   }
-  Stats s = measure(sports);
-  fmt::print("| rfc / linux / spread (QPN hash) | {:.1f}% | {:.2f} | {:.2f} | {:.2f} | {:.2f} |\n",
-             s.distinct_pct, s.crc_max_mean[0], s.crc_max_mean[1], s.mod_max_mean[0],
-             s.mod_max_mean[1]);
+  print_row("rfc / linux / spread (QPN hash)", sum);
+  print_row("ideal random hash", ideal_random_hash(conns));
 }
 
 }  // namespace
@@ -161,7 +178,8 @@ int main() {
   for (int conns : {64, 1024}) {
     cm_table(conns, true);
     cm_table(conns, false);
-    qpn_table(conns);
+    qpn_table(conns, true);
+    qpn_table(conns, false);
   }
   return 0;
 }

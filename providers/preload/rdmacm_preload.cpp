@@ -385,11 +385,13 @@ std::map<const rdma_cm_id*, std::pair<const ibv_pd*, ibv_gid>>& ud_peers() {
   return *m;
 }
 
-void register_ud_peer(rdma_cm_id* id, const CmDecision& d) {
+void register_ud_peer(rdma_cm_id* id, const std::optional<CmDecision>& d,
+                      const providers::CmConnection& cm) {
   ibv_pd* pd = id_pd(id);
   auto gid = peer_gid(&id->route.addr.dst_addr);
-  if (pd == nullptr || !gid) return;
-  providers::QpRegistry::instance().set_peer_decision(pd, *gid, to_qos_decision(d));
+  auto label = ud_flow_label(cm, layer().flow_label);
+  if (pd == nullptr || !gid || (!d && !label)) return;
+  providers::QpRegistry::instance().set_peer_decision(pd, *gid, to_qos_decision(d, label));
   std::lock_guard lock(ud_peer_mutex);
   ud_peers()[id] = {pd, *gid};
 }
@@ -440,7 +442,7 @@ void register_qp(rdma_cm_id* id, bool passive) {
     }
   }
   if (d) providers::QpRegistry::instance().set_decision(id->qp, to_qos_decision(*d));
-  if (d && is_ud(id)) register_ud_peer(id, *d);
+  if (is_ud(id)) register_ud_peer(id, d, cm);
   record(l, passive ? "rdma_accept" : "rdma_connect", d, sid, qos_class, std::nullopt, &cm,
          received_tclass);
 }

@@ -172,13 +172,13 @@ extern "C" {
 __attribute__((visibility("default"))) int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask) {
   static ModifyQpFn next = rdmaqos::providers::next_symbol<ModifyQpFn>("ibv_modify_qp");
   if (next == nullptr) return EOPNOTSUPP;  // no libibverbs behind us: nothing could succeed
+  rdmaqos::providers::ModifyQpCall call(next, qp, attr, mask);
   try {
-    return rdmaqos::providers::interpose_modify_qp(qp, attr, mask, next,
-                                                   rdmaqos::providers::hooks());
+    return rdmaqos::providers::interpose_modify_qp(call, rdmaqos::providers::hooks());
   } catch (...) {
     rdmaqos::providers::log_once_impl("modify_qp_exception",
                                       "internal error in ibv_modify_qp; QPs left unchanged");
-    return next(qp, attr, mask);
+    return call.finish();  // the provider's answer, if it already gave one
   }
 }
 
@@ -188,12 +188,13 @@ __attribute__((visibility("default"))) ibv_ah* ibv_create_ah(ibv_pd* pd, ibv_ah_
     errno = EOPNOTSUPP;
     return nullptr;
   }
+  rdmaqos::providers::CreateAhCall call(next, pd, attr);
   try {
-    return rdmaqos::providers::interpose_create_ah(pd, attr, next, rdmaqos::providers::hooks());
+    return rdmaqos::providers::interpose_create_ah(call, rdmaqos::providers::hooks());
   } catch (...) {
     rdmaqos::providers::log_once_impl("create_ah_exception",
                                       "internal error in ibv_create_ah; AHs left unchanged");
-    return next(pd, attr);
+    return call.finish();  // the provider's answer, if it already gave one
   }
 }
 

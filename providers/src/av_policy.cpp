@@ -99,11 +99,22 @@ AvOutcome decide_ah(ibv_ah_attr& ah, LinkKind link, const std::optional<QosDecis
   if (!acts_on(link, s))
     return {false, link == LinkKind::kInfiniBand ? "InfiniBand port (apply_on_ib=0)"
                                                  : "unknown link layer"};
-  if (link == LinkKind::kRoceV2 && ah.is_global && ah.grh.flow_label == 0 &&
-      s.flow_label.mode == FlowLabelMode::kFixed) {
-    ah.grh.flow_label = s.flow_label.fixed_label;
-    out.changed = true;
-    out.reason = fmt::format("flow_label=0x{:05x} (fixed label)", ah.grh.flow_label);
+  if (link == LinkKind::kRoceV2 && ah.is_global && ah.grh.flow_label == 0) {
+    // A decision's label wins, as its levels win over the environment's.
+    std::optional<uint32_t> label;
+    const char* why = "";
+    if (decision && decision->flow_label) {
+      label = *decision->flow_label & RDMA_QOS_FLOW_LABEL_MASK;
+      why = "decision's label";
+    } else if (s.flow_label.mode == FlowLabelMode::kFixed) {
+      label = s.flow_label.fixed_label;
+      why = "fixed label";
+    }
+    if (label && *label != 0) {
+      ah.grh.flow_label = *label;
+      out.changed = true;
+      out.reason = fmt::format("flow_label=0x{:05x} ({})", ah.grh.flow_label, why);
+    }
   }
   apply_levels(ah, link, decision, s, out);
   return out;

@@ -46,8 +46,49 @@ void apply_rate_limit(ibv_qp* qp, const InterposerHooks& hooks) {
 
 }  // namespace
 
+int ModifyQpCall::call(ibv_qp_attr* attr, int mask) {
+  int rc = next_(qp_, attr, mask);
+  if (rc == 0 || (attr == attr_ && mask == mask_)) answer_ = rc;
+  return rc;
+}
+
+int ModifyQpCall::finish() {
+  return answer_ ? *answer_ : call(attr_, mask_);
+}
+
+ibv_ah* CreateAhCall::call(ibv_ah_attr* attr) {
+  ibv_ah* ah = next_(pd_, attr);
+  if (ah != nullptr || attr == attr_) {
+    answered_ = true;
+    answer_ = ah;
+    answer_errno_ = errno;
+  }
+  return ah;
+}
+
+ibv_ah* CreateAhCall::finish() {
+  if (!answered_) return call(attr_);
+  errno = answer_errno_;
+  return answer_;
+}
+
 int interpose_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask, ModifyQpFn next,
                         const InterposerHooks& hooks) {
+  ModifyQpCall call(next, qp, attr, mask);
+  return interpose_modify_qp(call, hooks);
+}
+
+ibv_ah* interpose_create_ah(ibv_pd* pd, ibv_ah_attr* attr, CreateAhFn next,
+                            const InterposerHooks& hooks) {
+  CreateAhCall call(next, pd, attr);
+  return interpose_create_ah(call, hooks);
+}
+
+int interpose_modify_qp(ModifyQpCall& call, const InterposerHooks& hooks) {
+  ibv_qp* qp = call.qp();
+  ibv_qp_attr* attr = call.attr();
+  int mask = call.mask();
+  auto next = [&call](ibv_qp*, ibv_qp_attr* a, int m) { return call.call(a, m); };
   if (qp == nullptr || attr == nullptr) return next(qp, attr, mask);
   auto& registry = QpRegistry::instance();
   if (mask & IBV_QP_PORT) registry.set_port(qp, attr->port_num);
@@ -98,8 +139,10 @@ int interpose_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask, ModifyQpFn next
   return next(qp, attr, mask);
 }
 
-ibv_ah* interpose_create_ah(ibv_pd* pd, ibv_ah_attr* attr, CreateAhFn next,
-                            const InterposerHooks& hooks) {
+ibv_ah* interpose_create_ah(CreateAhCall& call, const InterposerHooks& hooks) {
+  ibv_pd* pd = call.pd();
+  ibv_ah_attr* attr = call.attr();
+  auto next = [&call](ibv_pd*, ibv_ah_attr* a) { return call.call(a); };
   if (pd == nullptr || attr == nullptr) return next(pd, attr);
   LinkKind link = hooks.probe.link_kind
                       ? hooks.probe.link_kind(pd->context, attr->port_num, attr->grh.sgid_index)

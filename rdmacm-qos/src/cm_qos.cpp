@@ -175,13 +175,23 @@ std::optional<uint8_t> tos_to_set(const std::optional<CmDecision>& d, const IdIn
   return s.tos;
 }
 
-providers::QosDecision to_qos_decision(const CmDecision& d) {
+providers::QosDecision to_qos_decision(const std::optional<CmDecision>& d,
+                                       std::optional<uint32_t> flow_label) {
   providers::QosDecision q;
-  q.sl = d.sl;
-  q.traffic_class = d.traffic_class;
-  if (d.rate_limit) q.static_rate = *d.rate_limit;
-  if (d.mtu_limit) q.path_mtu = static_cast<ibv_mtu>(*d.mtu_limit);
+  if (d) {
+    q.sl = d->sl;
+    q.traffic_class = d->traffic_class;
+    if (d->rate_limit) q.static_rate = *d->rate_limit;
+    if (d->mtu_limit) q.path_mtu = static_cast<ibv_mtu>(*d->mtu_limit);
+  }
+  q.flow_label = flow_label;
   return q;
+}
+
+std::optional<uint32_t> ud_flow_label(const providers::CmConnection& cm,
+                                      const providers::FlowLabelSetting& mode) {
+  if (cm.application_label || cm.dport == 0 || cm.sport == 0) return std::nullopt;
+  return providers::cm_flow_label(mode, cm.dport, cm.sport);
 }
 
 std::optional<CmDecision> decide_roce_passive(uint64_t sid, std::optional<uint8_t> received_tclass,
@@ -233,14 +243,12 @@ bool apply_ud_decision(ibv_ah_attr& ah, const std::optional<CmDecision>& d,
       changed = true;
     }
   }
-  if (roce_v2 && ah.is_global && !cm.application_label && cm.dport != 0 && cm.sport != 0) {
+  auto label = roce_v2 && ah.is_global ? ud_flow_label(cm, mode) : std::nullopt;
+  if (label) {
     uint32_t kernel = rdma_qos_flow_label_linux_cm(cm.sport, cm.dport);
-    if (ah.grh.flow_label == 0 || ah.grh.flow_label == kernel) {
-      auto label = providers::cm_flow_label(mode, cm.dport, cm.sport);
-      if (label && *label != ah.grh.flow_label) {
-        ah.grh.flow_label = *label;
-        changed = true;
-      }
+    if ((ah.grh.flow_label == 0 || ah.grh.flow_label == kernel) && *label != ah.grh.flow_label) {
+      ah.grh.flow_label = *label;
+      changed = true;
     }
   }
   return changed;

@@ -156,13 +156,82 @@ TEST(AvPolicy, DecisionNeverRaisesMtu) {
   EXPECT_EQ(a.path_mtu, IBV_MTU_1024);
 }
 
-TEST(AvPolicy, AhGetsOnlyAFixedLabel) {
+// UD address handles: a label only from a decision or a fixed setting, never over the
+// program's own; everything else leaves the AH's label as it came.
+struct AhCase {
+  const char* name;
+  const char* mode;
+  LinkKind link;
+  bool grh;
+  uint32_t program_label;
+  std::optional<uint32_t> decision_label;  // nullopt: no decision at all
+  uint32_t expected_label;
+  bool changed;
+};
+
+void PrintTo(const AhCase& c, std::ostream* os) {
+  *os << c.name;
+}
+
+class AhLabelTable : public ::testing::TestWithParam<AhCase> {};
+
+TEST_P(AhLabelTable, GivesTheExpectedLabel) {
+  const auto& c = GetParam();
+  ibv_ah_attr ah{};
+  ah.is_global = c.grh ? 1 : 0;
+  ah.grh.flow_label = c.program_label;
+  std::optional<QosDecision> d;
+  if (c.decision_label) {
+    d.emplace();
+    if (*c.decision_label != 0) d->flow_label = *c.decision_label;  // 0: a decision, no label
+  }
+  AvOutcome out = decide_ah(ah, c.link, d, with_mode(c.mode));
+  EXPECT_EQ(ah.grh.flow_label, c.expected_label) << out.reason;
+  EXPECT_EQ(out.changed, c.changed) << out.reason;
+}
+
+// 0x3898e: the RFC CM-port label of (0x123, 0xabcd), as an rdma_cm UD id's decision carries it.
+constexpr uint32_t kUdLabel = 0x3898e;
+
+INSTANTIATE_TEST_SUITE_P(
+    Ah, AhLabelTable,
+    ::testing::Values(
+        AhCase{"RfcWithoutDecisionUntouched", "rfc", LinkKind::kRoceV2, true, 0, std::nullopt, 0,
+               false},
+        AhCase{"LinuxWithoutDecisionUntouched", "linux", LinkKind::kRoceV2, true, 0, std::nullopt,
+               0, false},
+        AhCase{"SpreadWithoutDecisionUntouched", "spread", LinkKind::kRoceV2, true, 0, std::nullopt,
+               0, false},
+        AhCase{"OffWithoutDecisionUntouched", "off", LinkKind::kRoceV2, true, 0, std::nullopt, 0,
+               false},
+        AhCase{"DecisionWithoutLabelUntouched", "rfc", LinkKind::kRoceV2, true, 0, 0u, 0, false},
+        AhCase{"FixedLabelForZero", "0x999", LinkKind::kRoceV2, true, 0, std::nullopt, 0x999, true},
+        AhCase{"DecisionLabelForZero", "rfc", LinkKind::kRoceV2, true, 0, kUdLabel, kUdLabel, true},
+        AhCase{"DecisionLabelWinsOverFixed", "0x999", LinkKind::kRoceV2, true, 0, kUdLabel,
+               kUdLabel, true},
+        AhCase{"ProgramLabelKeptOverDecision", "rfc", LinkKind::kRoceV2, true, 0x777, kUdLabel,
+               0x777, false},
+        AhCase{"ProgramLabelKeptOverFixed", "0x999", LinkKind::kRoceV2, true, 0x777, std::nullopt,
+               0x777, false},
+        AhCase{"NoGrhNoLabel", "0x999", LinkKind::kRoceV2, false, 0, kUdLabel, 0, false},
+        AhCase{"RoceV1NoLabel", "0x999", LinkKind::kRoceV1, true, 0, kUdLabel, 0, false},
+        AhCase{"InfiniBandUntouched", "0x999", LinkKind::kInfiniBand, true, 0, kUdLabel, 0, false},
+        AhCase{"UnknownLinkUntouched", "0x999", LinkKind::kUnknown, true, 0, kUdLabel, 0, false}),
+    [](const auto& p) { return std::string(p.param.name); });
+
+TEST(AvPolicy, AhDecisionLabelAndLevelsTogether) {
+  QosDecision d;
+  d.sl = 3;
+  d.traffic_class = 104;
+  d.flow_label = kUdLabel;
   ibv_ah_attr ah{};
   ah.is_global = 1;
-  EXPECT_FALSE(decide_ah(ah, LinkKind::kRoceV2, std::nullopt, with_mode("rfc")).changed);
-  EXPECT_EQ(ah.grh.flow_label, 0u);
-  EXPECT_TRUE(decide_ah(ah, LinkKind::kRoceV2, std::nullopt, with_mode("0x999")).changed);
-  EXPECT_EQ(ah.grh.flow_label, 0x999u);
+  AvOutcome out = decide_ah(ah, LinkKind::kRoceV2, d, with_mode("rfc"));
+  EXPECT_TRUE(out.changed);
+  EXPECT_EQ(ah.grh.flow_label, kUdLabel);
+  EXPECT_EQ(ah.sl, 3);
+  EXPECT_EQ(ah.grh.traffic_class, 104);
+  EXPECT_EQ(out.reason, "flow_label=0x3898e (decision's label) sl=3 tclass=104");
 }
 
 TEST(AvPolicy, SettingsFromConfigurationText) {

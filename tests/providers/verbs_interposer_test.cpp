@@ -2,6 +2,8 @@
 // changed, a rejected change is retried unchanged, the registry's CM entries and ports are used.
 #include <gtest/gtest.h>
 
+#include <cerrno>
+#include <stdexcept>
 #include <vector>
 
 #include "rdma-qos/providers/qp_registry.h"
@@ -27,11 +29,31 @@ int fake_modify(ibv_qp*, ibv_qp_attr* attr, int mask) {
   return 0;
 }
 
+// The fake provider's ibv_create_ah: records each call; rejects (EINVAL) labelled AHs when
+// g_reject_labelled_ah, every AH when g_reject_every_ah.
+std::vector<ibv_ah_attr>& ah_calls() {
+  static std::vector<ibv_ah_attr> c;
+  return c;
+}
+bool g_reject_labelled_ah = false, g_reject_every_ah = false;
+ibv_ah g_fake_ah{};
+
+ibv_ah* fake_create_ah(ibv_pd*, ibv_ah_attr* attr) {
+  ah_calls().push_back(*attr);
+  if (g_reject_every_ah || (g_reject_labelled_ah && attr->grh.flow_label != 0)) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  return &g_fake_ah;
+}
+
 class Interposer : public ::testing::Test {
  protected:
   void SetUp() override {
     calls().clear();
+    ah_calls().clear();
     g_reject_changed = 0;
+    g_reject_labelled_ah = g_reject_every_ah = false;
     qp_.qp_num = 0x123;
     hooks_.settings.flow_label = *parse_flow_label_setting("rfc");
     hooks_.probe.link_kind = [this](ibv_context*, uint8_t port, uint8_t) {
@@ -201,6 +223,152 @@ TEST_F(Interposer, AhForARegisteredUdPeerGetsItsDecision) {
   QpRegistry::instance().erase_peer(&pd, peer);
   interpose_create_ah(&pd, &ah, fake_create, hooks_);
   EXPECT_EQ(seen.sl, 0);
+}
+
+TEST_F(Interposer, RejectedAhChangeIsRetriedAsTheProgramAsked) {
+  hooks_.settings.flow_label = *parse_flow_label_setting("0x42");
+  g_reject_labelled_ah = true;
+  ibv_pd pd{};
+  ibv_ah_attr ah{};
+  ah.is_global = 1;
+  EXPECT_EQ(interpose_create_ah(&pd, &ah, &fake_create_ah, hooks_), &g_fake_ah);
+  ASSERT_EQ(ah_calls().size(), 2u);
+  EXPECT_EQ(ah_calls()[0].grh.flow_label, 0x42u);
+  EXPECT_EQ(ah_calls()[1].grh.flow_label, 0u);
+  EXPECT_EQ(logs_, std::vector<std::string>{"create_ah_rejected"});
+}
+
+TEST_F(Interposer, AhTheProviderRefusesAnywayFailsAsItWouldHave) {
+  hooks_.settings.flow_label = *parse_flow_label_setting("0x42");
+  g_reject_every_ah = true;
+  ibv_pd pd{};
+  ibv_ah_attr ah{};
+  ah.is_global = 1;
+  errno = 0;
+  EXPECT_EQ(interpose_create_ah(&pd, &ah, &fake_create_ah, hooks_), nullptr);
+  EXPECT_EQ(errno, EINVAL);
+  EXPECT_EQ(ah_calls().size(), 2u);
+}
+
+// After an exception (caught at the module's C boundary), finish() gives the provider's answer
+// when it already gave one and makes the program's call otherwise: the provider never runs a
+// call twice that it already answered.
+TEST_F(Interposer, ExceptionAfterASuccessfulChangedCallKeepsItsAnswer) {
+  hooks_.record = [](const std::string&) { throw std::runtime_error("test hook"); };
+  ibv_qp_attr a = rtr();
+  ModifyQpCall call(&fake_modify, &qp_, &a, kMask);
+  EXPECT_THROW(interpose_modify_qp(call, hooks_), std::runtime_error);
+  EXPECT_EQ(call.finish(), 0);
+  ASSERT_EQ(calls().size(), 1u);
+  EXPECT_EQ(calls()[0].attr.ah_attr.grh.flow_label, 0x34a0bu);
+}
+
+TEST_F(Interposer, ExceptionAfterTheRtsCallKeepsItsAnswer) {
+  QosDecision d;
+  d.static_rate = 7;
+  QpRegistry::instance().set_decision(&qp_, d);
+  hooks_.rate_limit = [](ibv_qp*, uint32_t) -> int { throw std::runtime_error("rate limit"); };
+  ibv_qp_attr rts{};
+  rts.qp_state = IBV_QPS_RTS;
+  ModifyQpCall call(&fake_modify, &qp_, &rts, IBV_QP_STATE);
+  EXPECT_THROW(interpose_modify_qp(call, hooks_), std::runtime_error);
+  EXPECT_EQ(call.finish(), 0);
+  EXPECT_EQ(calls().size(), 1u);
+}
+
+TEST_F(Interposer, ExceptionBeforeAnyCallMakesTheProgramsCallOnce) {
+  hooks_.probe.link_kind = [](ibv_context*, uint8_t, uint8_t) -> LinkKind {
+    throw std::runtime_error("probe");
+  };
+  ibv_qp_attr a = rtr();
+  ModifyQpCall call(&fake_modify, &qp_, &a, kMask);
+  EXPECT_THROW(interpose_modify_qp(call, hooks_), std::runtime_error);
+  EXPECT_EQ(call.finish(), 0);
+  ASSERT_EQ(calls().size(), 1u);
+  EXPECT_EQ(calls()[0].attr.ah_attr.grh.flow_label, 0u);
+  EXPECT_EQ(calls()[0].mask, kMask);
+}
+
+TEST_F(Interposer, ExceptionAfterARejectedChangeMakesTheProgramsCall) {
+  g_reject_changed = 1;
+  hooks_.log_once = [](const std::string&, const std::string&) { throw std::runtime_error("log"); };
+  ibv_qp_attr a = rtr();
+  ModifyQpCall call(&fake_modify, &qp_, &a, kMask);
+  EXPECT_THROW(interpose_modify_qp(call, hooks_), std::runtime_error);
+  EXPECT_EQ(call.finish(), 0);
+  ASSERT_EQ(calls().size(), 2u);
+  EXPECT_EQ(calls()[1].attr.ah_attr.grh.flow_label, 0u);
+}
+
+TEST_F(Interposer, AFailedProgramsCallIsAnAnswerToo) {
+  g_reject_changed = 1;
+  ibv_qp_attr a = rtr();
+  a.ah_attr.grh.flow_label = 0x777;  // the program's own label, which the fake rejects
+  ModifyQpCall call(&fake_modify, &qp_, &a, kMask);
+  EXPECT_EQ(call.call(&a, kMask), EINVAL);
+  EXPECT_EQ(call.finish(), EINVAL);
+  EXPECT_EQ(calls().size(), 1u);
+}
+
+TEST_F(Interposer, ExceptionAfterACreatedAhKeepsThatAh) {
+  hooks_.settings.flow_label = *parse_flow_label_setting("0x42");
+  hooks_.record = [](const std::string&) { throw std::runtime_error("test hook"); };
+  ibv_pd pd{};
+  ibv_ah_attr ah{};
+  ah.is_global = 1;
+  CreateAhCall call(&fake_create_ah, &pd, &ah);
+  EXPECT_THROW(interpose_create_ah(call, hooks_), std::runtime_error);
+  EXPECT_EQ(call.finish(), &g_fake_ah);
+  ASSERT_EQ(ah_calls().size(), 1u);
+  EXPECT_EQ(ah_calls()[0].grh.flow_label, 0x42u);
+}
+
+TEST_F(Interposer, ExceptionBeforeTheAhIsCreatedCreatesTheProgramsOnce) {
+  hooks_.probe.link_kind = [](ibv_context*, uint8_t, uint8_t) -> LinkKind {
+    throw std::runtime_error("probe");
+  };
+  ibv_pd pd{};
+  ibv_ah_attr ah{};
+  ah.is_global = 1;
+  CreateAhCall call(&fake_create_ah, &pd, &ah);
+  EXPECT_THROW(interpose_create_ah(call, hooks_), std::runtime_error);
+  EXPECT_EQ(call.finish(), &g_fake_ah);
+  EXPECT_EQ(ah_calls().size(), 1u);
+}
+
+// A UD id's decision carries its CM-port label: an AH the program creates for that peer without
+// a label of its own (from a received datagram's work completion, say) gets it; one with the
+// program's label, or for another peer, keeps its own.
+TEST_F(Interposer, AhForARegisteredUdPeerGetsTheDecisionsLabel) {
+  static ibv_ah_attr seen{};
+  static ibv_ah fake_ah{};
+  auto fake_create = [](ibv_pd*, ibv_ah_attr* attr) -> ibv_ah* {
+    seen = *attr;
+    return &fake_ah;
+  };
+  ibv_pd pd{};
+  ibv_gid peer{}, stranger{};
+  peer.raw[10] = peer.raw[11] = stranger.raw[10] = stranger.raw[11] = 0xff;
+  peer.raw[12] = stranger.raw[12] = 10;
+  peer.raw[15] = 1;      // ::ffff:10.0.0.1
+  stranger.raw[15] = 3;  // ::ffff:10.0.0.3
+  QosDecision d;
+  d.flow_label = 0x3898e;
+  QpRegistry::instance().set_peer_decision(&pd, peer, d);
+  ibv_ah_attr ah{};
+  ah.is_global = 1;
+  ah.grh.dgid = peer;
+  interpose_create_ah(&pd, &ah, fake_create, hooks_);
+  EXPECT_EQ(seen.grh.flow_label, 0x3898eu);
+  EXPECT_EQ(ah.grh.flow_label, 0u);
+  ah.grh.flow_label = 0x777;
+  interpose_create_ah(&pd, &ah, fake_create, hooks_);
+  EXPECT_EQ(seen.grh.flow_label, 0x777u);
+  ah.grh.flow_label = 0;
+  ah.grh.dgid = stranger;
+  interpose_create_ah(&pd, &ah, fake_create, hooks_);
+  EXPECT_EQ(seen.grh.flow_label, 0u);
+  QpRegistry::instance().erase_peer(&pd, peer);
 }
 
 }  // namespace

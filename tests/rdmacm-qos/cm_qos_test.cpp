@@ -368,6 +368,33 @@ TEST(UdAh, ProgramsLabelModeOffAndInfiniBandKeepTheLabel) {
   EXPECT_EQ(ib.sl, 3);
 }
 
+// The label a UD id's decision carries for AHs to its peer, by mode: RFC 0x3898e, Linux
+// (0xabcd * 31 + 0x123) & 0xFFFFF = 0x4cef6, fixed as set; none when the program chose its
+// label, a port is unknown or the mode is off.
+TEST(UdAh, IdsLabelByMode) {
+  using providers::FlowLabelMode;
+  EXPECT_EQ(ud_flow_label(kUdPorts, {}), 0x3898eu);
+  EXPECT_EQ(ud_flow_label(kUdPorts, {FlowLabelMode::kLinux, 0}), 0x4cef6u);
+  EXPECT_EQ(ud_flow_label(kUdPorts, {FlowLabelMode::kFixed, 0x777}), 0x777u);
+  EXPECT_EQ(ud_flow_label(kUdPorts, {FlowLabelMode::kOff, 0}), std::nullopt);
+  EXPECT_EQ(ud_flow_label({0x123, 0xabcd, true}, {}), std::nullopt);
+  EXPECT_EQ(ud_flow_label({0, 0xabcd, false}, {}), std::nullopt);
+  EXPECT_EQ(ud_flow_label({0x123, 0, false}, {}), std::nullopt);
+}
+
+TEST(UdAh, PeerDecisionCarriesTheLabelWithOrWithoutALevel) {
+  auto with_level = to_qos_decision(ud_decision(), 0x3898e);
+  EXPECT_EQ(with_level.sl, 3);
+  EXPECT_EQ(with_level.traffic_class, 104);
+  EXPECT_EQ(with_level.static_rate, 7);
+  EXPECT_EQ(with_level.flow_label, 0x3898eu);
+  auto label_only = to_qos_decision(std::nullopt, 0x3898e);
+  EXPECT_EQ(label_only.sl, std::nullopt);
+  EXPECT_EQ(label_only.traffic_class, std::nullopt);
+  EXPECT_EQ(label_only.flow_label, 0x3898eu);
+  EXPECT_EQ(to_qos_decision(ud_decision()).flow_label, std::nullopt);  // a connection's QP
+}
+
 TEST(UdAh, NoGrhGetsNoTrafficClass) {
   ibv_ah_attr ah{};
   EXPECT_TRUE(apply_ud_decision(ah, ud_decision(), kUdPorts, {}, true));

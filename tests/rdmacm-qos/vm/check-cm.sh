@@ -118,6 +118,9 @@ if [ "$tool" = udaddy ]; then
     echo "server AH: $ah"
     [[ $ah == *"\"sl\":$sl,\"traffic_class\":$((dscp << 2)),"* ]] ||
         fail "server: the AH for the client has no SL $sl and traffic class $((dscp << 2))"
+    # The id's CM-port label is part of its decision: that AH gets it too. (Not visible on the
+    # wire here: rxe sends all of a UD QP's datagrams from one port derived from its QPN.)
+    [[ $ah == *"\"flow_label\":$want_label,"* ]] || fail "server: the AH for the client has not the label $want_label"
     n=$(data_rows | awk -F'\t' -v s="$server" -v t="$client" -v d="$dscp" '$2 == s && $3 == t && $6 == d' | wc -l)
     [ "$n" -gt 0 ] || fail "no datagram from $server to $client with DSCP $dscp"
     for side in client server; do echo "$side record:"; cat "$dir/$side.record" 2>/dev/null || true; done

@@ -28,6 +28,10 @@ struct QosDecision {
   std::optional<uint8_t> traffic_class;
   std::optional<uint8_t> static_rate;  // enum ibv_rate
   std::optional<ibv_mtu> path_mtu;     // never above the path's own MTU
+  // The flow label for UD address handles to the decision's peer: an rdma_cm UD id's decision
+  // carries the CM-port label its mode chose. Applied on RoCE v2 to an AH that has no label;
+  // connected QPs take theirs from the CM ports or the QPNs instead.
+  std::optional<uint32_t> flow_label;
 };
 
 struct VerbsSettings {
@@ -49,7 +53,9 @@ AvOutcome decide_qp_av(ibv_qp_attr& attr, int& mask, uint32_t lqpn, LinkKind lin
                        const std::optional<CmConnection>& cm,
                        const std::optional<QosDecision>& decision, const VerbsSettings& settings);
 
-// UD address handle: a label only from a fixed setting (an AH has no QPN pair).
+// UD address handle (an AH has no QPN pair): on RoCE v2 an AH without a label gets the
+// decision's label, else a fixed setting's; a label the program set, or none in any other mode,
+// is left as it is.
 AvOutcome decide_ah(ibv_ah_attr& attr, LinkKind link, const std::optional<QosDecision>& decision,
                     const VerbsSettings& settings);
 

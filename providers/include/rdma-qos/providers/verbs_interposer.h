@@ -5,6 +5,7 @@
 #include <infiniband/verbs.h>
 
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "rdma-qos/providers/av_policy.h"
@@ -32,14 +33,57 @@ struct InterposerHooks {
   std::function<int(ibv_qp*, uint32_t kbps)> rate_limit;
 };
 
+// One program call passed on to the provider (`next`), remembering whether the provider has
+// answered it: a call with the program's own arguments answers it whatever the result, a changed
+// one only by succeeding. When the interposer throws (the preload module catches everything at
+// its C boundary), finish() returns that answer, or makes the program's call if there is none
+// yet, so the provider never runs a call twice that it already answered.
+class ModifyQpCall {
+ public:
+  ModifyQpCall(ModifyQpFn next, ibv_qp* qp, ibv_qp_attr* attr, int mask)
+      : next_(next), qp_(qp), attr_(attr), mask_(mask) {}
+  int call(ibv_qp_attr* attr, int mask);  // the provider, with these attributes
+  int finish();
+  ibv_qp* qp() const { return qp_; }
+  ibv_qp_attr* attr() const { return attr_; }
+  int mask() const { return mask_; }
+
+ private:
+  ModifyQpFn next_;
+  ibv_qp* qp_;
+  ibv_qp_attr* attr_;
+  int mask_;
+  std::optional<int> answer_;
+};
+
+class CreateAhCall {
+ public:
+  CreateAhCall(CreateAhFn next, ibv_pd* pd, ibv_ah_attr* attr)
+      : next_(next), pd_(pd), attr_(attr) {}
+  ibv_ah* call(ibv_ah_attr* attr);
+  ibv_ah* finish();
+  ibv_pd* pd() const { return pd_; }
+  ibv_ah_attr* attr() const { return attr_; }
+
+ private:
+  CreateAhFn next_;
+  ibv_pd* pd_;
+  ibv_ah_attr* attr_;
+  bool answered_ = false;
+  ibv_ah* answer_ = nullptr;
+  int answer_errno_ = 0;
+};
+
 // Wraps one ibv_modify_qp call: never changes the caller's attr, never makes a call fail that
 // would have succeeded unchanged (a rejected change is retried as the program asked). After a
 // successful transition to RTS of a QP whose decision has a rate, the rate is also set through
 // hooks.rate_limit (the AV's static rate stays where the device has no rate limiting).
+int interpose_modify_qp(ModifyQpCall& call, const InterposerHooks& hooks);
 int interpose_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask, ModifyQpFn next,
                         const InterposerHooks& hooks);
 
 // Wraps one ibv_create_ah call, with the same guarantees.
+ibv_ah* interpose_create_ah(CreateAhCall& call, const InterposerHooks& hooks);
 ibv_ah* interpose_create_ah(ibv_pd* pd, ibv_ah_attr* attr, CreateAhFn next,
                             const InterposerHooks& hooks);
 

@@ -103,8 +103,16 @@ std::optional<CmDecision> decide_roce(uint64_t sid, std::optional<uint16_t> qos_
 std::optional<uint8_t> tos_to_set(const std::optional<CmDecision>& d, const IdInputs& in,
                                   const CmSettings& s);
 
-// What the verbs layer applies to the connection's QP.
-providers::QosDecision to_qos_decision(const CmDecision& d);
+// What the verbs layer applies: to a connection's QP, the level of `d`; to address handles
+// created for a UD id's peer, also `flow_label`, the id's CM-port label (ud_flow_label), which is
+// part of a UD id's decision even where no policy matched (`d` nullopt).
+providers::QosDecision to_qos_decision(const std::optional<CmDecision>& d,
+                                       std::optional<uint32_t> flow_label = std::nullopt);
+
+// The CM-port label `mode` chooses for a UD id (RFC, Linux, spread or fixed); nullopt when the
+// program chose its own label, the CM ports are unknown or the mode is off.
+std::optional<uint32_t> ud_flow_label(const providers::CmConnection& cm,
+                                      const providers::FlowLabelSetting& mode);
 
 // Passive side: the REQ carries the active side's traffic class (its TOS) but not the QoS-Class
 // it matched on. Both hosts share the configuration, so the passive side looks for the match
@@ -121,8 +129,8 @@ bool passive_application_label(uint32_t received_label, uint16_t dport, uint16_t
 
 // UD ids (RDMA_PS_UDP, RDMA_PS_IPOIB): the address handle attributes librdmacm hands the program
 // (event->param.ud.ah_attr), changed so that ibv_create_ah from them carries the decision: SL,
-// the level's traffic class, static rate; on RoCE v2 the CM-port label by `mode` when the label
-// is 0 or the kernel's own sport * 31 + dport (the program chose none). True when changed.
+// the level's traffic class, static rate; on RoCE v2 the id's label (ud_flow_label) when the
+// label is 0 or the kernel's own sport * 31 + dport (the program chose none). True when changed.
 bool apply_ud_decision(ibv_ah_attr& ah, const std::optional<CmDecision>& d,
                        const providers::CmConnection& cm, const providers::FlowLabelSetting& mode,
                        bool roce_v2);
