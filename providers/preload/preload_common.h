@@ -14,11 +14,11 @@ namespace rdmaqos::providers {
 // above it (error < warn < info < debug in verbosity).
 enum class LogLevel { kError = 0, kWarn = 1, kInfo = 2, kDebug = 3 };
 // Once per process and key, when the configured level lets `level` through.
-void log_once_at(LogLevel level, const std::string& key, const std::string& message);
+void log_once_at(LogLevel level, const std::string& key, const std::string& message) noexcept;
 // A warning, once per key.
-void log_once_impl(const std::string& key, const std::string& message);
+void log_once_impl(const std::string& key, const std::string& message) noexcept;
 // Every time (per-connection detail, for debug and info), when the level lets it through.
-void log_at(LogLevel level, const std::string& message);
+void log_at(LogLevel level, const std::string& message) noexcept;
 bool log_enabled(LogLevel level);
 void record_impl(const std::string& path, const std::string& line);
 // Null when the configuration could not be loaded at all (then: stock behaviour).

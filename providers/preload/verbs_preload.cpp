@@ -45,21 +45,29 @@ bool log_enabled(LogLevel level) {
   return static_cast<int>(level) <= static_cast<int>(configured_log_level());
 }
 
-void log_at(LogLevel level, const std::string& message) {
-  if (!log_enabled(level)) return;
-  std::lock_guard lock(log_mutex);
-  fprintf(stderr, "rdma-qos[%d]: %s\n", static_cast<int>(getpid()), message.c_str());
+// Both are called from the interposers' catch blocks, right at the C boundary: nothing may
+// escape them (a full set of seen keys or a failed lock only loses the line).
+void log_at(LogLevel level, const std::string& message) noexcept {
+  try {
+    if (!log_enabled(level)) return;
+    std::lock_guard lock(log_mutex);
+    fprintf(stderr, "rdma-qos[%d]: %s\n", static_cast<int>(getpid()), message.c_str());
+  } catch (...) {
+  }
 }
 
-void log_once_at(LogLevel level, const std::string& key, const std::string& message) {
-  if (!log_enabled(level)) return;
-  static std::set<std::string>* seen = new std::set<std::string>;
-  std::lock_guard lock(log_mutex);
-  if (!seen->insert(key).second) return;
-  fprintf(stderr, "rdma-qos[%d]: %s\n", static_cast<int>(getpid()), message.c_str());
+void log_once_at(LogLevel level, const std::string& key, const std::string& message) noexcept {
+  try {
+    if (!log_enabled(level)) return;
+    static std::set<std::string>* seen = new std::set<std::string>;
+    std::lock_guard lock(log_mutex);
+    if (!seen->insert(key).second) return;
+    fprintf(stderr, "rdma-qos[%d]: %s\n", static_cast<int>(getpid()), message.c_str());
+  } catch (...) {
+  }
 }
 
-void log_once_impl(const std::string& key, const std::string& message) {
+void log_once_impl(const std::string& key, const std::string& message) noexcept {
   log_once_at(LogLevel::kWarn, key, message);
 }
 
@@ -76,7 +84,10 @@ const config::HostConfig* preload_config() {
   static const config::HostConfig* loaded = []() -> const config::HostConfig* {
     try {
       auto r = config::load_host_config();
-      for (const auto& e : r.errors) log_once_impl(e.message, e.message + " (default used)");
+      // A rejected value leaves the one it would have replaced (the file's, or the default):
+      // say so without guessing which.
+      for (const auto& e : r.errors)
+        log_once_impl(e.message, e.message + " (ignored; 'rdma-qos env' shows the value in use)");
       return new config::HostConfig(std::move(r.config));
     } catch (...) {
       log_once_impl("config", "cannot load the host configuration; using defaults");
