@@ -53,7 +53,9 @@ std::vector<uint8_t> encode_answer(sa::SaMad answer, bool rmpp, size_t max_data)
     answer.data.resize(max_data / record * record);
   }
   const uint8_t method = answer.mad.method;
-  if (method == sa::method::kGetTableResp || method == sa::method::kGetMultiResp) {
+  // An error response keeps the RMPP header of its request, as OpenSM's (osm_sa_send_error).
+  const bool table = method == sa::method::kGetTableResp || method == sa::method::kGetMultiResp;
+  if (table && answer.mad.status == 0) {
     // Table answers are RMPP payloads even in one MAD: clients count the records from the
     // PayloadLength, not from the MAD's size.
     answer.rmpp.version = sa::rmpp::kVersion;
@@ -163,7 +165,9 @@ sa::Result<bool> SaAgent::serve_one(const Responder& responder, std::chrono::mil
   if (!answer) return true;
   std::vector<uint8_t> bytes = encode_answer(std::move(*answer), rmpp_, max_data_);
   std::vector<uint8_t>& out = send_buffer_;  // reused from one MAD to the next
-  out.assign(umad_size() + bytes.size(), 0);
+  // Zeros past the MAD too: umad2sim reads beyond the length given to umad_send (the last 24
+  // bytes of a 256-byte MAD arrived as heap bytes from past a buffer of exactly that size).
+  out.assign(umad_size() + bytes.size() + sa::kMadSize, 0);
   std::memcpy(umad_get_mad(out.data()), bytes.data(), bytes.size());
   umad_set_addr(out.data(), ntohs(addr->lid), static_cast<int>(ntohl(addr->qpn)), addr->sl,
                 static_cast<int>(sa::kSaQkey));

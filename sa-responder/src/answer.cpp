@@ -6,6 +6,7 @@
 #include <endian.h>
 
 #include <algorithm>
+#include <bit>
 #include <span>
 
 #include "rdma-qos/sa-client/multipath_record.h"
@@ -157,9 +158,13 @@ Direction path_parms(const AnswerContext& ctx, const PathRequest& request, Endpo
     return fail(Rejection::kSelector);
   }
 
-  // PKey.
+  // PKey. Raw traffic takes any shared PKey, none included, whatever the request or the level
+  // names (the record then carries PKey 0).
+  const bool raw = has(mask, pr::kRawTraffic) && req.raw_traffic;
   uint16_t pkey = 0;
-  if (has(mask, pr::kPKey)) {
+  if (raw) {
+    pkey = common_pkey(src, dst).value_or(0);
+  } else if (has(mask, pr::kPKey)) {
     if (!share_this_pkey(src, dst, req.pkey)) return fail(Rejection::kPkeyNotShared);
     if (level != nullptr && !level->pkeys.empty() &&
         !policy::ranges_contain(level->pkeys, req.pkey & 0x7FFF)) {
@@ -183,12 +188,15 @@ Direction path_parms(const AnswerContext& ctx, const PathRequest& request, Endpo
     sl = req.sl;
   } else if (level != nullptr) {
     sl = level->sl;
-  } else {
+  } else if (pkey != 0) {
     sl = partition_sl(ctx, pkey);
+  } else {
+    // No PKey (raw traffic between ports that share none): the default SL 0, or the lowest
+    // usable one.
+    sl = (walk->valid_sls & 1u) != 0 ? 0 : static_cast<uint8_t>(std::countr_zero(walk->valid_sls));
   }
   if ((walk->valid_sls & (1u << sl)) == 0) return fail(Rejection::kSlDropped);
 
-  const bool raw = has(mask, pr::kRawTraffic) && req.raw_traffic;
   sa::PathRecord& out = d.record;
   out.sgid = sa::make_gid(fabric.subnet_prefix, src.guid);
   out.dgid = sa::make_gid(fabric.subnet_prefix, dst.guid);
@@ -269,8 +277,13 @@ uint8_t response_method(uint8_t method) {
                                   : static_cast<uint8_t>(method | sa::method::kResponseBit);
 }
 
+// As osm_sa_send_error: the request sent back with the status, its RMPP header as it came
+// (active for a GetMulti, not for a GetTable), and a MultiPathRecord's attribute turned into
+// PathRecord (seen with OpenSM 3.3.23 on ibsim).
 sa::SaMad error_response(const sa::SaMad& request, uint16_t status) {
   sa::SaMad resp = response_to(request, response_method(request.mad.method), status);
+  resp.rmpp = request.rmpp;
+  if (resp.mad.attr_id == sa::attr::kMultiPathRecord) resp.mad.attr_id = sa::attr::kPathRecord;
   resp.data = request.data;
   resp.data.resize(sa::kSaDataSize);
   return resp;
@@ -333,6 +346,30 @@ std::vector<sa::PathRecord> path_records(const AnswerContext& ctx, const PathReq
   return out;
 }
 
+// A multicast DGID: the group's record (pr_process_multicast), which OpenSM answers without
+// the requester and end-point checks of unicast paths.
+std::optional<sa::SaMad> answer_multicast(const AnswerContext& ctx, const sa::SaMad& request,
+                                          const PathRequest& req) {
+  const uint8_t method = request.mad.method;
+  std::optional<sa::PathRecord> record;
+  if (ctx.groups != nullptr) {
+    if (const MulticastGroup* g = find_group(*ctx.groups, req.record.dgid)) {
+      record = multicast_path(*g, req.record, req.comp_mask, method == sa::method::kGet);
+    }
+  }
+  if (!record && method == sa::method::kGet) {
+    return error_response(request, mad_status::sa(sa::status::kNoRecords));
+  }
+  sa::SaMad resp = response_to(request, response_method(method), 0);
+  if (method == sa::method::kGetTable) resp.sa.attr_offset = sa::kPathRecordSize / 8;
+  if (record) {
+    if (auto bytes = sa::encode_path_record(*record)) {
+      resp.data.insert(resp.data.end(), bytes->begin(), bytes->end());
+    }
+  }
+  return resp;
+}
+
 std::optional<sa::SaMad> answer_path_record(const AnswerContext& ctx, const sa::SaMad& request) {
   const uint8_t method = request.mad.method;
   if (method != sa::method::kGet && method != sa::method::kGetTable) {
@@ -342,6 +379,9 @@ std::optional<sa::SaMad> answer_path_record(const AnswerContext& ctx, const sa::
   if (!decoded) return error_response(request, mad_status::sa(sa::status::kReqInvalid));
   PathRequest req{*decoded, request.sa.comp_mask};
   if (uint16_t status = request_status(req)) return error_response(request, status);
+  if (has(req.comp_mask, pr::kDgid) && req.record.dgid[0] == 0xFF) {
+    return answer_multicast(ctx, request, req);
+  }
   Ends ends = end_points(*ctx.fabric, req);
   if (ends.status != 0) return error_response(request, ends.status);
 
@@ -513,11 +553,13 @@ std::vector<sa::PathRecord> apm_records(const AnswerContext& ctx, const PathRequ
 
 std::optional<sa::SaMad> answer_multipath(const AnswerContext& ctx, const sa::SaMad& request) {
   namespace mp = sa::mpr_mask;
+  // A request without RMPP is refused before its method is looked at (a Get without RMPP gets
+  // REQ_INVALID from OpenSM, one with RMPP "unsupported method/attribute").
+  if (!request.rmpp.active())
+    return error_response(request, mad_status::sa(sa::status::kReqInvalid));
   if (request.mad.method != sa::method::kGetMulti) {
     return error_response(request, mad_status::kUnsupportedMethodAttr);
   }
-  if (!request.rmpp.active())
-    return error_response(request, mad_status::sa(sa::status::kReqInvalid));
   const uint64_t mask = request.sa.comp_mask;
   if (!has(mask, mp::kSgidCount) || !has(mask, mp::kDgidCount) ||
       has(mask, mp::kServiceIdMsb) != has(mask, mp::kServiceIdLsb)) {
@@ -634,9 +676,7 @@ sa::ClassPortInfo class_port_info() {
 std::optional<sa::SaMad> answer(const AnswerContext& ctx, const sa::SaMad& request) {
   if ((request.mad.method & sa::method::kResponseBit) != 0) return std::nullopt;
   if (!sm_key_accepted(request, ctx.sa_key)) return std::nullopt;
-  if (request.mad.class_version != sa::kSaClassVersion) {
-    return error_response(request, mad_status::kBadVersion);
-  }
+  // The class version is not checked: OpenSM answers a version-1 PathRecord Get as any other.
   switch (request.mad.method) {
     case sa::method::kGet:
     case 0x02:  // Set
@@ -650,8 +690,9 @@ std::optional<sa::SaMad> answer(const AnswerContext& ctx, const sa::SaMad& reque
     case sa::attr::kPathRecord: return answer_path_record(ctx, request);
     case sa::attr::kMultiPathRecord: return answer_multipath(ctx, request);
     case sa::attr::kClassPortInfo: {
+      // osm_cpi_rcv_process: any method but Get is an invalid request.
       if (request.mad.method != sa::method::kGet) {
-        return error_response(request, mad_status::kUnsupportedMethodAttr);
+        return error_response(request, mad_status::sa(sa::status::kReqInvalid));
       }
       sa::SaMad resp = response_to(request, sa::method::kGetResp, 0);
       auto bytes = sa::encode_class_port_info(class_port_info());

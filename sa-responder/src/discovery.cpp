@@ -75,6 +75,12 @@ void fill_port_info(PortModel& pm, uint8_t* info) {
 
 }  // namespace
 
+std::optional<std::string> replacement_refused(const Discovery& found) {
+  if (found.missing.empty()) return std::nullopt;
+  return fmt::format("incomplete: {} table{} did not answer (first: {})", found.missing.size(),
+                     found.missing.size() == 1 ? "" : "s", found.missing.front());
+}
+
 sa::Result<Discovery> discover_fabric(const DiscoveryOptions& options) {
   char* ca = options.ca.empty() ? nullptr : const_cast<char*>(options.ca.c_str());
   ibnd_config_t config{};
@@ -114,7 +120,7 @@ sa::Result<Discovery> discover_fabric(const DiscoveryOptions& options) {
     auto read_pkeys = [&](PortModel& pm, uint16_t lid) {
       for (unsigned block = 0; block < std::max(pkey_blocks, 1u); ++block) {
         if (!smp.query(lid, IB_ATTR_PKEY_TBL, block, buf)) {
-          out.warnings.push_back(fmt::format("no PKey table block {} from LID {}", block, lid));
+          out.missing.push_back(fmt::format("no PKey table block {} from LID {}", block, lid));
           return;
         }
         for (size_t i = 0; i < 32; ++i) {
@@ -173,7 +179,7 @@ sa::Result<Discovery> discover_fabric(const DiscoveryOptions& options) {
         if (smp.query(pm.lid, IB_ATTR_SLVL_TABLE, 0, buf)) {
           pm.sl2vl = {decode_sl2vl(buf)};
         } else {
-          out.warnings.push_back(fmt::format("no SL2VL table from LID {}", pm.lid));
+          out.missing.push_back(fmt::format("no SL2VL table from LID {}", pm.lid));
         }
         continue;
       }
@@ -187,7 +193,7 @@ sa::Result<Discovery> discover_fabric(const DiscoveryOptions& options) {
         if (smp.query(n->smalid, IB_ATTR_SLVL_TABLE, static_cast<unsigned>(in << 8 | p), buf)) {
           pm.sl2vl[static_cast<size_t>(in)] = decode_sl2vl(buf);
         } else {
-          out.warnings.push_back(
+          out.missing.push_back(
               fmt::format("no SL2VL table {}->{} from switch {:#x}", in, p, n->guid));
         }
       }

@@ -146,7 +146,15 @@ std::optional<PathWalk> FabricModel::walk(Endpoint source, uint16_t dlid) const 
       if (table[static_cast<size_t>(sl)] == 15) w.valid_sls &= static_cast<uint16_t>(~(1u << sl));
     }
   };
-  if (source == *destination) return w;
+  if (source == *destination) {
+    // A CA's loopback still leaves through its own port, whose SL2VL table applies (OpenSM
+    // drops an SL its CA table maps to VL 15 even then).
+    if (nodes.at(static_cast<size_t>(source.node)).type != policy::NodeType::kSwitch &&
+        !first.sl2vl.empty()) {
+      drop_vl15(first.sl2vl[0]);
+    }
+    return w;
+  }
 
   int node = source.node;
   uint8_t in_port = 0;

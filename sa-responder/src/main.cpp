@@ -30,113 +30,15 @@
 #include "rdma-qos/sa-responder/control.h"
 #include "rdma-qos/sa-responder/counters.h"
 #include "rdma-qos/sa-responder/discovery.h"
+#include "rdma-qos/sa-responder/discovery_json.h"
 
 namespace {
 
 using rdmaqos::sad::Discovery;
+using rdmaqos::sad::discovery_from_json;
 using rdmaqos::sad::Endpoint;
+using rdmaqos::sad::fabric_json;
 using Clock = std::chrono::steady_clock;
-
-nlohmann::json fabric_json(const Discovery& d) {
-  const auto& m = d.model;
-  nlohmann::json nodes = nlohmann::json::array();
-  for (const auto& n : m.nodes) {
-    nlohmann::json ports = nlohmann::json::array();
-    for (size_t p = 0; p < n.ports.size(); ++p) {
-      const auto& pm = n.ports[p];
-      if (!pm.present) continue;
-      nlohmann::json sl2vl = nlohmann::json::array();
-      for (const auto& t : pm.sl2vl) sl2vl.push_back(t);
-      ports.push_back({{"port", p},
-                       {"guid", fmt::format("{:#018x}", pm.guid)},
-                       {"lid", pm.lid},
-                       {"lmc", pm.lmc},
-                       {"mtu_cap", pm.mtu_cap},
-                       {"rate", pm.rate},
-                       {"pkeys", pm.pkeys},
-                       {"sl2vl", sl2vl},
-                       {"peer_node", pm.peer_node},
-                       {"peer_port", pm.peer_port}});
-    }
-    nodes.push_back({{"guid", fmt::format("{:#018x}", n.guid)},
-                     {"type", static_cast<int>(n.type)},
-                     {"description", n.description},
-                     {"ports", ports},
-                     {"lft_size", n.lft.size()},
-                     {"lft", n.lft}});
-  }
-  // Paths from the port discovery ran at to every endpoint: what the SA will answer from.
-  nlohmann::json paths = nlohmann::json::array();
-  for (const Endpoint& e : m.endpoints()) {
-    uint16_t dlid = m.port(e).lid;
-    auto w = m.walk(d.self, dlid);
-    if (!w) {
-      paths.push_back({{"dlid", dlid}, {"reachable", false}});
-      continue;
-    }
-    paths.push_back({{"dlid", dlid},
-                     {"reachable", true},
-                     {"mtu", w->mtu},
-                     {"rate", w->rate},
-                     {"hops", w->hops},
-                     {"valid_sls", w->valid_sls}});
-  }
-  return {{"subnet_prefix", fmt::format("{:#018x}", m.subnet_prefix)},
-          {"subnet_timeout", m.subnet_timeout},
-          {"self", {{"node", d.self.node}, {"port", d.self.port}}},
-          {"nodes", nodes},
-          {"paths", paths},
-          {"warnings", d.warnings}};
-}
-
-// The model back from --dump-fabric --json.
-std::optional<Discovery> discovery_from_json(const nlohmann::json& j) {
-  try {
-    Discovery d;
-    auto hex = [](const nlohmann::json& v) {
-      return std::stoull(v.get<std::string>(), nullptr, 16);
-    };
-    d.model.subnet_prefix = hex(j.at("subnet_prefix"));
-    d.self.node = j.at("self").at("node").get<int>();
-    d.self.port = j.at("self").at("port").get<uint8_t>();
-    for (const auto& jn : j.at("nodes")) {
-      rdmaqos::sad::NodeModel n;
-      n.guid = hex(jn.at("guid"));
-      n.type = static_cast<rdmaqos::policy::NodeType>(jn.at("type").get<int>());
-      n.description = jn.at("description").get<std::string>();
-      n.lft = jn.at("lft").get<std::vector<uint8_t>>();
-      for (const auto& jp : jn.at("ports")) {
-        size_t num = jp.at("port").get<size_t>();
-        if (num > 255) return std::nullopt;
-        if (n.ports.size() <= num) n.ports.resize(num + 1);
-        rdmaqos::sad::PortModel& p = n.ports[num];
-        p.present = true;
-        p.guid = hex(jp.at("guid"));
-        p.lid = jp.at("lid").get<uint16_t>();
-        p.lmc = jp.at("lmc").get<uint8_t>();
-        p.mtu_cap = jp.at("mtu_cap").get<uint8_t>();
-        p.rate = jp.at("rate").get<uint8_t>();
-        p.pkeys = jp.at("pkeys").get<std::vector<uint16_t>>();
-        p.sl2vl = jp.at("sl2vl").get<std::vector<rdmaqos::sad::Sl2Vl>>();
-        p.peer_node = jp.at("peer_node").get<int>();
-        p.peer_port = jp.at("peer_port").get<uint8_t>();
-      }
-      d.model.nodes.push_back(std::move(n));
-    }
-    for (const auto& n : d.model.nodes)
-      for (const auto& p : n.ports)
-        if (p.peer_node >= static_cast<int>(d.model.nodes.size())) return std::nullopt;
-    if (d.self.node < 0 || d.self.node >= static_cast<int>(d.model.nodes.size()) ||
-        d.self.port >= d.model.nodes[static_cast<size_t>(d.self.node)].ports.size()) {
-      return std::nullopt;
-    }
-    d.model.sm_port_guid = d.model.port(d.self).guid;
-    d.model.index();
-    return d;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
 
 volatile sig_atomic_t g_reload = 0;
 volatile sig_atomic_t g_rediscover = 0;
@@ -188,6 +90,8 @@ struct State {
   std::shared_ptr<const rdmaqos::sad::FabricModel> model;
   std::shared_ptr<const rdmaqos::policy::Fabric> policy_fabric;  // with the partitions
   std::shared_ptr<const rdmaqos::policy::CompiledPolicy> policy;
+  // The IPoIB broadcast groups OpenSM creates for the partitions (multicast DGIDs).
+  std::shared_ptr<const std::vector<rdmaqos::sad::MulticastGroup>> groups;
 };
 
 struct Config {
@@ -209,12 +113,14 @@ LoadResult load(const Config& config, std::shared_ptr<const rdmaqos::sad::Fabric
   LoadResult out;
   auto fabric = std::make_shared<pol::Fabric>(model->policy_fabric());
   bool ok = true;
+  std::string partitions_text;  // empty: OpenSM's default partition
   if (config.partitions_path.empty()) {
     fabric->partitions = pol::default_partitions(*fabric);
   } else if (auto text = read_file(config.partitions_path); !text) {
     out.diagnostics.push_back(fmt::format("{}: cannot read the file", config.partitions_path));
     ok = false;
   } else {
+    partitions_text = *text;
     auto r = pol::parse_partitions(*text, *fabric);
     for (const auto& d : r.diagnostics)
       out.diagnostics.push_back(pol::format_diagnostic(d, config.partitions_path));
@@ -238,7 +144,12 @@ LoadResult load(const Config& config, std::shared_ptr<const rdmaqos::sad::Fabric
       }
     }
   }
-  if (ok) out.state = State{std::move(model), std::move(fabric), std::move(policy)};
+  auto groups = std::make_shared<const std::vector<rdmaqos::sad::MulticastGroup>>(
+      rdmaqos::sad::ipoib_broadcast_groups(partitions_text,
+                                           static_cast<uint8_t>(config.subnet_timeout)));
+  if (ok) {
+    out.state = State{std::move(model), std::move(fabric), std::move(policy), std::move(groups)};
+  }
   return out;
 }
 
@@ -340,7 +251,12 @@ class Daemon {
       log_error("discovery failed: " + found.error().message);
       return false;
     }
-    for (const auto& w : found->warnings) log("discovery: " + w);
+    // With no model yet, an incomplete one is all there is: answer from it, say so, and let the
+    // next complete re-discovery replace it.
+    for (const auto& w : found->missing) log("discovery: " + w);
+    if (auto why = rdmaqos::sad::replacement_refused(*found)) {
+      log("discovery " + *why + ": answering from it until a complete re-discovery");
+    }
     LoadResult loaded = load(config_, model_of(*found, config_));
     for (const auto& d : loaded.diagnostics) log(d);
     if (!loaded.state) {
@@ -438,6 +354,7 @@ class Daemon {
     ctx.partitions = &now->state.policy_fabric->partitions;
     ctx.requester = now->state.model->by_lid(request.slid);
     ctx.sa_key = config_.sa_key;
+    ctx.groups = now->state.groups.get();
     ctx.observer = &observer;
     auto answer = rdmaqos::sad::answer(ctx, mad);
     if (answer) counters_.response(answer->mad.status);
@@ -531,19 +448,24 @@ class Daemon {
     if (!found) {
       reply["message"] = failure + ": the previous model stays in force";
     } else {
-      for (const auto& w : found->warnings) reply["diagnostics"].push_back("discovery: " + w);
+      for (const auto& w : found->missing) reply["diagnostics"].push_back("discovery: " + w);
       size_t endpoints = found->model.endpoints().size();
-      LoadResult r = load(config_, model_of(*found, config_));
-      for (const auto& d : r.diagnostics) reply["diagnostics"].push_back(d);
-      if (r.state) {
-        install(std::move(*r.state));
-        reply["ok"] = true;
-        reply["message"] = fmt::format("fabric re-discovered: {} endpoints", endpoints);
-        last_discovery_ = std::chrono::system_clock::now();
+      if (auto refused = rdmaqos::sad::replacement_refused(*found)) {
+        // A model missing PKey or SL2VL tables would answer paths the fabric forbids.
+        reply["message"] = "re-discovery " + *refused + ": the previous model stays in force";
       } else {
-        reply["message"] =
-            "the policy or partitions have errors on the new fabric: the previous model stays "
-            "in force";
+        LoadResult r = load(config_, model_of(*found, config_));
+        for (const auto& d : r.diagnostics) reply["diagnostics"].push_back(d);
+        if (r.state) {
+          install(std::move(*r.state));
+          reply["ok"] = true;
+          reply["message"] = fmt::format("fabric re-discovered: {} endpoints", endpoints);
+          last_discovery_ = std::chrono::system_clock::now();
+        } else {
+          reply["message"] =
+              "the policy or partitions have errors on the new fabric: the previous model "
+              "stays in force";
+        }
       }
     }
     ++(reply["ok"].get<bool>() ? discoveries_ : discovery_failures_);

@@ -273,6 +273,55 @@ TEST_F(SadOperation, BadReloadReportsEveryDiagnosticAndKeepsThePolicy) {
   expect_one_record_with_sl(iser_query(*fabric_), 3);
 }
 
+// Without a usable policy the daemon does not start: no policy and no --no-policy is refused
+// before anything else (exit status 2), a policy with errors once the fabric is discovered
+// (exit status 1), with every diagnostic logged as FILE:LINE:COL. OpenSM answers meanwhile.
+TEST_F(SadOperation, RefusesToStartWithoutAUsablePolicy) {
+  fabric_->stop_sm();
+  auto run_sad = [&](std::vector<std::string> args) {
+    testbed::ProcessOptions p;
+    p.argv = {RDMA_QOS_SAD, "--foreground", "--control-socket", socket_};
+    p.argv.insert(p.argv.end(), args.begin(), args.end());
+    p.env = fabric_->client_env(fabric_->topology().sm_node().id);
+    p.cwd = fabric_->dir();
+    return testbed::run(p, 60s);
+  };
+  RunResult none = run_sad({});
+  EXPECT_EQ(none.exit_code, 2) << none.output;
+  EXPECT_NE(none.output.find("no policy: give --policy FILE, or --no-policy"), std::string::npos)
+      << none.output;
+
+  // A level without an SL (line 2), and two rules naming levels that do not exist (lines 9 and
+  // 13).
+  write_policy(R"(qos-levels
+  qos-level
+    name: DEFAULT
+  end-qos-level
+end-qos-levels
+qos-match-rules
+  qos-match-rule
+    qos-class: 1
+    qos-level-name: NOPE
+  end-qos-match-rule
+  qos-match-rule
+    qos-class: 2
+    qos-level-name: MISSING
+  end-qos-match-rule
+end-qos-match-rules
+)");
+  RunResult bad = run_sad({"--policy", policy_path_});
+  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+  for (const char* line : {":2:3: error: qos-level 'DEFAULT' has no 'sl'",
+                           ":9:5: error: qos-level 'NOPE' is not defined",
+                           ":13:5: error: qos-level 'MISSING' is not defined"}) {
+    EXPECT_NE(bad.output.find(policy_path_ + line), std::string::npos) << line << " in:\n"
+                                                                       << bad.output;
+  }
+  EXPECT_NE(bad.output.find("the policy or partitions have errors: not starting"),
+            std::string::npos)
+      << bad.output;
+}
+
 // `systemctl reload` is SIGHUP: a burst of them (and SIGUSR1s) must never stop the daemon,
 // whichever thread the kernel picks to deliver them to.
 TEST_F(SadOperation, SignalBurstsNeverStopTheDaemon) {

@@ -83,5 +83,24 @@ TEST(EncodeAnswer, GetResponsesStayOneMadWithoutRmppHeader) {
   }
 }
 
+// An error response to a GetTable keeps its request's (absent) RMPP header, as OpenSM's does:
+// clients see a plain MAD with the status.
+TEST(EncodeAnswer, TableErrorsKeepTheRequestsRmppHeader) {
+  sa::SaMad m = table_answer(0);
+  m.mad.status = 0x0600;
+  m.data.assign(sa::kSaDataSize, 0);
+  std::vector<uint8_t> plain = encode_answer(m, false, sa::kSaDataSize);
+  EXPECT_EQ(plain.size(), sa::kMadSize);
+  EXPECT_EQ(plain[sa::kRmppHeaderOffset + 2] & 0x07, 0);
+  m.rmpp.version = 1;
+  m.rmpp.type = sa::rmpp::kTypeData;
+  m.rmpp.flags = sa::rmpp::kFlagActive | sa::rmpp::kFlagFirst | sa::rmpp::kFlagLast;
+  m.rmpp.segment = 1;
+  m.rmpp.payload_length = 76;
+  std::vector<uint8_t> active = encode_answer(m, false, sa::kSaDataSize);
+  EXPECT_EQ(active[sa::kRmppHeaderOffset + 2] & 0x07, 0x07);
+  EXPECT_EQ(sa::wire::get32(&active[sa::kRmppHeaderOffset + 8]), 76u);
+}
+
 }  // namespace
 }  // namespace rdmaqos::sad

@@ -358,6 +358,27 @@ TEST_F(AnswerTest, UnknownAttributeAndMethodAreAnswered) {
   EXPECT_EQ(status(request(0x07, sa::attr::kPathRecord, 0, {})), 0x0008);
 }
 
+// Seen from OpenSM 3.3.23 with raw MADs (sa-responder.differential.SadRawMadDifferential).
+TEST_F(AnswerTest, ClassPortInfoOtherThanGetIsAnInvalidRequest) {
+  EXPECT_EQ(status(request(sa::method::kGetTable, sa::attr::kClassPortInfo, 0, {})), kReqInvalid);
+}
+
+TEST_F(AnswerTest, ClassVersionIsNotChecked) {
+  sa::SaMad m = get(2, 4);
+  m.mad.class_version = 1;
+  EXPECT_EQ(status(m), 0);
+}
+
+// Raw traffic takes any shared PKey whatever the request names, and answers PKey 0.
+TEST_F(AnswerTest, RawTrafficIgnoresTheRequestedPkey) {
+  sa::PathRecord raw{.raw_traffic = true, .pkey = 0x1234};
+  sa::PathRecord r = record(get(2, 4, raw, pr::kRawTraffic | pr::kPKey));
+  EXPECT_EQ(r.pkey, 0);
+  EXPECT_EQ(r.sl, 0);
+  // Without the raw bit the same PKey is not shared: no record.
+  EXPECT_EQ(status(get(2, 4, {.pkey = 0x1234}, pr::kPKey)), kNoRecords);
+}
+
 TEST_F(AnswerTest, ResponsesAreNotAnswered) {
   EXPECT_FALSE(ask(request(sa::method::kGetResp, sa::attr::kPathRecord, 0, {})));
 }
@@ -496,6 +517,21 @@ TEST_F(MultiPathTest, OnlyGetMultiIsSupported) {
 
 TEST_F(MultiPathTest, RequestMustBeRmppActive) {
   EXPECT_EQ(status(mpr(sa::method::kGetMulti, pairs({0x11}, {0x31}), kCounts, false)), kReqInvalid);
+  // Before its method is looked at.
+  EXPECT_EQ(status(mpr(sa::method::kGet, pairs({0x11}, {0x31}), kCounts, false)), kReqInvalid);
+}
+
+// As OpenSM's: the request's RMPP header, and the attribute PathRecord.
+TEST_F(MultiPathTest, ErrorsAnswerWithThePathRecordAttributeAndTheRequestsRmppHeader) {
+  auto resp = ask(mpr(sa::method::kGetMulti, pairs({0x11}, {0x31}), sa::mpr_mask::kSgidCount));
+  ASSERT_TRUE(resp);
+  EXPECT_EQ(resp->mad.status, kInsufComps);
+  EXPECT_EQ(resp->mad.method, sa::method::kGetMultiResp);
+  EXPECT_EQ(resp->mad.attr_id, sa::attr::kPathRecord);
+  EXPECT_TRUE(resp->rmpp.active());
+  resp = ask(mpr(sa::method::kGetMulti, pairs({0x11}, {0x31}), kCounts, false));
+  ASSERT_TRUE(resp);
+  EXPECT_FALSE(resp->rmpp.active());
 }
 
 TEST_F(MultiPathTest, GidCountsAreMandatory) {

@@ -91,6 +91,17 @@ TEST(FabricModel, SlMappedToVl15AnywhereIsInvalid) {
   EXPECT_EQ(ca->valid_sls, 0xFFFF);  // the other direction uses another table
 }
 
+// A loopback still leaves through the CA's port: its SL2VL table applies (OpenSM 3.3.23 answers
+// no record for a level SL that table sends to VL 15, seen with qos_ca_sl2vl on ibsim).
+TEST(FabricModel, CaLoopbackAppliesItsOwnSl2Vl) {
+  FabricModel f = small_model();
+  f.nodes[1].ports[1].sl2vl[0][4] = 15;  // CA a
+  auto loop = f.walk(kA, 2);
+  ASSERT_TRUE(loop);
+  EXPECT_EQ(loop->links, 0);
+  EXPECT_EQ(loop->valid_sls, 0xFFFF & ~(1u << 4));
+}
+
 TEST(FabricModel, MissingLftEntryMeansNoPath) {
   FabricModel f = small_model();
   f.nodes[0].lft[4] = 0xFF;

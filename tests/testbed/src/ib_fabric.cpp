@@ -86,8 +86,9 @@ void IbFabric::start() {
   // The abstract socket names ibsim and umad2sim derive from this are unique per fabric.
   sockname_ = "rdmaqos-" + fs::path(dir_).filename().string();
   write_file(dir_ + "/net", options_.topology.netfile);
-  // An empty configuration file keeps the host's /etc/opensm out of the test.
-  write_file(dir_ + "/opensm.conf", "");
+  // A configuration file of our own (empty by default) keeps the host's /etc/opensm out of the
+  // test.
+  write_file(dir_ + "/opensm.conf", options_.opensm_conf);
 
   ProcessOptions sim;
   sim.argv = {"ibsim", "-s", "-n", dir_ + "/net"};  // -n: no console, so no spin on EOF

@@ -41,7 +41,8 @@ bool use_rmpp(RmppMode mode, std::string_view ld_preload, std::string_view maps)
 bool use_rmpp(RmppMode mode);
 
 // The MAD bytes (no umad header) the agent hands to umad_send for `answer`. Table answers
-// (GetTableResp, GetMultiResp) carry an active RMPP DATA header. Without RMPP the SA data is cut
+// (GetTableResp, GetMultiResp) with status 0 carry an active RMPP DATA header; an error keeps
+// the header it has (its request's). Without RMPP the SA data is cut
 // to the whole records that fit in `max_data` and sent as one MAD (FIRST|LAST, segment 1, the
 // PayloadLength of what is sent), as long as its payload. With RMPP the whole answer goes in one
 // buffer, the 56-byte header then every record; the kernel segments it and fills segment

@@ -14,6 +14,7 @@
 #include "rdma-qos/sa-client/mad.h"
 #include "rdma-qos/sa-client/path_record.h"
 #include "rdma-qos/sa-responder/fabric_model.h"
+#include "rdma-qos/sa-responder/multicast.h"
 
 namespace rdmaqos::sad {
 
@@ -74,6 +75,9 @@ struct AnswerContext {
   // the same PathRecord, MultiPathRecord and ClassPortInfo answers, as from OpenSM.
   uint64_t sa_key = kDefaultSaKey;
   AnswerObserver* observer = nullptr;  // optional
+  // The multicast groups a PathRecord's multicast DGID may name (ipoib_broadcast_groups of
+  // the partitions); null: none, every multicast DGID gets no record.
+  const std::vector<MulticastGroup>* groups = nullptr;
 };
 
 // False when the request's SM_Key is neither 0 nor `sa_key`: such a request is dropped.

@@ -2,6 +2,7 @@
 // PKey and SL2VL tables and each switch's linear forwarding table with libibmad queries.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,12 +21,18 @@ struct DiscoveryOptions {
 struct Discovery {
   FabricModel model;  // indexed; sm_port_guid is the port discovery ran from
   Endpoint self;
-  // Tables a node did not return (the model keeps zeros there: no SL dropped, no PKey).
-  std::vector<std::string> warnings;
+  // Tables a node did not return (PKey, SL2VL). The model keeps nothing there (no PKey, no
+  // SL dropped), so it is incomplete: answers from it could grant a path a partition forbids
+  // or an SL the fabric drops.
+  std::vector<std::string> missing;
 };
 
-// The whole fabric, or an error: a discovery that fails half-way returns no model, so the
-// caller keeps the one it had.
+// Why `found` must not replace a model in force (a re-discovery that missed tables gives a
+// degraded model); nullopt when it may.
+std::optional<std::string> replacement_refused(const Discovery& found);
+
+// The whole fabric, or an error: a discovery whose topology or forwarding tables fail half-way
+// returns no model; one that misses PKey or SL2VL tables lists them in `missing`.
 sa::Result<Discovery> discover_fabric(const DiscoveryOptions& options);
 
 }  // namespace rdmaqos::sad

@@ -22,6 +22,9 @@ struct IbFabricOptions {
   std::string partitions;  // partitions.conf text; empty: OpenSM's default partition
   bool qos = true;         // run OpenSM with -Q (QoS on; SA advertises CapabilityMask2 bit 1)
   std::vector<std::string> opensm_args;  // appended to OpenSM's command line
+  // The text of OpenSM's opensm.conf (-F), e.g. "subnet_timeout 16\n" or qos_ca_sl2vl tables;
+  // empty: an empty file, so the host's /etc/opensm stays out of the test.
+  std::string opensm_conf;
   // OpenSM's LMC (-l): each CA port gets 2^lmc LIDs. Pair it with FatTreeSpec::lmc so the
   // topology's LIDs are aligned and kept.
   int lmc = 0;
