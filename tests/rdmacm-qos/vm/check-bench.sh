@@ -14,7 +14,7 @@ declare -A median p99
 for kind in plain preload; do
     logs=()
     for log in "$dir"/client-"$kind"[0-9]*.log; do
-        round=${log##*/client-$kind}
+        round=${log##*/client-"$kind"}
         round=${round%.log}
         st=$(cat "$dir/client-$kind$round.status" 2>/dev/null || echo missing)
         [ "$st" = 0 ] || { echo "FAIL: $kind round $round exit status $st"; tail -5 "$log" || true; exit 1; }
@@ -32,6 +32,23 @@ for kind in plain preload; do
     done
     echo "$line ($n connections in ${#logs[@]} rounds)"
 done
+# Each round's own medians, side by side: how far rounds move tells how much a whole-run
+# difference can be trusted.
+rounds=""
+slower=0
+total=0
+for log in "$dir"/client-plain[0-9]*.log; do
+    round=${log##*/client-plain}
+    round=${round%.log}
+    a=$(awk '$1 == "setup:" { print $3 }' "$log")
+    b=$(awk '$1 == "setup:" { print $3 }' "$dir/client-preload$round.log" 2>/dev/null)
+    if [ -z "$a" ] || [ -z "$b" ]; then continue; fi
+    rounds+=" $round:${a%.*}/${b%.*}"
+    total=$((total + 1))
+    [ "$(echo "$b > $a" | bc -l)" = 1 ] && slower=$((slower + 1))
+done
+echo "per-round median setup us (plain/preload):$rounds"
+echo "rounds where the preload's median was higher: $slower of $total"
 pct() { echo "($1 - $2) * 100 / $2" | bc -l; }
 m=$(pct "${median[preload.setup]}" "${median[plain.setup]}")
 p=$(pct "${p99[preload.setup]}" "${p99[plain.setup]}")

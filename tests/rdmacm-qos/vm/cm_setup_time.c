@@ -4,13 +4,18 @@
  * ESTABLISHED); it prints one line per connection and the median and p99 of each. The server
  * accepts COUNT connections and exits when they are all disconnected.
  *   cm_setup_time server ADDR PORT COUNT
- *   cm_setup_time client ADDR PORT COUNT BIND_ADDR */
+ *   cm_setup_time client ADDR PORT COUNT BIND_ADDR [TURN_IN TURN_OUT]
+ * With TURN_IN and TURN_OUT (FIFOs), the client reads one byte from TURN_IN before each
+ * connection and writes one to TURN_OUT after it: two clients joined in a ring take turns, one
+ * connection each, so the guest's slow phases (TCG on a shared host) hit both alike. */
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <rdma/rdma_cma.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static double now_us(void) {
   struct timespec t;
@@ -84,8 +89,18 @@ static int server(struct rdma_event_channel* ch, struct sockaddr_in* sin, int co
   return disconnected == count ? 0 : 1;
 }
 
+/* One turn: a byte from `in` before a connection, a byte to `out` after it (-1: no ring). */
+static int take_turn(int in) {
+  char token;
+  return in < 0 || read(in, &token, 1) == 1 ? 0 : -1;
+}
+
+static void pass_turn(int out) {
+  if (out >= 0 && write(out, "t", 1) != 1) perror("turn");
+}
+
 static int client(struct rdma_event_channel* ch, struct sockaddr_in* dst, struct sockaddr_in* src,
-                  int count) {
+                  int count, int turn_in, int turn_out) {
   struct rdma_cm_id** ids = calloc((size_t)count, sizeof(*ids));
   double* route = calloc((size_t)count, sizeof(*route));
   double* connect = calloc((size_t)count, sizeof(*connect));
@@ -96,6 +111,10 @@ static int client(struct rdma_event_channel* ch, struct sockaddr_in* dst, struct
   if (!ids || !route || !connect || !setup) return 1;
   for (i = 0; i < count; i++) {
     double t1, t2, t3;
+    if (take_turn(turn_in) != 0) {
+      fprintf(stderr, "connection %d: no turn token\n", i);
+      return 1;
+    }
     if (rdma_create_id(ch, &ids[i], NULL, RDMA_PS_TCP) != 0 ||
         rdma_resolve_addr(ids[i], (struct sockaddr*)src, (struct sockaddr*)dst, 2000) != 0 ||
         wait_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED) != 0) {
@@ -121,6 +140,7 @@ static int client(struct rdma_event_channel* ch, struct sockaddr_in* dst, struct
       return 1;
     }
     t3 = now_us();
+    pass_turn(turn_out);
     route[i] = t2 - t1;
     connect[i] = t3 - t2;
     setup[i] = t3 - t1;
@@ -141,13 +161,20 @@ static int client(struct rdma_event_channel* ch, struct sockaddr_in* dst, struct
 int main(int argc, char** argv) {
   struct sockaddr_in sin, local;
   struct rdma_event_channel* ch;
-  int count;
+  int count, turn_in = -1, turn_out = -1;
   if (argc < 5 || addr_of(argv[2], atoi(argv[3]), &sin) != 0 || (count = atoi(argv[4])) < 1) {
-    fprintf(stderr, "usage: cm_setup_time server|client ADDR PORT COUNT [BIND_ADDR]\n");
+    fprintf(stderr,
+            "usage: cm_setup_time server|client ADDR PORT COUNT [BIND_ADDR [TURN_IN TURN_OUT]]\n");
     return 2;
   }
   if ((ch = rdma_create_event_channel()) == NULL) return 1;
   if (strcmp(argv[1], "server") == 0) return server(ch, &sin, count);
   if (argc < 6 || addr_of(argv[5], 0, &local) != 0) return 2;
-  return client(ch, &sin, &local, count);
+  /* O_RDWR: opening a FIFO so never waits for the other end (two clients open theirs crosswise). */
+  if (argc >= 8 &&
+      ((turn_in = open(argv[6], O_RDWR)) < 0 || (turn_out = open(argv[7], O_RDWR)) < 0)) {
+    perror("turn FIFO");
+    return 2;
+  }
+  return client(ch, &sin, &local, count, turn_in, turn_out);
 }
