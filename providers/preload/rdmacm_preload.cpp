@@ -267,8 +267,9 @@ bool resolve_ib(rdma_cm_id* id, int timeout_ms) {
     // Once per reason and process, under auto and on alike: the program goes on with the
     // kernel's route resolution, which knows nothing of the policy.
     log_once_impl("ib_fallback:" + r.why, r.why + "; the kernel's route resolution is used");
-    log_at(LogLevel::kDebug,
-           fmt::format("InfiniBand: Service-ID {} fell back: {}", hex(in.service_id), r.why));
+    if (providers::log_enabled(LogLevel::kDebug))
+      log_at(LogLevel::kDebug,
+             fmt::format("InfiniBand: Service-ID {} fell back: {}", hex(in.service_id), r.why));
     record(l, "rdma_resolve_route", std::nullopt, in.service_id, in.qos_class, std::nullopt,
            nullptr);
     return false;
@@ -277,12 +278,14 @@ bool resolve_ib(rdma_cm_id* id, int timeout_ms) {
   // rdma_qos_query answers on InfiniBand too: the SA's SL, MTU and rate.
   CmDecision d = decision_from_path(*r.path, in.service_id, in.qos_class);
   IdRegistry::instance().set_decision(id, d);
-  log_at(LogLevel::kDebug,
-         fmt::format("InfiniBand: Service-ID {} QoS-Class {}: the SA answered SL {} MTU code {} "
-                     "rate code {}{}",
-                     hex(in.service_id), in.qos_class ? fmt::format("{}", *in.qos_class) : "none",
-                     d.sl, opt(d.mtu_limit), opt(d.rate_limit),
-                     r.multipath ? " (MultiPathRecord)" : ""));
+  // Formatted only when it will be printed: this runs once per connection.
+  if (providers::log_enabled(LogLevel::kDebug))
+    log_at(LogLevel::kDebug,
+           fmt::format("InfiniBand: Service-ID {} QoS-Class {}: the SA answered SL {} MTU code {} "
+                       "rate code {}{}",
+                       hex(in.service_id), in.qos_class ? fmt::format("{}", *in.qos_class) : "none",
+                       d.sl, opt(d.mtu_limit), opt(d.rate_limit),
+                       r.multipath ? " (MultiPathRecord)" : ""));
   record(l, "rdma_resolve_route", d, in.service_id, in.qos_class, std::nullopt, nullptr);
   return true;
 }
@@ -415,6 +418,11 @@ void register_qp(rdma_cm_id* id, bool passive) {
   auto& ids = IdRegistry::instance();
   providers::CmConnection cm =
       cm_connection(&id->route.addr.src_addr, &id->route.addr.dst_addr, passive);
+  // The passive side tells from the REQ's path record whether the active side's label was the
+  // program's own.
+  if (passive && id->route.path_rec != nullptr && id->route.num_paths > 0)
+    cm.application_label =
+        passive_application_label(ntohl(id->route.path_rec[0].flow_label), cm.dport, cm.sport);
   if (cm.dport != 0 && cm.sport != 0) providers::QpRegistry::instance().set_cm(id->qp, cm);
   IdState st = ids.get(id);
   std::optional<CmDecision> d = st.decision;
@@ -423,13 +431,9 @@ void register_qp(rdma_cm_id* id, bool passive) {
   std::optional<uint16_t> qos_class = d ? d->qos_class : effective_qos_class(st.inputs, l.settings);
   std::optional<uint8_t> received_tclass;
   if (passive) {
-    // The REQ's path (the connection's path record) carries the active side's TOS and label.
-    if (id->route.path_rec != nullptr && id->route.num_paths > 0) {
+    // The REQ's path (the connection's path record) carries the active side's TOS.
+    if (id->route.path_rec != nullptr && id->route.num_paths > 0)
       received_tclass = id->route.path_rec[0].traffic_class;
-      cm.application_label =
-          passive_application_label(ntohl(id->route.path_rec[0].flow_label), cm.dport, cm.sport);
-      if (cm.dport != 0 && cm.sport != 0) providers::QpRegistry::instance().set_cm(id->qp, cm);
-    }
     d = st.inputs.class_override
             ? decide_roce(sid, qos_class, id_pkey(id), l.settings)
             : decide_roce_passive(sid, received_tclass, id_pkey(id), l.settings);

@@ -18,34 +18,34 @@ bool acts_on(LinkKind link, const VerbsSettings& s) {
 }
 
 // SL, traffic class, rate from a decision or the environment; a decision wins.
-void apply_levels(ibv_ah_attr& ah, LinkKind link, const std::optional<QosDecision>& d,
-                  const VerbsSettings& s, AvOutcome& out) {
+void apply_levels(ibv_ah_attr& ah, const std::optional<QosDecision>& d, const VerbsSettings& s,
+                  AvOutcome& out, bool explain) {
   std::optional<uint8_t> sl = d && d->sl ? d->sl : s.sl;
   std::optional<uint8_t> tclass = d && d->traffic_class ? d->traffic_class : s.traffic_class;
   if (sl && ah.sl != *sl) {
     ah.sl = *sl;
     out.changed = true;
-    out.reason += fmt::format(" sl={}", *sl);
+    if (explain) out.reason += fmt::format(" sl={}", *sl);
   }
   // A traffic class only means something in a GRH, which RoCE always has.
   if (tclass && ah.is_global && ah.grh.traffic_class != *tclass) {
     ah.grh.traffic_class = *tclass;
     out.changed = true;
-    out.reason += fmt::format(" tclass={}", *tclass);
+    if (explain) out.reason += fmt::format(" tclass={}", *tclass);
   }
   if (d && d->static_rate && ah.static_rate != *d->static_rate) {
     ah.static_rate = *d->static_rate;
     out.changed = true;
-    out.reason += fmt::format(" rate={}", *d->static_rate);
+    if (explain) out.reason += fmt::format(" rate={}", *d->static_rate);
   }
-  (void)link;
 }
 
 }  // namespace
 
 AvOutcome decide_qp_av(ibv_qp_attr& attr, int& mask, uint32_t lqpn, LinkKind link,
                        const std::optional<CmConnection>& cm,
-                       const std::optional<QosDecision>& decision, const VerbsSettings& s) {
+                       const std::optional<QosDecision>& decision, const VerbsSettings& s,
+                       bool explain) {
   AvOutcome out;
   if (!(mask & IBV_QP_AV)) return {false, "no address vector"};
   if (!acts_on(link, s))
@@ -80,21 +80,21 @@ AvOutcome decide_qp_av(ibv_qp_attr& attr, int& mask, uint32_t lqpn, LinkKind lin
       ah.grh.flow_label = *label;
       out.changed = true;
     }
-    out.reason = fmt::format("flow_label=0x{:05x} ({})", ah.grh.flow_label, why);
+    if (explain) out.reason = fmt::format("flow_label=0x{:05x} ({})", ah.grh.flow_label, why);
   }
 
-  apply_levels(ah, link, decision, s, out);
+  apply_levels(ah, decision, s, out, explain);
   if (decision && decision->path_mtu && (mask & IBV_QP_PATH_MTU) &&
       *decision->path_mtu < attr.path_mtu) {
     attr.path_mtu = *decision->path_mtu;
     out.changed = true;
-    out.reason += fmt::format(" mtu={}", static_cast<int>(*decision->path_mtu));
+    if (explain) out.reason += fmt::format(" mtu={}", static_cast<int>(*decision->path_mtu));
   }
   return out;
 }
 
 AvOutcome decide_ah(ibv_ah_attr& ah, LinkKind link, const std::optional<QosDecision>& decision,
-                    const VerbsSettings& s) {
+                    const VerbsSettings& s, bool explain) {
   AvOutcome out;
   if (!acts_on(link, s))
     return {false, link == LinkKind::kInfiniBand ? "InfiniBand port (apply_on_ib=0)"
@@ -113,10 +113,10 @@ AvOutcome decide_ah(ibv_ah_attr& ah, LinkKind link, const std::optional<QosDecis
     if (label && *label != 0) {
       ah.grh.flow_label = *label;
       out.changed = true;
-      out.reason = fmt::format("flow_label=0x{:05x} ({})", ah.grh.flow_label, why);
+      if (explain) out.reason = fmt::format("flow_label=0x{:05x} ({})", ah.grh.flow_label, why);
     }
   }
-  apply_levels(ah, link, decision, s, out);
+  apply_levels(ah, decision, s, out, explain);
   return out;
 }
 

@@ -109,9 +109,15 @@ int interpose_modify_qp(ModifyQpCall& call, const InterposerHooks& hooks) {
 
   ibv_qp_attr changed = *attr;
   int changed_mask = mask;
-  AvOutcome out =
-      decide_qp_av(changed, changed_mask, qp->qp_num, link, entry ? entry->cm : std::nullopt,
-                   entry ? entry->decision : std::nullopt, hooks.settings);
+  const std::optional<CmConnection> no_cm;
+  const std::optional<QosDecision> no_decision;
+  const auto& cm = entry ? entry->cm : no_cm;
+  const auto& decision = entry ? entry->decision : no_decision;
+  // Reasons are for the test hook; a rejection below works its own out again for the log.
+  auto decide = [&](ibv_qp_attr& a, int& m, bool explain) {
+    return decide_qp_av(a, m, qp->qp_num, link, cm, decision, hooks.settings, explain);
+  };
+  AvOutcome out = decide(changed, changed_mask, static_cast<bool>(hooks.record));
   if (link == LinkKind::kUnknown && hooks.log_once)
     hooks.log_once("link", "cannot tell the link layer of a QP's port; leaving QPs unchanged");
 
@@ -126,6 +132,11 @@ int interpose_modify_qp(ModifyQpCall& call, const InterposerHooks& hooks) {
     if (hooks.record)
       hooks.record(record_line("ibv_modify_qp", qp->qp_num, dest, changed.ah_attr, out));
     return 0;
+  }
+  if (out.reason.empty()) {
+    ibv_qp_attr again = *attr;
+    int again_mask = mask;
+    out.reason = decide(again, again_mask, true).reason;
   }
   if (hooks.log_once)
     hooks.log_once("modify_qp_rejected",
@@ -150,7 +161,8 @@ ibv_ah* interpose_create_ah(CreateAhCall& call, const InterposerHooks& hooks) {
   ibv_ah_attr changed = *attr;
   std::optional<QosDecision> decision;
   if (attr->is_global) decision = QpRegistry::instance().find_peer_decision(pd, attr->grh.dgid);
-  AvOutcome out = decide_ah(changed, link, decision, hooks.settings);
+  AvOutcome out =
+      decide_ah(changed, link, decision, hooks.settings, static_cast<bool>(hooks.record));
   if (!out.changed) {
     if (hooks.record) hooks.record(record_line("ibv_create_ah", 0, 0, *attr, out));
     return next(pd, attr);
@@ -158,6 +170,10 @@ ibv_ah* interpose_create_ah(CreateAhCall& call, const InterposerHooks& hooks) {
   if (ibv_ah* ah = next(pd, &changed)) {
     if (hooks.record) hooks.record(record_line("ibv_create_ah", 0, 0, changed, out));
     return ah;
+  }
+  if (out.reason.empty()) {
+    ibv_ah_attr again = *attr;
+    out.reason = decide_ah(again, link, decision, hooks.settings, true).reason;
   }
   if (hooks.log_once)
     hooks.log_once("create_ah_rejected",

@@ -54,6 +54,16 @@ TEST_P(LabelTable, GivesTheExpectedLabel) {
   EXPECT_EQ(a.ah_attr.grh.flow_label, c.expected_label) << out.reason;
   EXPECT_EQ(out.changed, c.changed) << out.reason;
   EXPECT_EQ(mask, kRtrMask);
+  // Without an explanation asked for, the same decision and no reason text.
+  ibv_qp_attr quiet = rtr_attr(c.program_label);
+  int quiet_mask = kRtrMask;
+  AvOutcome q =
+      decide_qp_av(quiet, quiet_mask, kLqpn, c.link, c.cm, std::nullopt, with_mode(c.mode), false);
+  EXPECT_EQ(quiet.ah_attr.grh.flow_label, c.expected_label);
+  EXPECT_EQ(q.changed, c.changed);
+  if (c.link == LinkKind::kRoceV2) {
+    EXPECT_EQ(q.reason, "");
+  }
 }
 
 // CM connection dport 3260, sport 40000: RFC label 0x27d7d (hand-computed in

@@ -99,6 +99,37 @@ TEST_F(Interposer, RejectedChangeIsRetriedAsTheProgramAsked) {
   EXPECT_EQ(logs_, std::vector<std::string>{"modify_qp_rejected"});
 }
 
+// Without the test hook no reason is formatted on the way (it costs more than the decision on
+// every connection), but a rejection's log still says what was refused.
+TEST_F(Interposer, RejectionLogNamesTheChangeWithoutTheTestHook) {
+  hooks_.record = nullptr;
+  std::vector<std::string> messages;
+  hooks_.log_once = [&messages](const std::string&, const std::string& m) {
+    messages.push_back(m);
+  };
+  g_reject_changed = 1;
+  ibv_qp_attr a = rtr();
+  EXPECT_EQ(interpose_modify_qp(&qp_, &a, kMask, &fake_modify, hooks_), 0);
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_NE(messages[0].find("flow_label=0x34a0b (QPNs)"), std::string::npos) << messages[0];
+}
+
+TEST_F(Interposer, RejectedAhLogNamesTheChangeWithoutTheTestHook) {
+  hooks_.record = nullptr;
+  hooks_.settings.flow_label = *parse_flow_label_setting("0x42");
+  std::vector<std::string> messages;
+  hooks_.log_once = [&messages](const std::string&, const std::string& m) {
+    messages.push_back(m);
+  };
+  g_reject_labelled_ah = true;
+  ibv_pd pd{};
+  ibv_ah_attr ah{};
+  ah.is_global = 1;
+  EXPECT_EQ(interpose_create_ah(&pd, &ah, &fake_create_ah, hooks_), &g_fake_ah);
+  ASSERT_EQ(messages.size(), 1u);
+  EXPECT_NE(messages[0].find("flow_label=0x00042 (fixed label)"), std::string::npos) << messages[0];
+}
+
 TEST_F(Interposer, CallsWithoutAddressVectorPassStraightThrough) {
   ibv_qp_attr a{};
   a.port_num = 2;

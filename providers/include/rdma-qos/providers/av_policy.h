@@ -43,7 +43,9 @@ struct VerbsSettings {
 
 struct AvOutcome {
   bool changed = false;
-  std::string reason;  // why it changed or why not, for logs and the test hook
+  // Why it changed or why not, for logs and the test hook; filled only when asked for
+  // (`explain`): formatting it on every connection costs more than the decision itself.
+  std::string reason;
 };
 
 // RC/UC/XRC transition carrying an address vector (IBV_QP_AV). `attr` and `mask` are updated in
@@ -51,13 +53,14 @@ struct AvOutcome {
 // in `mask`.
 AvOutcome decide_qp_av(ibv_qp_attr& attr, int& mask, uint32_t lqpn, LinkKind link,
                        const std::optional<CmConnection>& cm,
-                       const std::optional<QosDecision>& decision, const VerbsSettings& settings);
+                       const std::optional<QosDecision>& decision, const VerbsSettings& settings,
+                       bool explain = true);
 
 // UD address handle (an AH has no QPN pair): on RoCE v2 an AH without a label gets the
 // decision's label, else a fixed setting's; a label the program set, or none in any other mode,
 // is left as it is.
 AvOutcome decide_ah(ibv_ah_attr& attr, LinkKind link, const std::optional<QosDecision>& decision,
-                    const VerbsSettings& settings);
+                    const VerbsSettings& settings, bool explain = true);
 
 // Settings from the host configuration values (text as in rdma-qos.conf); invalid values fall
 // back to their defaults (the loader reports them).
