@@ -14,6 +14,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
@@ -100,14 +101,21 @@ class SadDifferential : public ::testing::Test {
     p.env = fabric_->client_env(fabric_->topology().sm_node().id);
     p.cwd = fabric_->dir();
     p.output_path = fabric_->dir() + "/sad.log";
-    sad_ = new testbed::Process(testbed::Process::spawn(p));
     // Ready once ClassPortInfo is answered (discovery comes first).
     bool ready = false;
     RunResult probe;
-    for (int i = 0; i < 50 && !ready && sad_->running(); ++i) {
-      probe = fabric_->run_at("node001", {"saquery", "-c"});
-      ready = probe.exit_code == 0;
-      if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    for (int attempt = 1; attempt <= 2 && !ready; ++attempt) {
+      sad_ = new testbed::Process(testbed::Process::spawn(p));
+      for (int i = 0; i < 50 && !ready && sad_->running(); ++i) {
+        probe = fabric_->run_at("node001", {"saquery", "-c"});
+        ready = probe.exit_code == 0;
+        if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      }
+      if (ready || attempt == 2 || !testbed::died_of_segv(*sad_)) break;
+      std::cerr << "rdma-qos-sad died at start-up by SIGSEGV in umad2sim (see testing.md); its "
+                   "log:\n"
+                << sad_log() << "starting it again\n";
+      delete sad_;
     }
     ASSERT_TRUE(ready) << "saquery -c: " << probe.output << "\nrdma-qos-sad (exit "
                        << sad_->wait_for(std::chrono::milliseconds(10)).value_or(-1) << "):\n"
