@@ -8,7 +8,6 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <iostream>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -119,20 +118,11 @@ class IbRouteOpenSm : public ::testing::Test {
     p.env = fabric_->client_env("node003");
     p.cwd = dir;
     p.output_path = dir + "/silent-sa.log";
-    rdmaqos::testbed::RunResult probe;
-    for (int attempt = 1; attempt <= 2; ++attempt) {
-      silent_sa_ = std::make_unique<rdmaqos::testbed::Process>(rdmaqos::testbed::Process::spawn(p));
-      // rdma-qos-sad answers once it has discovered the fabric: seconds on a loaded machine.
-      auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-      while (std::chrono::steady_clock::now() < give_up && silent_sa_->running()) {
-        probe = fabric_->run_at("node001", {RDMA_QOS_CLI, "path", "cpi", "--sa-lid", lid});
-        if (probe.exit_code == 0) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
-      }
-      // A start-up crash inside umad2sim (see died_of_segv): once more.
-      if (probe.exit_code == 0 || !rdmaqos::testbed::died_of_segv(*silent_sa_)) break;
-      std::cerr << "rdma-qos-sad died at start-up by SIGSEGV in umad2sim; starting it again\n";
-    }
+    // rdma-qos-sad answers once it has discovered the fabric: seconds on a loaded machine.
+    auto started =
+        fabric_->start_until_answering(p, {RDMA_QOS_CLI, "path", "cpi", "--sa-lid", lid});
+    silent_sa_ = std::move(started.daemon);
+    const rdmaqos::testbed::RunResult& probe = started.probe;
     if (probe.exit_code != 0) {
       std::ifstream in(dir + "/silent-sa.log");
       std::string log(std::istreambuf_iterator<char>(in), {});

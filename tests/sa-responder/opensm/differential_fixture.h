@@ -14,7 +14,6 @@
 
 #include <cstdio>
 #include <fstream>
-#include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <random>
@@ -102,24 +101,12 @@ class SadDifferential : public ::testing::Test {
     p.cwd = fabric_->dir();
     p.output_path = fabric_->dir() + "/sad.log";
     // Ready once ClassPortInfo is answered (discovery comes first).
-    bool ready = false;
-    RunResult probe;
-    for (int attempt = 1; attempt <= 2 && !ready; ++attempt) {
-      sad_ = new testbed::Process(testbed::Process::spawn(p));
-      for (int i = 0; i < 50 && !ready && sad_->running(); ++i) {
-        probe = fabric_->run_at("node001", {"saquery", "-c"});
-        ready = probe.exit_code == 0;
-        if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(200));
-      }
-      if (ready || attempt == 2 || !testbed::died_of_segv(*sad_)) break;
-      std::cerr << "rdma-qos-sad died at start-up by SIGSEGV in umad2sim (see testing.md); its "
-                   "log:\n"
-                << sad_log() << "starting it again\n";
-      delete sad_;
-    }
-    ASSERT_TRUE(ready) << "saquery -c: " << probe.output << "\nrdma-qos-sad (exit "
-                       << sad_->wait_for(std::chrono::milliseconds(10)).value_or(-1) << "):\n"
-                       << sad_log();
+    auto started = fabric_->start_until_answering(p, {"saquery", "-c"});
+    sad_ = started.daemon.release();
+    ASSERT_EQ(started.probe.exit_code, 0)
+        << "saquery -c: " << started.probe.output << "\nrdma-qos-sad (exit "
+        << sad_->wait_for(std::chrono::milliseconds(10)).value_or(-1) << "):\n"
+        << sad_log();
     ours_ = new std::vector<Outcome>();
     for (const Query& q : *queries_) ours_->push_back(run(q));
   }

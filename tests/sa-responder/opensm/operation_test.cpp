@@ -46,17 +46,6 @@ void expect_one_record_with_sl(const RunResult& q, uint64_t sl) {
 
 // Runs `argv` at node001 every 200 ms until it succeeds, `sad` exits or 100 runs failed: how a
 // test waits for rdma-qos-sad to answer. The last run.
-RunResult until_answered(const IbFabric& fabric, testbed::Process& sad,
-                         const std::vector<std::string>& argv) {
-  RunResult probe;
-  for (int i = 0; i < 100 && sad.running(); ++i) {
-    probe = fabric.run_at("node001", argv);
-    if (probe.exit_code == 0) break;
-    std::this_thread::sleep_for(200ms);
-  }
-  return probe;
-}
-
 // Policies a reload must reject. Each would change answers if any of it were applied: the
 // third maps iSER to SL 6 and the default to SL 1 before its error.
 const std::vector<std::string> kBadPolicies = {
@@ -99,9 +88,10 @@ class SadOperation : public ::testing::Test {
     p.env = fabric_->client_env(fabric_->topology().sm_node().id);
     p.cwd = fabric_->dir();
     p.output_path = fabric_->dir() + "/sad.log";
-    sad_ = std::make_unique<testbed::Process>(testbed::Process::spawn(p));
-    RunResult probe = until_answered(*fabric_, *sad_, {"saquery", "-c"});
-    if (probe.exit_code != 0) FAIL() << "rdma-qos-sad did not answer: " << probe.output;
+    auto started = fabric_->start_until_answering(p, {"saquery", "-c"});
+    sad_ = std::move(started.daemon);
+    if (started.probe.exit_code != 0)
+      FAIL() << "rdma-qos-sad did not answer: " << started.probe.output;
   }
 
   std::string sad_log() const {
@@ -472,9 +462,10 @@ TEST_F(SadAtAnotherPort, ClientsPointedAtItGetOurPolicyOthersOpenSms) {
   p.env = fabric_->client_env(node);
   p.cwd = fabric_->dir();
   p.output_path = fabric_->dir() + "/sad.log";
-  sad_ = std::make_unique<testbed::Process>(testbed::Process::spawn(p));
-  RunResult probe =
-      until_answered(*fabric_, *sad_, {RDMA_QOS_CLI, "path", "cpi", "--sa-lid", our_lid});
+  auto started =
+      fabric_->start_until_answering(p, {RDMA_QOS_CLI, "path", "cpi", "--sa-lid", our_lid});
+  sad_ = std::move(started.daemon);
+  const RunResult& probe = started.probe;
   ASSERT_EQ(probe.exit_code, 0) << "rdma-qos-sad did not answer at LID " << our_lid << ": "
                                 << probe.output;
   {

@@ -324,17 +324,14 @@ int main(int argc, char** argv) {
     p.env = fabric.client_env(fabric.topology().sm_node().id);
     p.cwd = fabric.dir();
     p.output_path = fabric.dir() + "/sad.log";
-    Process sa = Process::spawn(p);
+    auto started = fabric.start_until_answering(p, {"saquery", "-c"});
+    Process& sa = *started.daemon;
     auto sad_log = [&] {
       std::ifstream in(p.output_path);
       return std::string(std::istreambuf_iterator<char>(in), {});
     };
-    bool ready = false;
-    for (int i = 0; i < 100 && !ready && sa.running(); ++i) {
-      ready = fabric.run_at("node001", {"saquery", "-c"}).exit_code == 0;
-      if (!ready) std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    }
-    if (!ready) throw std::runtime_error("rdma-qos-sad did not come up:\n" + sad_log());
+    if (started.probe.exit_code != 0)
+      throw std::runtime_error("rdma-qos-sad did not come up:\n" + sad_log());
 
     auto cas = fabric.topology().cas();
     std::string dlids;

@@ -36,6 +36,30 @@ TEST(IbFabric, ComesUpWithTheSaAnswering) {
   EXPECT_EQ(records[0].number("Capability mask"), 0x2602u);
 }
 
+// A daemon that dies of SIGSEGV before answering (as umad2sim makes rdma-qos-sad do now and
+// then) is started once more; one that fails otherwise is not. The stand-in crashes on its first
+// start and "answers" (creates a file the probe looks for) on its second.
+TEST(IbFabric, StartUntilAnsweringStartsACrashedDaemonOnceMore) {
+  IbFabric fabric(fabric_options(make_fat_tree(small_tree())));
+  const std::string dir = fabric.dir();
+  ProcessOptions daemon;
+  daemon.argv = {"bash", "-c",
+                 "if [ -e started ]; then touch answering; exec sleep 60; fi; touch started; "
+                 "kill -SEGV $$"};
+  daemon.cwd = dir;
+  auto started = fabric.start_until_answering(daemon, {"test", "-e", dir + "/answering"}, 20s);
+  EXPECT_EQ(started.probe.exit_code, 0) << started.probe.output;
+  ASSERT_TRUE(started.daemon);
+  EXPECT_TRUE(started.daemon->running());
+
+  ProcessOptions failing;
+  failing.argv = {"bash", "-c", "touch failed-once; exit 3"};
+  failing.cwd = dir;
+  auto failed = fabric.start_until_answering(failing, {"test", "-e", dir + "/never"}, 20s);
+  EXPECT_NE(failed.probe.exit_code, 0);
+  EXPECT_EQ(failed.daemon->wait_for(10ms), std::optional<int>(3));
+}
+
 // The low 64 bits of a GID as saquery prints it (an IPv6 text address).
 uint64_t gid_interface_id(const std::string& text) {
   in6_addr addr{};

@@ -2,11 +2,13 @@
 #include "rdma-qos/testbed/ib_fabric.h"
 
 #include <fmt/format.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -172,6 +174,27 @@ RunResult IbFabric::run_at(const std::string& sim_host, const std::vector<std::s
   p.env = client_env(sim_host);
   p.cwd = dir_;  // umad2sim creates a fake sysfs tree (sys-PID) in the working directory
   return run(p, timeout);
+}
+
+IbFabric::Started IbFabric::start_until_answering(const ProcessOptions& daemon,
+                                                  const std::vector<std::string>& probe,
+                                                  std::chrono::seconds budget) const {
+  Started out;
+  for (int attempt = 1; attempt <= 2; ++attempt) {
+    out.daemon = std::make_unique<Process>(Process::spawn(daemon));
+    const auto give_up = std::chrono::steady_clock::now() + budget;
+    while (std::chrono::steady_clock::now() < give_up && out.daemon->running()) {
+      out.probe = run_at("node001", probe);
+      if (out.probe.exit_code == 0) return out;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    auto code = out.daemon->wait_for(std::chrono::milliseconds(10));
+    if (!code || *code != 128 + SIGSEGV) break;  // still running, or a failure of its own
+    std::cerr << "ibfabric: " << daemon.argv.front()
+              << " died of SIGSEGV before answering (umad2sim, see testing.md)"
+              << (attempt == 1 ? "; starting it once more\n" : "\n");
+  }
+  return out;
 }
 
 std::vector<pid_t> IbFabric::pids() const {

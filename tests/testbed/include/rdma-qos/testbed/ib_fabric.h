@@ -64,6 +64,19 @@ class IbFabric {
   RunResult run_at(const std::string& sim_host, const std::vector<std::string>& argv,
                    std::chrono::milliseconds timeout = std::chrono::seconds(20)) const;
 
+  // Starts a daemon on the fabric (an SA of our own: `daemon.env` puts it at its node) and runs
+  // `probe` at node001 every 200 ms until the probe succeeds, the daemon exits, or `budget`
+  // passes. A daemon that died of SIGSEGV before answering is started once more, saying so on
+  // stderr: umad2sim's receive thread now and then crashes a process that has opened several
+  // umad ports (rdma-qos-sad after its discovery; see testing.md). `probe` in the result is the
+  // last probe's (exit code 0: answering).
+  struct Started {
+    std::unique_ptr<Process> daemon;
+    RunResult probe;
+  };
+  Started start_until_answering(const ProcessOptions& daemon, const std::vector<std::string>& probe,
+                                std::chrono::seconds budget = std::chrono::seconds(60)) const;
+
   std::vector<pid_t> pids() const;  // ibsim and OpenSM, while running
   std::string opensm_log() const;
   // Stops OpenSM and leaves ibsim running with the subnet as OpenSM configured it (LIDs,

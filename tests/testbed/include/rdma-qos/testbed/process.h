@@ -51,15 +51,6 @@ struct RunResult {
   std::string output;  // stdout and stderr interleaved
 };
 
-// Whether `p` has exited by SIGSEGV. libumad2sim's receive thread sometimes dereferences a null
-// device in a process that has opened several umad ports (rdma-qos-sad after its discovery:
-// gdb shows the fault in umad2sim's own thread, in pthread_mutex_lock(0x30)); fixtures that
-// start rdma-qos-sad on ibsim start it once more when that is how it ended.
-inline bool died_of_segv(Process& p) {
-  auto code = p.wait_for(std::chrono::milliseconds(10));
-  return code && *code == 128 + 11;
-}
-
 // Runs a command to completion (or kills it at `timeout`) and captures its output.
 RunResult run(const ProcessOptions& options, std::chrono::milliseconds timeout);
 
