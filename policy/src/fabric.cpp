@@ -47,7 +47,7 @@ const Partition* Fabric::partition(std::string_view name) const {
 }
 
 std::vector<Partition> default_partitions(const Fabric& fabric) {
-  Partition p{"Default", 0x7FFF, true, std::nullopt, {}, {1, 1}};
+  Partition p{"Default", 0x7FFF, true, std::nullopt, {}, {1, 1}, {}, {}};
   for (const auto& n : fabric.nodes)
     for (const auto& pg : n.port_guids) p.members.push_back({pg.second, true});
   return {p};
@@ -141,10 +141,16 @@ PartitionsResult parse_partitions(std::string_view text, const Fabric& fabric) {
       } else if (key == "sl") {
         auto v = parse_u64(value);
         if (v && *v <= 15) p.sl = static_cast<uint8_t>(*v);
+      } else if (key == "mtu") {
+        auto v = parse_u64(value);
+        if (v && *v >= 1 && *v <= 5) p.mtu = static_cast<uint8_t>(*v);
+      } else if (key == "rate") {
+        auto v = parse_u64(value);
+        if (v && *v >= 2 && *v <= 22) p.rate = static_cast<uint8_t>(*v);
       } else if (key == "defmember") {
         default_full = value == "full" || value == "both";
       } else if (!key.empty()) {
-        // rate=, mtu=, scope=, mgroup= ... concern multicast, not QoS matching.
+        // scope=, mgroup= ... concern multicast groups this project does not create.
       }
     }
     pos = 0;

@@ -113,14 +113,12 @@ LoadResult load(const Config& config, std::shared_ptr<const rdmaqos::sad::Fabric
   LoadResult out;
   auto fabric = std::make_shared<pol::Fabric>(model->policy_fabric());
   bool ok = true;
-  std::string partitions_text;  // empty: OpenSM's default partition
   if (config.partitions_path.empty()) {
     fabric->partitions = pol::default_partitions(*fabric);
   } else if (auto text = read_file(config.partitions_path); !text) {
     out.diagnostics.push_back(fmt::format("{}: cannot read the file", config.partitions_path));
     ok = false;
   } else {
-    partitions_text = *text;
     auto r = pol::parse_partitions(*text, *fabric);
     for (const auto& d : r.diagnostics)
       out.diagnostics.push_back(pol::format_diagnostic(d, config.partitions_path));
@@ -145,7 +143,7 @@ LoadResult load(const Config& config, std::shared_ptr<const rdmaqos::sad::Fabric
     }
   }
   auto groups = std::make_shared<const std::vector<rdmaqos::sad::MulticastGroup>>(
-      rdmaqos::sad::ipoib_broadcast_groups(partitions_text,
+      rdmaqos::sad::ipoib_broadcast_groups(fabric->partitions,
                                            static_cast<uint8_t>(config.subnet_timeout)));
   if (ok) {
     out.state = State{std::move(model), std::move(fabric), std::move(policy), std::move(groups)};

@@ -18,7 +18,7 @@ sa::Gid gid(std::string_view text) {
 }
 
 TEST(SadMulticast, NoPartitionsFileGivesTheDefaultBroadcastGroup) {
-  std::vector<MulticastGroup> groups = ipoib_broadcast_groups("", 18);
+  std::vector<MulticastGroup> groups = ipoib_broadcast_groups(policy::default_partitions({}), 18);
   ASSERT_EQ(groups.size(), 1u);
   EXPECT_EQ(groups[0],
             (MulticastGroup{gid("ff12:401b:ffff::ffff:ffff"), 0xC000, 0xFFFF, 0, 4, 3, 18}));
@@ -36,7 +36,9 @@ P4=0x40,ipoib,mtu=1 : ALL=limited,
   0x201=full;
 Again=0x50, ipoib, sl=9 : ALL=full;
 )";
-  std::vector<MulticastGroup> groups = ipoib_broadcast_groups(text, 16);
+  auto parsed = policy::parse_partitions(text, {});
+  ASSERT_TRUE(parsed.diagnostics.empty());
+  std::vector<MulticastGroup> groups = ipoib_broadcast_groups(parsed.partitions, 16);
   ASSERT_EQ(groups.size(), 4u);
   EXPECT_EQ(groups[0],
             (MulticastGroup{gid("ff12:401b:8050::ffff:ffff"), 0xC000, 0x8050, 2, 4, 3, 16}));
@@ -98,7 +100,7 @@ TEST(SadMulticast, ComponentsThatMustMatchTheGroup) {
 TEST(SadMulticast, AnswerEngineAnswersKnownGroupsAndRefusesOthers) {
   FabricModel fabric = testing::small_model();
   std::vector<policy::Partition> partitions;
-  std::vector<MulticastGroup> groups = ipoib_broadcast_groups("", 18);
+  std::vector<MulticastGroup> groups = ipoib_broadcast_groups(policy::default_partitions({}), 18);
   AnswerContext ctx;
   ctx.fabric = &fabric;
   ctx.partitions = &partitions;

@@ -41,6 +41,9 @@ struct Partition {
   std::optional<uint8_t> sl;
   std::vector<PartitionMember> members;
   SourceLocation location;
+  // mtu= and rate= (IBA codes): they matter only to the partition's IPoIB broadcast group.
+  std::optional<uint8_t> mtu;
+  std::optional<uint8_t> rate;
 
   int full_members() const;
 };

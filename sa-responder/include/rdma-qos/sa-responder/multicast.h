@@ -6,9 +6,9 @@
 
 #include <cstdint>
 #include <optional>
-#include <string_view>
 #include <vector>
 
+#include "rdma-qos/policy/fabric.h"
 #include "rdma-qos/sa-client/gid.h"
 #include "rdma-qos/sa-client/path_record.h"
 
@@ -31,10 +31,8 @@ inline constexpr uint16_t kFirstMulticastLid = 0xC000;
 // configuration defines them (OpenSM's MLIDs count up from 0xC000 in that order):
 // MGID ff12:401b:PKEY::ffff:ffff (PKEY with the full member bit), the partition's SL,
 // mtu= (default 4: 2048) and rate= (default 3: 10 Gb/s), packet life `subnet_timeout`.
-// `partitions_text` empty: OpenSM's default configuration (Default=0x7fff,ipoib : ALL=full).
-// Only the headers are read here (members do not matter); the text is the one the policy's
-// partitions parser accepted.
-std::vector<MulticastGroup> ipoib_broadcast_groups(std::string_view partitions_text,
+// Without a partitions file, give policy::default_partitions (Default=0x7fff,ipoib : ALL=full).
+std::vector<MulticastGroup> ipoib_broadcast_groups(const std::vector<policy::Partition>& partitions,
                                                    uint8_t subnet_timeout);
 
 // The group a multicast DGID names, if OpenSM would have created it.
