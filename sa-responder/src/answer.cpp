@@ -346,28 +346,34 @@ std::vector<sa::PathRecord> path_records(const AnswerContext& ctx, const PathReq
   return out;
 }
 
-// A multicast DGID: the group's record (pr_process_multicast), which OpenSM answers without
-// the requester and end-point checks of unicast paths.
-std::optional<sa::SaMad> answer_multicast(const AnswerContext& ctx, const sa::SaMad& request,
-                                          const PathRequest& req) {
-  const uint8_t method = request.mad.method;
-  std::optional<sa::PathRecord> record;
-  if (ctx.groups != nullptr) {
-    if (const MulticastGroup* g = find_group(*ctx.groups, req.record.dgid)) {
-      record = multicast_path(*g, req.record, req.comp_mask, method == sa::method::kGet);
-    }
-  }
-  if (!record && method == sa::method::kGet) {
-    return error_response(request, mad_status::sa(sa::status::kNoRecords));
-  }
-  sa::SaMad resp = response_to(request, response_method(method), 0);
-  if (method == sa::method::kGetTable) resp.sa.attr_offset = sa::kPathRecordSize / 8;
-  if (record) {
-    if (auto bytes = sa::encode_path_record(*record)) {
-      resp.data.insert(resp.data.end(), bytes->begin(), bytes->end());
-    }
-  }
-  return resp;
+// A multicast DGID: the group's record (pr_process_multicast), none or one, which OpenSM
+// answers without the requester and end-point checks of unicast paths.
+std::vector<sa::PathRecord> multicast_records(const AnswerContext& ctx, const PathRequest& req,
+                                              bool get) {
+  if (ctx.groups == nullptr) return {};
+  const MulticastGroup* g = find_group(*ctx.groups, req.record.dgid);
+  if (g == nullptr) return {};
+  auto record = multicast_path(*g, req.record, req.comp_mask, get);
+  if (!record) return {};
+  return {*record};
+}
+
+// The paths between the ends a request names (an open end: every endpoint).
+std::vector<sa::PathRecord> unicast_records(const AnswerContext& ctx, const PathRequest& req,
+                                            const Ends& ends, bool get) {
+  // An open end stands for every endpoint, walked as OpenSM walks its ports: in the order of
+  // its GUID map (computed once per fabric model).
+  const std::vector<Endpoint>& all = ctx.fabric->endpoints_in_guid_map_order();
+  const std::span<const Endpoint> sources =
+      ends.source ? std::span<const Endpoint>(&*ends.source, 1) : std::span<const Endpoint>(all);
+  const std::span<const Endpoint> destinations =
+      ends.destination ? std::span<const Endpoint>(&*ends.destination, 1)
+                       : std::span<const Endpoint>(all);
+  // A Get asks for one path (NumbPath 1, IBA 1.2 erratum): OpenSM stops at the first.
+  if (get) return path_records(ctx, req, sources, destinations, 1, 1);
+  const bool numb_path = has(req.comp_mask, pr::kNumbPath);
+  return path_records(ctx, req, sources, destinations,
+                      numb_path ? req.record.numb_path : kUnlimited, kUnlimited);
 }
 
 std::optional<sa::SaMad> answer_path_record(const AnswerContext& ctx, const sa::SaMad& request) {
@@ -379,30 +385,13 @@ std::optional<sa::SaMad> answer_path_record(const AnswerContext& ctx, const sa::
   if (!decoded) return error_response(request, mad_status::sa(sa::status::kReqInvalid));
   PathRequest req{*decoded, request.sa.comp_mask};
   if (uint16_t status = request_status(req)) return error_response(request, status);
-  if (has(req.comp_mask, pr::kDgid) && req.record.dgid[0] == 0xFF) {
-    return answer_multicast(ctx, request, req);
-  }
-  Ends ends = end_points(*ctx.fabric, req);
-  if (ends.status != 0) return error_response(request, ends.status);
-
   std::vector<sa::PathRecord> records;
-  if (!ends.unknown) {
-    // An open end stands for every endpoint, walked as OpenSM walks its ports: in the order of
-    // its GUID map (computed once per fabric model).
-    const std::vector<Endpoint>& all = ctx.fabric->endpoints_in_guid_map_order();
-    const std::span<const Endpoint> sources =
-        ends.source ? std::span<const Endpoint>(&*ends.source, 1) : std::span<const Endpoint>(all);
-    const std::span<const Endpoint> destinations =
-        ends.destination ? std::span<const Endpoint>(&*ends.destination, 1)
-                         : std::span<const Endpoint>(all);
-    // A Get asks for one path (NumbPath 1, IBA 1.2 erratum): OpenSM stops at the first.
-    if (method == sa::method::kGet) {
-      records = path_records(ctx, req, sources, destinations, 1, 1);
-    } else {
-      const bool numb_path = has(req.comp_mask, pr::kNumbPath);
-      records = path_records(ctx, req, sources, destinations,
-                             numb_path ? req.record.numb_path : kUnlimited, kUnlimited);
-    }
+  if (has(req.comp_mask, pr::kDgid) && req.record.dgid[0] == 0xFF) {
+    records = multicast_records(ctx, req, method == sa::method::kGet);
+  } else {
+    Ends ends = end_points(*ctx.fabric, req);
+    if (ends.status != 0) return error_response(request, ends.status);
+    if (!ends.unknown) records = unicast_records(ctx, req, ends, method == sa::method::kGet);
   }
   if (method == sa::method::kGet) {
     // GetTable reports neither unknown ends nor rejections: only Get carries the status.
