@@ -206,23 +206,44 @@ class SadDifferential : public ::testing::Test {
   static inline std::vector<Outcome>* ours_ = nullptr;
 };
 
+// The fat tree every suite runs on (make_fat_tree({})), for GUIDs, LIDs and names written into
+// policies and MADs before the fabric starts (the generator is deterministic: the fabric gets
+// the same).
+inline const testbed::Topology& tree() {
+  static const testbed::Topology t = testbed::make_fat_tree({});
+  return t;
+}
+
+// A MAD as sa-raw-mad sends it (256 bytes, hex), built field by field in wire order.
+struct Mad {
+  std::vector<uint8_t> bytes = std::vector<uint8_t>(256, 0);
+
+  void put(size_t at, uint64_t value, size_t width) {
+    for (size_t i = 0; i < width; ++i) {
+      bytes[at + i] = static_cast<uint8_t>(value >> (8 * (width - 1 - i)));
+    }
+  }
+  void gid(size_t at, uint64_t prefix, uint64_t guid) {
+    put(at, prefix, 8);
+    put(at + 8, guid, 8);
+  }
+  std::string hex() const {
+    std::string s;
+    for (uint8_t b : bytes) s += fmt::format("{:02x}", b);
+    return s;
+  }
+};
+
 // A raw PathRecord SubnAdmGet (sa-raw-mad at node001) naming only a DGID: the multicast group
 // `prefix`:`id` (ff12:401b:PKEY::ffff:ffff is a partition's IPoIB broadcast group).
 inline Query multicast_get(uint64_t prefix, uint64_t id, uint32_t tid) {
-  std::vector<uint8_t> m(256, 0);
-  auto put = [&m](size_t at, uint64_t value, size_t width) {
-    for (size_t i = 0; i < width; ++i)
-      m[at + i] = static_cast<uint8_t>(value >> (8 * (width - 1 - i)));
-  };
-  put(0, 0x01030201, 4);  // base version 1, SA class, class version 2, SubnAdmGet
-  put(12, tid, 4);
-  put(16, 0x0035, 2);  // PathRecord
-  put(48, 1 << 2, 8);  // DGID
-  put(56 + 8, prefix, 8);
-  put(56 + 16, id, 8);
-  std::string hex;
-  for (uint8_t b : m) hex += fmt::format("{:02x}", b);
-  return {"node001", {hex}, false, true};
+  Mad m;
+  m.put(0, 0x01030201, 4);  // base version 1, SA class, class version 2, SubnAdmGet
+  m.put(12, tid, 4);
+  m.put(16, 0x0035, 2);  // PathRecord
+  m.put(48, 1 << 2, 8);  // DGID
+  m.gid(56 + 8, prefix, id);
+  return {"node001", {m.hex()}, false, true};
 }
 
 inline std::string describe(const Query& q) {

@@ -13,12 +13,7 @@
 namespace rdmaqos::sad::differential {
 namespace {
 
-// The fat tree every suite runs on, for GUIDs and names written into policies before the
-// fabric starts (the generator is deterministic: the fabric gets the same).
-const testbed::Topology& tree() {
-  static const testbed::Topology t = testbed::make_fat_tree({});
-  return t;
-}
+// A node's port GUID as policies write it.
 std::string guid(const std::string& node) {
   return fmt::format("{:#018x}", tree().node(node).port_guid);
 }

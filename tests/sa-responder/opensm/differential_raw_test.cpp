@@ -15,11 +15,6 @@
 namespace rdmaqos::sad::differential {
 namespace {
 
-const testbed::Topology& tree() {
-  static const testbed::Topology t = testbed::make_fat_tree({});
-  return t;
-}
-
 // SA MAD layout (IBA 15.2): common MAD header, RMPP header at 24, SA header at 36 (component
 // mask at 48), SA data at 56.
 constexpr size_t kData = 56;
@@ -47,25 +42,6 @@ constexpr uint64_t kNumbPath = 1 << 6, kRateSel = 1 << 12, kRate = 1 << 13, kSer
 constexpr uint8_t kGet = 0x01, kSet = 0x02, kGetTable = 0x12, kGetMulti = 0x14, kDelete = 0x15;
 constexpr uint16_t kClassPortInfo = 0x0001, kPathRecord = 0x0035, kMultiPathRecord = 0x003A;
 
-struct Mad {
-  std::vector<uint8_t> bytes = std::vector<uint8_t>(256, 0);
-
-  void put(size_t at, uint64_t value, size_t width) {
-    for (size_t i = 0; i < width; ++i) {
-      bytes[at + i] = static_cast<uint8_t>(value >> (8 * (width - 1 - i)));
-    }
-  }
-  void gid(size_t at, uint64_t prefix, uint64_t guid) {
-    put(at, prefix, 8);
-    put(at + 8, guid, 8);
-  }
-  std::string hex() const {
-    std::string s;
-    for (uint8_t b : bytes) s += fmt::format("{:02x}", b);
-    return s;
-  }
-};
-
 Mad sa_mad(uint8_t method, uint16_t attr, uint64_t comp_mask) {
   static uint32_t tid = 0x5A000000;
   Mad m;
@@ -80,6 +56,8 @@ Mad sa_mad(uint8_t method, uint16_t attr, uint64_t comp_mask) {
 }
 
 constexpr uint64_t kLinkLocal = 0xfe80000000000000ULL;
+// The Default partition's IPoIB broadcast group, ff12:401b:ffff::ffff:ffff (its high half).
+constexpr uint64_t kIpv4BroadcastPrefix = 0xff12401bffff0000ULL;
 uint64_t port_guid(const std::string& node) {
   return tree().node(node).port_guid;
 }
@@ -246,8 +224,7 @@ std::vector<Query> raw_queries() {
   // Multicast DGIDs: the IPoIB broadcast group OpenSM creates for the Default partition
   // (ff12:401b:ffff::ffff:ffff), alone and with components that must match the group, and
   // groups that do not exist.
-  const uint64_t ipv4_broadcast_prefix = 0xff12401bffff0000ULL;
-  auto mcast = [&](uint8_t method, uint64_t extra, uint64_t prefix = 0xff12401bffff0000ULL,
+  auto mcast = [&](uint8_t method, uint64_t extra, uint64_t prefix = kIpv4BroadcastPrefix,
                    uint64_t id = 0x00000000ffffffffULL) {
     Mad m = sa_mad(method, kPathRecord, prm::kDgid | extra);
     m.gid(kData + pr::kDgid, prefix, id);
@@ -257,7 +234,7 @@ std::vector<Query> raw_queries() {
   mads.push_back(mcast(kGetTable, 0));
   mads.push_back(mcast(kGet, 0, 0xff12401b80010000ULL));
   mads.push_back(mcast(kGet, 0, 0xff12601bffff0000ULL, 1));
-  mads.push_back(mcast(kGet, 0, ipv4_broadcast_prefix, 0x00000000fffffffeULL));
+  mads.push_back(mcast(kGet, 0, kIpv4BroadcastPrefix, 0x00000000fffffffeULL));
   {
     Mad s = mcast(kGet, prm::kSlid);
     s.put(kData + pr::kSlid, lid("node001"), 2);

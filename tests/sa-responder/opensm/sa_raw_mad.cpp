@@ -114,7 +114,8 @@ int main(int argc, char** argv) {
     if (length < 56 || static_cast<uint32_t>(get_be(m + 12, 4)) != tid_low) continue;
     // One MAD, less its last 24 bytes: on ibsim those arrive as undefined bytes in answers
     // from rdma-qos-sad, which sends them as zeros (seen with strace on its socket to ibsim),
-    // and as zeros from OpenSM. Three 64-byte records still fit.
+    // and as zeros from OpenSM. That leaves two whole 64-byte records of a table answer and
+    // the first 48 bytes of a third.
     size_t end = std::min(static_cast<size_t>(length), kComparedBytes);
     while (end > 56 && m[end - 1] == 0) --end;
     out = {{"answered", true},
