@@ -1,0 +1,68 @@
+// rdma-qos-sad's daemon: the configuration it runs with and the two-thread loop that answers
+// MADs and serves the control socket, signals and re-discovery.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "rdma-qos/policy/opensm_conf.h"
+#include "rdma-qos/sa-responder/agent.h"
+#include "rdma-qos/sa-responder/answer.h"
+#include "rdma-qos/sa-responder/discovery.h"
+
+namespace rdmaqos::sad {
+
+// stderr in the foreground, syslog (the journal) in the background or with --syslog.
+struct Logger {
+  bool to_stderr = true;
+  bool to_syslog = false;
+  void operator()(int priority, const std::string& line) const;
+};
+extern Logger g_log;
+void log(const std::string& line);
+void log_error(const std::string& line);
+
+// The whole file, or nullopt when it cannot be read.
+std::optional<std::string> read_file(const std::string& path);
+
+// SIGHUP reloads, SIGUSR1 re-discovers, SIGTERM and SIGINT stop; SIGPIPE is ignored.
+void install_signals();
+
+struct Config {
+  std::string policy_path, partitions_path, opensm_conf_path;
+  bool no_policy = false;
+  int subnet_timeout = 18;
+  uint64_t sa_key = kDefaultSaKey;
+  std::optional<policy::QosConfig> qos;  // from --opensm-conf
+};
+
+struct DaemonOptions {
+  std::chrono::seconds rediscover_interval{300};
+  std::chrono::seconds discovery_timeout{300};
+  std::string control_socket;  // empty: the default path for the port
+  bool control_socket_given = false;
+  bool issm = true;
+  RmppMode rmpp = RmppMode::kAuto;
+};
+
+class Daemon {
+ public:
+  Daemon(Config config, DiscoveryOptions discovery, DaemonOptions options);
+  ~Daemon();
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+
+  // Discovery, policy, SA port and control socket; false (logged) when the daemon cannot run.
+  bool start();
+  // Answers until SIGTERM/SIGINT; the exit status.
+  int run();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rdmaqos::sad
