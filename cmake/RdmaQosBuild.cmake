@@ -8,15 +8,16 @@ set(CMAKE_C_STANDARD 11)
 set(CMAKE_EXPORT_COMPILE_COMMANDS ON)
 set(CMAKE_POSITION_INDEPENDENT_CODE ON)
 
-# Release by default; "Sanitize" is Debug plus ASan and UBSan, the configuration CI runs the
-# unit tests under.
-set(RDMA_QOS_BUILD_TYPES Release Debug RelWithDebInfo Sanitize)
+# Release when no build type is given; "None" (what Debian's debhelper passes) adds no flags of
+# its own, so the packager's CFLAGS/CXXFLAGS decide; "Sanitize" is Debug plus ASan and UBSan,
+# the configuration CI runs the unit tests under.
+set(RDMA_QOS_BUILD_TYPES Release Debug RelWithDebInfo MinSizeRel None Sanitize)
 if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
   set(CMAKE_BUILD_TYPE Release CACHE STRING "Build type" FORCE)
 endif()
 set_property(CACHE CMAKE_BUILD_TYPE PROPERTY STRINGS ${RDMA_QOS_BUILD_TYPES})
 if(NOT CMAKE_BUILD_TYPE IN_LIST RDMA_QOS_BUILD_TYPES)
-  message(FATAL_ERROR "CMAKE_BUILD_TYPE must be one of: ${RDMA_QOS_BUILD_TYPES}")
+  message(FATAL_ERROR "CMAKE_BUILD_TYPE must be one of: ${RDMA_QOS_BUILD_TYPES} (or empty)")
 endif()
 
 set(_san "-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer")
@@ -33,9 +34,13 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
   add_compile_options("$<$<CONFIG:Sanitize>:-fsanitize=fuzzer-no-link>")
 endif()
 
-option(RDMA_QOS_BUILD_TESTS "Build the tests" ON)
-option(RDMA_QOS_BUILD_BENCH "Build the benchmarks" ON)
-option(RDMA_QOS_WERROR "Treat warnings in rdma-qos code as errors" ON)
+# A developer build (scripts/run-tests.sh and CI turn it on) builds the tests and benchmarks and
+# treats warnings as errors; a build from a release or a distribution package does neither, so a
+# newer compiler's new warning does not break it.
+option(RDMA_QOS_DEVELOPER "Development build: tests, benchmarks and -Werror" OFF)
+option(RDMA_QOS_BUILD_TESTS "Build the tests" ${RDMA_QOS_DEVELOPER})
+option(RDMA_QOS_BUILD_BENCH "Build the benchmarks" ${RDMA_QOS_DEVELOPER})
+option(RDMA_QOS_WERROR "Treat warnings in rdma-qos code as errors" ${RDMA_QOS_DEVELOPER})
 
 find_program(RDMA_QOS_CCACHE ccache)
 if(RDMA_QOS_CCACHE AND NOT CMAKE_CXX_COMPILER_LAUNCHER)

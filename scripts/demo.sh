@@ -10,6 +10,6 @@ cd "$top"
 if [ "${RDMA_QOS_SKIP_DEPS:-0}" != 1 ]; then
     "$top/scripts/install-deps.sh"
 fi
-cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DRDMA_QOS_DEVELOPER=ON >/dev/null
 cmake --build build/release -j "${JOBS:-$(nproc)}" --target rdma-qos-demo >/dev/null
 exec build/release/tests/testbed/demo/rdma-qos-demo "$@"

@@ -21,14 +21,14 @@ echo "== format check"
 
 status=0
 echo "== build/release (gcc, Release)"
-cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DRDMA_QOS_DEVELOPER=ON >/dev/null
 cmake --build build/release -j "$jobs"
 echo "== ctest: unit, opensm, vm"
 ctest --test-dir build/release -L '^(unit|opensm|vm)$' -j "$jobs" --output-on-failure \
       --timeout 600 || status=1
 
 echo "== build/sanitize (clang, ASan+UBSan)"
-CC=clang CXX=clang++ cmake -S . -B build/sanitize -G Ninja -DCMAKE_BUILD_TYPE=Sanitize \
+CC=clang CXX=clang++ cmake -S . -B build/sanitize -G Ninja -DCMAKE_BUILD_TYPE=Sanitize -DRDMA_QOS_DEVELOPER=ON \
     -DRDMA_QOS_BUILD_BENCH=OFF -DRDMA_QOS_FUZZ_SECONDS="${RDMA_QOS_FUZZ_SECONDS:-30}" >/dev/null
 cmake --build build/sanitize -j "$jobs" --target unit-tests
 echo "== ctest (sanitizers): unit, fuzz"
