@@ -1,8 +1,8 @@
 // rdma-qos-lsd: answers the kernel's PathRecord queries (RDMA netlink local service) with the
 // SA's answer to a query that carries the Service-ID and QoS-Class, so the fabric's QoS policy
-// reaches kernel ULPs. Started by systemd through rdma-qos-lsd.socket or by hand.
+// reaches kernel ULPs. Started by systemd through rdma-qos-lsd.socket or by hand; SIGHUP
+// re-reads rdma-qos.conf.
 #include <signal.h>
-#include <syslog.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -13,27 +13,30 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "rdma-qos/common/log.h"
+#include "rdma-qos/common/service.h"
 #include "rdma-qos/config/host_config.h"
 #include "rdma-qos/kmod-shim/lsd.h"
 
 namespace {
 
+using rdmaqos::common::Priority;
 using rdmaqos::kmod::LocalServiceDaemon;
 using rdmaqos::kmod::LogLevel;
 
-LocalServiceDaemon* g_daemon = nullptr;
+// Exit statuses: 2 for a bad command line, 78 (EX_CONFIG) for a configuration file the daemon
+// cannot run with, which the unit's RestartPreventExitStatus= names.
+constexpr int kExitUsage = 2;
+constexpr int kExitConfig = 78;
 
-void on_signal(int) {
-  if (g_daemon) g_daemon->stop();
-}
+LocalServiceDaemon* volatile g_daemon = nullptr;
+volatile sig_atomic_t g_reload = 0;
 
-std::optional<LogLevel> parse_level(const std::string& s) {
-  if (s == "error") return LogLevel::kError;
-  if (s == "warn") return LogLevel::kWarn;
-  if (s == "info") return LogLevel::kInfo;
-  if (s == "debug") return LogLevel::kDebug;
-  return std::nullopt;
+void on_signal(int sig) {
+  if (sig == SIGHUP) g_reload = 1;
+  if (LocalServiceDaemon* d = g_daemon) d->stop();
 }
 
 std::optional<unsigned long> parse_number(const std::string& s) {
@@ -48,8 +51,8 @@ std::optional<unsigned long> parse_number(const std::string& s) {
   }
 }
 
-// sd_listen_fds(3) by hand (the protocol is documented and stable; libsystemd is not among the
-// build dependencies): one socket at fd 3 when LISTEN_PID names this process.
+// sd_listen_fds(3) by hand (the protocol is documented and stable, and socket activation must
+// work in a build without libsystemd): one socket at fd 3 when LISTEN_PID names this process.
 int systemd_socket() {
   const char* pid = std::getenv("LISTEN_PID");
   const char* fds = std::getenv("LISTEN_FDS");
@@ -63,6 +66,81 @@ int systemd_socket() {
   return 3;
 }
 
+// What the command line says; the configuration file fills in the rest on every (re)load.
+struct CommandLine {
+  std::string ca, log_level, sa_lid;
+  int port = 0;
+  std::optional<int> sa_timeout_ms, sa_retries;
+  std::optional<uint32_t> usersock_kernel_port;
+  std::optional<int> responder_check_ms;
+};
+
+struct Settings {
+  rdmaqos::kmod::LsdOptions options;
+  Priority level = Priority::kWarning;
+};
+
+// The settings from the command line and rdma-qos.conf, or the errors (as "FIELD: why") and
+// whether they came from the file (exit 78) rather than the command line (exit 2).
+struct Loaded {
+  std::optional<Settings> settings;
+  std::vector<std::string> errors;
+  bool config_error = false;
+};
+
+Loaded load_settings(const CommandLine& cli) {
+  Loaded out;
+  auto loaded = rdmaqos::config::load_host_config();
+  for (const auto& e : loaded.errors) {
+    out.errors.push_back(e.message);
+    out.config_error = true;
+  }
+  const auto& cfg = loaded.config;
+  Settings s;
+  const bool level_from_cli = !cli.log_level.empty();
+  std::string level_text = level_from_cli ? cli.log_level : cfg.text("log_level");
+  if (!rdmaqos::common::parse_priority(level_text, s.level)) {
+    out.errors.push_back(fmt::format("{}: '{}' is not error, warn, info or debug",
+                                     level_from_cli ? "--log-level" : "log_level", level_text));
+    out.config_error = out.config_error || !level_from_cli;
+  }
+  s.options.sa.port.ca = cli.ca;
+  s.options.sa.port.port = cli.port;
+  const bool lid_from_cli = !cli.sa_lid.empty();
+  std::string lid_text = lid_from_cli ? cli.sa_lid : cfg.text("sa_lid");
+  if (!lid_text.empty()) {
+    auto lid = parse_number(lid_text);
+    if (!lid || *lid == 0 || *lid > 0xBFFF) {
+      out.errors.push_back(fmt::format("{}: '{}' is not a LID 1..0xbfff",
+                                       lid_from_cli ? "--sa-lid" : "sa_lid", lid_text));
+      out.config_error = out.config_error || !lid_from_cli;
+    } else {
+      s.options.sa.sa_lid = static_cast<uint16_t>(*lid);
+    }
+  }
+  s.options.sa.timeout = std::chrono::milliseconds(cli.sa_timeout_ms.value_or(
+      static_cast<int>(parse_number(cfg.text("sa_timeout_ms")).value_or(1000))));
+  s.options.sa.retries =
+      cli.sa_retries.value_or(static_cast<int>(parse_number(cfg.text("sa_retries")).value_or(2)));
+  s.options.sa.window = 32;
+  if (cli.responder_check_ms)
+    s.options.responder_check = std::chrono::milliseconds(*cli.responder_check_ms);
+  if (cli.usersock_kernel_port) {
+    s.options.netlink_family = 2;  // NETLINK_USERSOCK
+    s.options.kernel_port = *cli.usersock_kernel_port;
+  }
+  if (out.errors.empty()) out.settings = std::move(s);
+  return out;
+}
+
+std::string status_of(const Settings& s, int reloads) {
+  return fmt::format("answering the kernel's path queries: SA {}, timeout {} ms, {} retries{}",
+                     s.options.sa.sa_lid ? fmt::format("LID {}", *s.options.sa.sa_lid)
+                                         : std::string("at the port's SM LID"),
+                     s.options.sa.timeout ? s.options.sa.timeout->count() : 0, s.options.sa.retries,
+                     reloads ? fmt::format(", configuration reloaded {} times", reloads) : "");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -71,99 +149,93 @@ int main(int argc, char** argv) {
       "SA's path for the query's Service-ID and QoS-Class; F_ERR (the kernel then asks the SA "
       "itself) whenever it cannot."};
   bool foreground = false;
-  std::string ca, log_level_text, sa_lid_text;
-  int port = 0;
-  std::optional<int> sa_timeout_ms, sa_retries;
-  std::optional<uint32_t> usersock_kernel_port;
-  std::optional<int> responder_check_ms;
+  CommandLine cli;
   app.add_flag("--foreground,-f", foreground, "stay in the foreground and log to stderr");
-  app.add_option("--ca", ca,
+  app.add_option("--ca", cli.ca,
                  "CA whose umad port queries the SA (default: the first active IB one)");
-  app.add_option("--port", port, "port of that CA (default: its first active IB port)")
+  app.add_option("--port", cli.port, "port of that CA (default: its first active IB port)")
       ->check(CLI::Range(0, 254));
-  app.add_option("--sa-lid", sa_lid_text,
-                 "LID of the SA (default: sa_lid, else the port's SM LID)");
-  app.add_option("--sa-timeout-ms", sa_timeout_ms,
+  app.add_option("--sa-lid", cli.sa_lid, "LID of the SA (default: sa_lid, else the port's SM LID)");
+  app.add_option("--sa-timeout-ms", cli.sa_timeout_ms,
                  "timeout of one SA attempt (default: sa_timeout_ms of rdma-qos.conf)")
       ->check(CLI::Range(1, 60000));
-  app.add_option("--sa-retries", sa_retries, "SA retries (default: sa_retries of rdma-qos.conf)")
+  app.add_option("--sa-retries", cli.sa_retries,
+                 "SA retries (default: sa_retries of rdma-qos.conf)")
       ->check(CLI::Range(0, 10));
-  app.add_option("--log-level", log_level_text, "error, warn, info or debug (default: log_level)");
-  app.add_option("--test-usersock-kernel", usersock_kernel_port,
+  app.add_option("--log-level", cli.log_level, "error, warn, info or debug (default: log_level)");
+  app.add_option("--test-usersock-kernel", cli.usersock_kernel_port,
                  "testing only: use NETLINK_USERSOCK and treat netlink port PORT as the kernel")
       ->group("");
-  app.add_option("--test-responder-check-ms", responder_check_ms,
+  app.add_option("--test-responder-check-ms", cli.responder_check_ms,
                  "testing only: look for other responders every MS milliseconds (default 30 s)")
       ->check(CLI::Range(10, 3600000))
       ->group("");
-  CLI11_PARSE(app, argc, argv);
-
-  auto loaded = rdmaqos::config::load_host_config();
-  for (const auto& e : loaded.errors) std::cerr << "rdma-qos-lsd: " << e.message << "\n";
-  const auto& cfg = loaded.config;
-
-  if (log_level_text.empty()) log_level_text = cfg.text("log_level");
-  auto level = parse_level(log_level_text);
-  if (!level) {
-    std::cerr << "rdma-qos-lsd: --log-level: '" << log_level_text
-              << "' is not error, warn, info or debug\n";
-    return 2;
-  }
-  rdmaqos::kmod::LsdOptions options;
-  options.sa.port.ca = ca;
-  options.sa.port.port = port;
-  if (sa_lid_text.empty()) sa_lid_text = cfg.text("sa_lid");
-  if (!sa_lid_text.empty()) {
-    auto lid = parse_number(sa_lid_text);
-    if (!lid || *lid == 0 || *lid > 0xBFFF) {
-      std::cerr << "rdma-qos-lsd: --sa-lid: '" << sa_lid_text << "' is not a LID 1..0xbfff\n";
-      return 2;
-    }
-    options.sa.sa_lid = static_cast<uint16_t>(*lid);
-  }
-  options.sa.timeout = std::chrono::milliseconds(sa_timeout_ms.value_or(
-      static_cast<int>(parse_number(cfg.text("sa_timeout_ms")).value_or(1000))));
-  options.sa.retries =
-      sa_retries.value_or(static_cast<int>(parse_number(cfg.text("sa_retries")).value_or(2)));
-  options.sa.window = 32;
-  options.inherited_fd = systemd_socket();
-  if (responder_check_ms) options.responder_check = std::chrono::milliseconds(*responder_check_ms);
-  if (usersock_kernel_port) {
-    options.netlink_family = 2;  // NETLINK_USERSOCK
-    options.kernel_port = *usersock_kernel_port;
+  app.set_version_flag("--version", std::string("rdma-qos-lsd ") + rdmaqos::common::version());
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : kExitUsage;
   }
 
-  const bool to_stderr = foreground;
-  if (!to_stderr) openlog("rdma-qos-lsd", LOG_PID, LOG_DAEMON);
-  const LogLevel max_level = *level;
-  auto sink = [to_stderr, max_level](LogLevel l, const std::string& message) {
-    if (l > max_level) return;
-    static const char* const kNames[] = {"error", "warning", "info", "debug"};
-    static const int kPriorities[] = {LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG};
-    if (to_stderr)
-      std::fprintf(stderr, "rdma-qos-lsd: %s: %s\n", kNames[static_cast<int>(l)], message.c_str());
-    else
-      syslog(kPriorities[static_cast<int>(l)], "%s", message.c_str());
-  };
+  rdmaqos::common::Logger logger("rdma-qos-lsd");
+  Loaded loaded = load_settings(cli);
+  for (const auto& e : loaded.errors) logger.error(e);
+  if (!loaded.settings) return loaded.config_error ? kExitConfig : kExitUsage;
+  Settings settings = std::move(*loaded.settings);
+  logger.set_max(settings.level);
 
   // Detach before any thread exists (run() starts the SA worker).
-  if (!foreground && ::daemon(0, 0) != 0) {
-    std::perror("rdma-qos-lsd: daemon");
-    return 1;
+  if (!foreground) {
+    if (::daemon(0, 0) != 0) {
+      std::perror("rdma-qos-lsd: daemon");
+      return 1;
+    }
+    logger.set_stderr(false);
+    logger.set_syslog(true);
   }
-  auto daemon = LocalServiceDaemon::create(options, sink);
-  if (!daemon) {
-    sink(LogLevel::kError, daemon.error().message);
-    if (!foreground) std::cerr << "rdma-qos-lsd: " << daemon.error().message << "\n";
-    return 1;
-  }
-  g_daemon = daemon->get();
+  auto sink = [&logger](LogLevel l, const std::string& message) {
+    static const Priority kPriorities[] = {Priority::kError, Priority::kWarning, Priority::kInfo,
+                                           Priority::kDebug};
+    logger.log(kPriorities[static_cast<int>(l)], message);
+  };
+
+  // systemd's socket stays open here: each daemon (one per configuration) gets a duplicate and
+  // closes only that, so a reload keeps the kernel's group joined and queued queries waiting.
+  const int systemd_fd = systemd_socket();
   struct sigaction sa {};
   sa.sa_handler = on_signal;
-  sigaction(SIGTERM, &sa, nullptr);
-  sigaction(SIGINT, &sa, nullptr);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaction(sig, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
-  int status = (*daemon)->run();
-  g_daemon = nullptr;
-  return status;
+  int reloads = 0;
+  for (;;) {
+    settings.options.inherited_fd = systemd_fd >= 0 ? dup(systemd_fd) : -1;
+    auto daemon = LocalServiceDaemon::create(settings.options, sink);
+    if (!daemon) {
+      logger.error(daemon.error().message);
+      if (!foreground) std::cerr << "rdma-qos-lsd: " << daemon.error().message << "\n";
+      return 1;
+    }
+    g_daemon = daemon->get();
+    if (g_reload) (*daemon)->stop();  // a SIGHUP that came before g_daemon was set
+    rdmaqos::common::notify_ready(status_of(settings, reloads));
+    int status = (*daemon)->run();
+    g_daemon = nullptr;
+    daemon->reset();
+    if (!g_reload) {
+      rdmaqos::common::notify_stopping();
+      return status;
+    }
+    g_reload = 0;
+    rdmaqos::common::notify_reloading();
+    Loaded again = load_settings(cli);
+    for (const auto& e : again.errors) logger.error(e);
+    if (again.settings) {
+      settings = std::move(*again.settings);
+      logger.set_max(settings.level);
+      ++reloads;
+      logger.notice("configuration reloaded");
+    } else {
+      logger.error("configuration reload failed: the previous configuration stays in force");
+    }
+  }
 }

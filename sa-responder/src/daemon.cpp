@@ -6,7 +6,6 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
-#include <syslog.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -17,12 +16,12 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
-#include <iostream>
 #include <span>
 #include <sstream>
 #include <thread>
 #include <vector>
 
+#include "rdma-qos/common/service.h"
 #include "rdma-qos/policy/compiled_policy.h"
 #include "rdma-qos/sa-responder/control.h"
 #include "rdma-qos/sa-responder/counters.h"
@@ -30,17 +29,23 @@
 
 namespace rdmaqos::sad {
 
-void Logger::operator()(int priority, const std::string& line) const {
-  if (to_stderr) std::cerr << "rdma-qos-sad: " << line << std::endl;
-  if (to_syslog) syslog(priority, "%s", line.c_str());
+common::Logger& logger() {
+  static common::Logger the_logger("rdma-qos-sad");
+  return the_logger;
 }
-Logger g_log;
-
 void log(const std::string& line) {
-  g_log(LOG_INFO, line);
+  logger().info(line);
 }
 void log_error(const std::string& line) {
-  g_log(LOG_ERR, line);
+  logger().error(line);
+}
+void log_diagnostic(const std::string& line) {
+  if (line.find(": error: ") != std::string::npos)
+    logger().error(line);
+  else if (line.find(": warning: ") != std::string::npos)
+    logger().warning(line);
+  else
+    logger().info(line);
 }
 
 namespace {
@@ -220,11 +225,11 @@ class Daemon::Impl {
   Impl(Config config, rdmaqos::sad::DiscoveryOptions discovery, DaemonOptions options)
       : config_(std::move(config)), discovery_(std::move(discovery)), options_(options) {}
 
-  bool start() {
+  int start() {
     auto found = rdmaqos::sad::discover_fabric(discovery_);
     if (!found) {
       log_error("discovery failed: " + found.error().message);
-      return false;
+      return kExitFailure;
     }
     // With no model yet, an incomplete one is all there is: answer from it, say so, and let the
     // next complete re-discovery replace it.
@@ -233,10 +238,10 @@ class Daemon::Impl {
       log("discovery " + *why + ": answering from it until a complete re-discovery");
     }
     LoadResult loaded = load(config_, model_of(*found, config_));
-    for (const auto& d : loaded.diagnostics) log(d);
+    for (const auto& d : loaded.diagnostics) log_diagnostic(d);
     if (!loaded.state) {
       log_error("the policy or partitions have errors: not starting");
-      return false;
+      return kExitConfig;
     }
     install(std::move(*loaded.state));
     last_discovery_ = std::chrono::system_clock::now();
@@ -253,7 +258,7 @@ class Daemon::Impl {
     auto agent = rdmaqos::sad::SaAgent::open(agent_options);
     if (!agent) {
       log_error("cannot open the SA agent: " + agent.error().message);
-      return false;
+      return kExitFailure;
     }
     agent_ = std::move(*agent);
 
@@ -266,7 +271,7 @@ class Daemon::Impl {
         control_ = std::move(*server);
       } else if (options_.control_socket_given) {
         log_error("control socket: " + server.error().message);
-        return false;
+        return kExitFailure;
       } else {
         log("no control socket (" + server.error().message + "): use signals");
       }
@@ -281,7 +286,8 @@ class Daemon::Impl {
                       agent_->sm_lid(), agent_->lid()));
     }
     started_ = Clock::now();
-    return true;
+    common::notify_ready(status());
+    return 0;
   }
 
   int run() {
@@ -308,6 +314,7 @@ class Daemon::Impl {
       kill(child_->pid, SIGKILL);
       child_result(*child_);
     }
+    common::notify_stopping();
     log("exiting");
     return status;
   }
@@ -376,9 +383,22 @@ class Daemon::Impl {
     }
   }
 
+  // What is being served, for systemd's STATUS= (`systemctl status`).
+  std::string status() const {
+    std::shared_ptr<const Snapshot> now = current_.load();
+    std::string policy =
+        config_.no_policy ? std::string("no policy (partition SLs)")
+                          : fmt::format("policy {} ({} rules)", config_.policy_path,
+                                        now->state.policy ? now->state.policy->rules().size() : 0);
+    return fmt::format("answering at {} port {} LID {}: {}, {} endpoints{}", agent_->ca(),
+                       agent_->port(), agent_->lid(), policy, now->state.model->endpoints().size(),
+                       last_reload_failed_ ? "; the last reload failed" : "");
+  }
+
   nlohmann::json reload() {
+    common::notify_reloading();
     LoadResult r = load(config_, current_.load()->state.model);
-    for (const auto& d : r.diagnostics) log(d);
+    for (const auto& d : r.diagnostics) log_diagnostic(d);
     nlohmann::json reply = {{"ok", r.state.has_value()}, {"diagnostics", r.diagnostics}};
     if (r.state) {
       install(std::move(*r.state));
@@ -389,7 +409,12 @@ class Daemon::Impl {
       ++reload_failures_;
       reply["message"] = "policy reload failed: the previous policy stays in force";
     }
-    log(reply["message"].get<std::string>());
+    last_reload_failed_ = !r.state;
+    if (r.state)
+      log(reply["message"].get<std::string>());
+    else
+      log_error(reply["message"].get<std::string>());
+    common::notify_ready(status());
     return reply;
   }
 
@@ -444,8 +469,9 @@ class Daemon::Impl {
       }
     }
     ++(reply["ok"].get<bool>() ? discoveries_ : discovery_failures_);
-    for (const auto& d : reply["diagnostics"]) log(d.get<std::string>());
+    for (const auto& d : reply["diagnostics"]) log_diagnostic(d.get<std::string>());
     log(reply["message"].get<std::string>());
+    common::notify_status(status());
     for (int c : waiting_) control_->reply(c, reply);
     waiting_.clear();
   }
@@ -504,13 +530,14 @@ class Daemon::Impl {
   std::vector<int> waiting_;  // control connections waiting for the discovery under way
   Clock::time_point started_, next_discovery_;
   std::chrono::system_clock::time_point last_discovery_, last_reload_;
+  bool last_reload_failed_ = false;
   uint64_t reloads_ = 0, reload_failures_ = 0, discoveries_ = 0, discovery_failures_ = 0;
 };
 
 Daemon::Daemon(Config config, DiscoveryOptions discovery, DaemonOptions options)
     : impl_(std::make_unique<Impl>(std::move(config), std::move(discovery), options)) {}
 Daemon::~Daemon() = default;
-bool Daemon::start() {
+int Daemon::start() {
   return impl_->start();
 }
 int Daemon::run() {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "rdma-qos/common/log.h"
 #include "rdma-qos/policy/opensm_conf.h"
 #include "rdma-qos/sa-responder/agent.h"
 #include "rdma-qos/sa-responder/answer.h"
@@ -15,15 +16,20 @@
 
 namespace rdmaqos::sad {
 
-// stderr in the foreground, syslog (the journal) in the background or with --syslog.
-struct Logger {
-  bool to_stderr = true;
-  bool to_syslog = false;
-  void operator()(int priority, const std::string& line) const;
-};
-extern Logger g_log;
+// The daemon's logger: stderr in the foreground (the journal under systemd, with priorities),
+// syslog in the background or with --syslog.
+common::Logger& logger();
 void log(const std::string& line);
 void log_error(const std::string& line);
+// A diagnostic "FILE:LINE:COL: error: ..." at the priority its severity says.
+void log_diagnostic(const std::string& line);
+
+// Exit statuses: a configuration the daemon cannot run with (policy, partitions, opensm.conf,
+// no policy) is EX_CONFIG of sysexits.h, which the unit's RestartPreventExitStatus= names so
+// systemd does not restart into the same error.
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitConfig = 78;
 
 // The whole file, or nullopt when it cannot be read.
 std::optional<std::string> read_file(const std::string& path);
@@ -55,8 +61,9 @@ class Daemon {
   Daemon(const Daemon&) = delete;
   Daemon& operator=(const Daemon&) = delete;
 
-  // Discovery, policy, SA port and control socket; false (logged) when the daemon cannot run.
-  bool start();
+  // Discovery, policy, SA port and control socket; 0, or the exit status (logged why) when the
+  // daemon cannot run: kExitConfig for policy or partitions errors.
+  int start();
   // Answers until SIGTERM/SIGINT; the exit status.
   int run();
 

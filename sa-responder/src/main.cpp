@@ -3,7 +3,6 @@
 // signals (SIGHUP reloads, SIGUSR1 re-discovers) and a control socket (`rdma-qos sad`), which
 // also reports the result of a reload and the counters.
 #include <fcntl.h>
-#include <syslog.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -16,6 +15,7 @@
 #include <iostream>
 
 #include "daemon.h"
+#include "rdma-qos/common/service.h"
 #include "rdma-qos/policy/opensm_conf.h"
 #include "rdma-qos/sa-responder/discovery_json.h"
 
@@ -37,7 +37,8 @@ bool apply_opensm_conf(Config& config, bool subnet_timeout_given, bool sa_key_gi
     return false;
   }
   pol::OpenSmConfResult r = pol::parse_opensm_conf(*text);
-  for (const auto& d : r.diagnostics) log(pol::format_diagnostic(d, config.opensm_conf_path));
+  for (const auto& d : r.diagnostics)
+    rdmaqos::sad::log_diagnostic(pol::format_diagnostic(d, config.opensm_conf_path));
   if (pol::has_errors(r.diagnostics)) return false;
   config.qos = r.config;
   if (!r.config.qos) {
@@ -142,14 +143,19 @@ int main(int argc, char** argv) {
   app.add_option("--port", discovery.port, "port of the CA (default: the first active)");
   app.add_flag("--dump-fabric", dump_fabric, "discover the fabric, print the model and exit");
   app.add_flag("--json", json, "print JSON");
-  CLI11_PARSE(app, argc, argv);
+  app.set_version_flag("--version", std::string("rdma-qos-sad ") + rdmaqos::common::version());
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : rdmaqos::sad::kExitUsage;
+  }
 
   if (auto colon = discovery.ca.find(':'); colon != std::string::npos) {
     try {
       discovery.port = std::stoi(discovery.ca.substr(colon + 1));
     } catch (const std::exception&) {
       std::cerr << "rdma-qos-sad: --ca '" << discovery.ca << "' is not CA or CA:PORT\n";
-      return 2;
+      return rdmaqos::sad::kExitUsage;
     }
     discovery.ca.resize(colon);
   }
@@ -171,16 +177,16 @@ int main(int argc, char** argv) {
       if (used != sa_key_text.size()) throw std::invalid_argument(sa_key_text);
     } catch (const std::exception&) {
       log_error(fmt::format("--sa-key '{}' is not a 64-bit number", sa_key_text));
-      return 2;
+      return rdmaqos::sad::kExitUsage;
     }
   }
   if (!config.opensm_conf_path.empty() &&
       !apply_opensm_conf(config, timeout_opt->count() > 0, sa_key_opt->count() > 0)) {
-    return 2;
+    return rdmaqos::sad::kExitConfig;
   }
   if (config.policy_path.empty() && !config.no_policy) {
     log_error("no policy: give --policy FILE, or --no-policy to answer with partition SLs");
-    return 2;
+    return rdmaqos::sad::kExitConfig;
   }
   options.rediscover_interval = std::chrono::seconds(rediscover_interval);
   options.control_socket_given = app.count("--control-socket") > 0;
@@ -198,15 +204,12 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  if (detach || use_syslog) {
-    openlog("rdma-qos-sad", LOG_PID, LOG_DAEMON);
-    rdmaqos::sad::g_log.to_syslog = true;
-  }
+  if (detach || use_syslog) rdmaqos::sad::logger().set_syslog(true);
   rdmaqos::sad::install_signals();
   rdmaqos::sad::Daemon daemon(std::move(config), std::move(discovery), options);
-  if (!daemon.start()) return 1;
+  if (int status = daemon.start(); status != 0) return status;
   if (ready_fd >= 0) {
-    rdmaqos::sad::g_log.to_stderr = false;
+    rdmaqos::sad::logger().set_stderr(false);
     detach_stdio();
     if (write(ready_fd, "R", 1) != 1) {
     }

@@ -30,6 +30,9 @@ if [ -n "$lsd" ]; then
     grep -qx "ListenNetlink=rdma 4" "$work/rdma-qos-lsd.socket" || fail "ListenNetlink"
     grep -qx "ExecStart=$lsd --foreground" "$work/rdma-qos-lsd.service" || fail "lsd ExecStart"
     grep -qx "CapabilityBoundingSet=CAP_NET_ADMIN" "$work/rdma-qos-lsd.service" || fail "capabilities"
+    grep -qx "Type=notify" "$work/rdma-qos-lsd.service" || fail "lsd Type=notify"
+    grep -qx "RestartPreventExitStatus=78" "$work/rdma-qos-lsd.service" || fail "lsd RestartPreventExitStatus"
+    grep -qx 'ExecReload=/bin/kill -HUP $MAINPID' "$work/rdma-qos-lsd.service" || fail "lsd ExecReload"
     grep -q "^After=.*rdma-hw.target" "$work/rdma-qos-lsd.service" || fail "ordering"
     # As ibacm.socket: the group is held before anything ordered after rdma-hw.target runs.
     grep -qx "Before=rdma-hw.target" "$work/rdma-qos-lsd.socket" || fail "socket ordering"
@@ -50,6 +53,8 @@ if [ -n "$sad" ]; then
   cp "$dir/rdma-qos-sad@.service" "$unit"
   grep -q "^ExecStart=$sad --foreground --ca %I \$RDMA_QOS_SAD_OPTIONS$" "$unit" || fail "sad ExecStart"
   grep -q "^BindsTo=sys-subsystem-rdma-devices-%i-umad.device$" "$unit" || fail "sad BindsTo"
+  grep -qx "Type=notify" "$unit" || fail "sad Type=notify"
+  grep -qx "RestartPreventExitStatus=2 78" "$unit" || fail "sad RestartPreventExitStatus"
   out=$(SYSTEMD_LOG_LEVEL=warning systemd-analyze verify --man=no "$unit" 2>&1 || true)
   echo "$out"
   if grep -E "rdma-qos-sad@mlx5_0.service:[0-9]+" <<<"$out"; then fail "sad unit file problems"; fi

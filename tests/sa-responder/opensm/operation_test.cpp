@@ -5,6 +5,9 @@
 
 #include <fmt/format.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -76,6 +79,8 @@ class SadOperation : public ::testing::Test {
 
   void write_policy(const std::string& text) { std::ofstream(policy_path_) << text; }
 
+  std::map<std::string, std::string> extra_env_;  // for start_sad
+
   // Stops OpenSM and starts our SA at its port; returns once ClassPortInfo is answered.
   void start_sad(std::vector<std::string> extra = {}) {
     fabric_->stop_sm();
@@ -86,6 +91,7 @@ class SadOperation : public ::testing::Test {
       extra.insert(extra.end(), {"--rediscover-interval", "0"});
     p.argv.insert(p.argv.end(), extra.begin(), extra.end());
     p.env = fabric_->client_env(fabric_->topology().sm_node().id);
+    for (const auto& [k, v] : extra_env_) p.env[k] = v;
     p.cwd = fabric_->dir();
     p.output_path = fabric_->dir() + "/sad.log";
     auto started = fabric_->start_until_answering(p, {"saquery", "-c"});
@@ -264,8 +270,9 @@ TEST_F(SadOperation, BadReloadReportsEveryDiagnosticAndKeepsThePolicy) {
 }
 
 // Without a usable policy the daemon does not start: no policy and no --no-policy is refused
-// before anything else (exit status 2), a policy with errors once the fabric is discovered
-// (exit status 1), with every diagnostic logged as FILE:LINE:COL. OpenSM answers meanwhile.
+// before anything else, a policy with errors once the fabric is discovered, both with exit
+// status 78 (EX_CONFIG, which the unit does not restart on) and every diagnostic logged as
+// FILE:LINE:COL. OpenSM answers meanwhile.
 TEST_F(SadOperation, RefusesToStartWithoutAUsablePolicy) {
   fabric_->stop_sm();
   auto run_sad = [&](std::vector<std::string> args) {
@@ -277,7 +284,7 @@ TEST_F(SadOperation, RefusesToStartWithoutAUsablePolicy) {
     return testbed::run(p, 60s);
   };
   RunResult none = run_sad({});
-  EXPECT_EQ(none.exit_code, 2) << none.output;
+  EXPECT_EQ(none.exit_code, 78) << none.output;
   EXPECT_NE(none.output.find("no policy: give --policy FILE, or --no-policy"), std::string::npos)
       << none.output;
 
@@ -300,7 +307,7 @@ qos-match-rules
 end-qos-match-rules
 )");
   RunResult bad = run_sad({"--policy", policy_path_});
-  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+  EXPECT_EQ(bad.exit_code, 78) << bad.output;
   for (const char* line : {":2:3: error: qos-level 'DEFAULT' has no 'sl'",
                            ":9:5: error: qos-level 'NOPE' is not defined",
                            ":13:5: error: qos-level 'MISSING' is not defined"}) {
@@ -310,6 +317,60 @@ end-qos-match-rules
   EXPECT_NE(bad.output.find("the policy or partitions have errors: not starting"),
             std::string::npos)
       << bad.output;
+}
+
+// A datagram socket in place of systemd's NOTIFY_SOCKET: what the daemon tells systemd.
+class NotifySocket {
+ public:
+  NotifySocket() : path_("/tmp/rdma-qos-notify-" + std::to_string(getpid())) {
+    unlink(path_.c_str());
+    fd_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::snprintf(a.sun_path, sizeof a.sun_path, "%s", path_.c_str());
+    bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  }
+  ~NotifySocket() {
+    close(fd_);
+    unlink(path_.c_str());
+  }
+  const std::string& path() const { return path_; }
+  // The next message holding `what`, or "" when none came within the timeout.
+  std::string wait_for(const std::string& what, std::chrono::seconds timeout) {
+    auto end = std::chrono::steady_clock::now() + timeout;
+    timeval tv{0, 200000};
+    setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    while (std::chrono::steady_clock::now() < end) {
+      char buf[4096];
+      ssize_t n = recv(fd_, buf, sizeof buf, 0);
+      if (n <= 0) continue;
+      std::string m(buf, static_cast<size_t>(n));
+      if (m.find(what) != std::string::npos) return m;
+    }
+    return {};
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+// Under systemd (Type=notify): READY=1 once answering, with a STATUS= naming the port, LID and
+// policy; a reload says RELOADING=1, then READY=1 again; a refused one says so in STATUS=.
+TEST_F(SadOperation, TellsSystemdWhenReadyAndWhileReloading) {
+  NotifySocket notify;
+  extra_env_["NOTIFY_SOCKET"] = notify.path();
+  start_sad();
+  std::string ready = notify.wait_for("READY=1", 10s);
+  EXPECT_NE(ready.find("STATUS=answering at "), std::string::npos) << ready;
+  EXPECT_NE(ready.find("policy " + policy_path_), std::string::npos) << ready;
+  kill(sad_->pid(), SIGHUP);
+  EXPECT_NE(notify.wait_for("RELOADING=1", 10s), "");
+  EXPECT_NE(notify.wait_for("READY=1", 10s), "");
+  write_policy(kBadPolicies[1]);
+  kill(sad_->pid(), SIGHUP);
+  std::string refused = notify.wait_for("READY=1", 10s);
+  EXPECT_NE(refused.find("the last reload failed"), std::string::npos) << refused;
 }
 
 // `systemctl reload` is SIGHUP: a burst of them (and SIGUSR1s) must never stop the daemon,
