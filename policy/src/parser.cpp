@@ -1,6 +1,6 @@
 // Hand-written, line-oriented parser of OpenSM's qos-policy.conf syntax. It reproduces the lexing
 // rules of osm_qos_parser_l.l (blank dropping, octal numbers, comments, case) as documented in
-// opensm-qos-semantics.md, but recovers after every error so one pass reports all of them.
+// Documentation/opensm-semantics.md, but recovers after every error: one pass reports them all.
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// MultiPathRecord codec (layout: DESIGN.md section 2, IBA 15.2.5.20).
+// MultiPathRecord codec (layout: Documentation/sa-wire-format.md, IBA 15.2.5.20).
 #include "rdma-qos/sa-client/multipath_record.h"
 
 #include <fmt/format.h>

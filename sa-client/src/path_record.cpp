@@ -1,4 +1,4 @@
-// PathRecord codec (layout: DESIGN.md section 2, IBA 15.2.5.16).
+// PathRecord codec (layout: Documentation/sa-wire-format.md, IBA 15.2.5.16).
 #include "rdma-qos/sa-client/path_record.h"
 
 #include <fmt/format.h>

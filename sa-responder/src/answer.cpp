@@ -1,5 +1,5 @@
 // PathRecord / MultiPathRecord / ClassPortInfo answers with OpenSM's QoS semantics
-// (opensm-qos-semantics.md sections 3 to 8): level limits, selectors, PKey and SL choice,
+// (Documentation/opensm-semantics.md): level limits, selectors, PKey and SL choice,
 // reverse-direction check and the MAD status of each bad request.
 #include "rdma-qos/sa-responder/answer.h"
 

@@ -1,4 +1,4 @@
-// Matching semantics (OpenSM's, from opensm-qos-semantics.md section 3), fabric resolution of
+// Matching semantics (OpenSM's, Documentation/opensm-semantics.md), fabric resolution of
 // port groups, the indexed matcher against the linear scan, and atomic reload.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,5 @@
-// MultiPathRecord codec against a byte image written out by hand from the layout (DESIGN.md 2).
+// MultiPathRecord codec against a byte image written out by hand from the layout
+// (Documentation/sa-wire-format.md).
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -1,5 +1,6 @@
-// PathRecord codec against a byte image written out by hand from the layout (DESIGN.md 2) and
-// against struct ibv_path_record from rdma-core's infiniband/sa.h.
+// PathRecord codec against a byte image written out by hand from the layout
+// (Documentation/sa-wire-format.md) and against struct ibv_path_record from rdma-core's
+// infiniband/sa.h.
 #include <endian.h>
 #include <gtest/gtest.h>
 #include <infiniband/sa.h>

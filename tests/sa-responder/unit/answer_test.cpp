@@ -1,4 +1,4 @@
-// The answer engine against OpenSM's semantics (opensm-qos-semantics.md sections 4 to 8) on the
+// The answer engine against OpenSM's semantics (Documentation/opensm-semantics.md) on the
 // hand-built subnet of test_fabric.h: expected values are written out from that document.
 #include <gtest/gtest.h>
 

@@ -16,7 +16,7 @@
 
 namespace rdmaqos::rdmacm {
 
-// The only flags the kernel accepts for the path it uses (DESIGN.md 6): 0x2B.
+// The only flags the kernel accepts for the path it uses (Documentation/sa-wire-format.md): 0x2B.
 inline constexpr uint32_t kInstalledPathFlags =
     IBV_PATH_FLAG_GMP | IBV_PATH_FLAG_PRIMARY | IBV_PATH_FLAG_BIDIRECTIONAL;
 

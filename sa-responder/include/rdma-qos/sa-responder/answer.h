@@ -18,7 +18,7 @@
 
 namespace rdmaqos::sad {
 
-// What OpenSM 3.3.23 advertises with QoS on (opensm-qos-semantics.md section 8).
+// What OpenSM 3.3.23 advertises with QoS on (Documentation/opensm-semantics.md, ClassPortInfo).
 inline constexpr uint16_t kCapabilityMask = 0x2602;
 inline constexpr uint32_t kCapabilityMask2 = 0xB5EA;
 inline constexpr uint8_t kRespTimeValue = 0x10;
