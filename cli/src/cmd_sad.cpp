@@ -8,6 +8,7 @@
 
 #include "command.h"
 #include "rdma-qos/sa-responder/control.h"
+#include "rdma-qos/sa-responder/prometheus.h"
 
 namespace rdmaqos::cli {
 namespace {
@@ -17,6 +18,7 @@ struct SadArgs {
   std::string ca;
   int port = 1;
   bool json = false;
+  std::string format = "text";  // stats only: text, json or prometheus
   double timeout = 300;
 };
 
@@ -92,7 +94,9 @@ void run(const SadArgs& a, const std::string& command) {
   }
   const nlohmann::json& r = *reply;
   const bool ok = r.value("ok", false);
-  if (a.json) {
+  if (command == "stats" && ok && a.format == "prometheus") {
+    std::cout << sad::prometheus_text(r["stats"]);
+  } else if (a.json || (command == "stats" && a.format == "json")) {
     std::cout << (command == "stats" && r.contains("stats") ? r["stats"] : r).dump(2) << "\n";
   } else if (command == "stats" && ok) {
     print_stats(r["stats"]);
@@ -124,6 +128,13 @@ void setup_sad(CLI::App& app) {
     sub->add_option("--timeout", args->timeout, "seconds to wait for the reply")
         ->capture_default_str();
     sub->add_flag("--json", args->json, "print the daemon's JSON reply");
+    if (std::string(s.name) == "stats") {
+      sub->add_option("--format", args->format,
+                      "text, json (as --json) or prometheus (the text exposition format, for "
+                      "node-exporter's textfile collector)")
+          ->check(CLI::IsMember({"text", "json", "prometheus"}))
+          ->capture_default_str();
+    }
     std::string name = s.name;
     sub->callback([args, name] { run(*args, name); });
   }

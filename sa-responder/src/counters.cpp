@@ -1,6 +1,8 @@
 // The SA daemon's counters and their JSON form.
 #include "rdma-qos/sa-responder/counters.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "rdma-qos/sa-client/mad.h"
@@ -105,6 +107,16 @@ void SaCounters::pair(const LevelBinding& binding, const policy::Level* level,
   }
 }
 
+void SaCounters::latency(std::chrono::nanoseconds took) {
+  const double seconds = std::chrono::duration<double>(took).count();
+  size_t bucket = 0;
+  while (bucket < kLatencyBounds.size() && seconds > kLatencyBounds[bucket]) ++bucket;
+  bump(latency_buckets_[bucket]);
+  bump(latency_count_);
+  latency_sum_ns_.fetch_add(static_cast<uint64_t>(std::max<int64_t>(took.count(), 0)),
+                            std::memory_order_relaxed);
+}
+
 CounterSnapshot SaCounters::snapshot() const {
   auto get = [](const Counter& c) { return c.load(std::memory_order_relaxed); };
   CounterSnapshot s;
@@ -125,6 +137,10 @@ CounterSnapshot SaCounters::snapshot() const {
       s.statuses[sa::mad_status_name(status)] += n;
     }
   }
+  for (size_t i = 0; i < latency_buckets_.size(); ++i)
+    s.latency.buckets[i] = get(latency_buckets_[i]);
+  s.latency.count = get(latency_count_);
+  s.latency.sum_seconds = static_cast<double>(get(latency_sum_ns_)) / 1e9;
   std::lock_guard lock(names_mutex_);
   for (const auto& [name, slot] : levels_by_name_) {
     LevelCount c{get(slot->records), get(slot->rejected)};
@@ -148,7 +164,12 @@ nlohmann::json to_json(const CounterSnapshot& s) {
           {"methods", s.methods},
           {"statuses", s.statuses},
           {"levels", levels},
-          {"rejections", s.rejections}};
+          {"rejections", s.rejections},
+          {"latency",
+           {{"bounds_seconds", kLatencyBounds},
+            {"buckets", s.latency.buckets},
+            {"count", s.latency.count},
+            {"sum_seconds", s.latency.sum_seconds}}}};
 }
 
 }  // namespace rdmaqos::sad

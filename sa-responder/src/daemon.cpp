@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -269,6 +271,13 @@ class Daemon::Impl {
       auto server = rdmaqos::sad::ControlServer::open(path);
       if (server) {
         control_ = std::move(*server);
+        if (options_.control_group &&
+            (chown(path.c_str(), static_cast<uid_t>(-1), *options_.control_group) != 0 ||
+             chmod(path.c_str(), 0660) != 0)) {
+          log_error(fmt::format("control socket {}: cannot give it to group {}: {}", path,
+                                *options_.control_group, std::strerror(errno)));
+          return kExitFailure;
+        }
       } else if (options_.control_socket_given) {
         log_error("control socket: " + server.error().message);
         return kExitFailure;
@@ -328,6 +337,7 @@ class Daemon::Impl {
       return std::nullopt;
     }
     counters_.request(mad.mad.method, mad.mad.attr_id);
+    const auto received = Clock::now();
     std::shared_ptr<const Snapshot> now = current_.load();
     rdmaqos::sad::CountingObserver observer(counters_, *now->levels);
     rdmaqos::sad::AnswerContext ctx;
@@ -340,6 +350,7 @@ class Daemon::Impl {
     ctx.observer = &observer;
     auto answer = rdmaqos::sad::answer(ctx, mad);
     if (answer) counters_.response(answer->mad.status);
+    counters_.latency(Clock::now() - received);
     return answer;
   }
 
@@ -502,9 +513,24 @@ class Daemon::Impl {
     return j;
   }
 
+  // Whether the peer of a control connection may change the daemon's state: root or the
+  // daemon's own user. Members of --control-socket-group only read the stats.
+  static bool may_operate(int connection) {
+    ucred cred{};
+    socklen_t len = sizeof cred;
+    if (getsockopt(connection, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return false;
+    return cred.uid == 0 || cred.uid == geteuid();
+  }
+
   void handle(const rdmaqos::sad::ControlServer::Request& request) {
     const std::string command = request.body["command"].get<std::string>();
-    if (command == "reload") {
+    if ((command == "reload" || command == "rediscover") && !may_operate(request.connection)) {
+      control_->reply(request.connection,
+                      {{"ok", false},
+                       {"message", fmt::format("{} needs root: the control socket's group may "
+                                               "only read the stats",
+                                               command)}});
+    } else if (command == "reload") {
       control_->reply(request.connection, reload());
     } else if (command == "rediscover") {
       start_rediscovery(request.connection);

@@ -2,6 +2,8 @@
 // MADs and serves the control socket, signals and re-discovery.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -50,6 +52,9 @@ struct DaemonOptions {
   std::chrono::seconds discovery_timeout{300};
   std::string control_socket;  // empty: the default path for the port
   bool control_socket_given = false;
+  // A group whose members may read the stats (socket mode 0660); they may not reload or
+  // re-discover, which stay with root and the daemon's own user.
+  std::optional<gid_t> control_group;
   bool issm = true;
   RmppMode rmpp = RmppMode::kAuto;
 };

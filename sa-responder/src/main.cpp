@@ -3,6 +3,7 @@
 // signals (SIGHUP reloads, SIGUSR1 re-discovers) and a control socket (`rdma-qos sad`), which
 // also reports the result of a reload and the counters.
 #include <fcntl.h>
+#include <grp.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -131,6 +132,10 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0, 86400 * 365));
   app.add_option("--control-socket", options.control_socket,
                  "control socket (default /run/rdma-qos/sad-<ca>-<port>.sock; '' for none)");
+  std::string control_group;
+  app.add_option("--control-socket-group", control_group,
+                 "let this group read the stats through the control socket (mode 0660), so "
+                 "monitoring needs no root; reload and rediscover stay with root");
   app.add_flag("--no-issm", no_issm, "do not hold the port's issm device");
   std::string rmpp_mode = "auto";
   app.add_option("--rmpp", rmpp_mode,
@@ -187,6 +192,18 @@ int main(int argc, char** argv) {
   if (config.policy_path.empty() && !config.no_policy) {
     log_error("no policy: give --policy FILE, or --no-policy to answer with partition SLs");
     return rdmaqos::sad::kExitConfig;
+  }
+  if (!control_group.empty()) {
+    const group* g = getgrnam(control_group.c_str());
+    if (g != nullptr) {
+      options.control_group = g->gr_gid;
+    } else if (control_group.size() <= 9 &&
+               control_group.find_first_not_of("0123456789") == std::string::npos) {
+      options.control_group = static_cast<gid_t>(std::stoul(control_group));
+    } else {
+      log_error(fmt::format("--control-socket-group: no group '{}'", control_group));
+      return rdmaqos::sad::kExitConfig;
+    }
   }
   options.rediscover_interval = std::chrono::seconds(rediscover_interval);
   options.control_socket_given = app.count("--control-socket") > 0;

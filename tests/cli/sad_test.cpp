@@ -139,6 +139,53 @@ TEST_F(SadCommand, NoDaemonExitsTwoAndSaysWhere) {
   EXPECT_NE(r.output.find(socket_), std::string::npos) << r.output;
 }
 
+// The Prometheus form: one family per counter, labelled with the daemon's port, the latency as a
+// cumulative histogram; promtool (Prometheus' own checker) accepts it where it is installed.
+TEST_F(SadCommand, StatsInPrometheusFormatPassPromtool) {
+  nlohmann::json stats = {
+      {"sa", {{"ca", "mlx5_0"}, {"port", 1}, {"lid", 7}, {"uptime_seconds", 5}}},
+      {"policy",
+       {{"file", "/etc/rdma/qos-policy.conf"},
+        {"rules", 3},
+        {"reloads", 2},
+        {"reload_failures", 1}}},
+      {"fabric", {{"endpoints", 12}, {"discoveries", 1}, {"discovery_failures", 0}}},
+      {"requests", 10},
+      {"responses", 9},
+      {"dropped", {{"sm_key", 1}, {"undecodable", 0}}},
+      {"methods", {{"GetTable PathRecord", 6}, {"Get ClassPortInfo", 4}}},
+      {"statuses", {{"SUCCESS", 8}, {"SA_NO_RECORDS", 1}}},
+      {"levels", {{"ISER \"gold\"", {{"records", 7}, {"rejected", 2}}}}},
+      {"rejections", {{"selector", 2}}},
+      {"latency",
+       {{"bounds_seconds", {1e-5, 1e-4}},
+        {"buckets", {3, 5, 2}},
+        {"count", 10},
+        {"sum_seconds", 0.0012}}}};
+  serve({{"ok", true}, {"stats", stats}});
+  CommandRun r = sad("stats --format prometheus");
+  ASSERT_EQ(r.status, 0) << r.output;
+  for (const char* line : {
+           "# TYPE rdma_qos_sad_requests_total counter\n",
+           "rdma_qos_sad_requests_total{ca=\"mlx5_0\",port=\"1\",method=\"GetTable\","
+           "attribute=\"PathRecord\"} 6\n",
+           "rdma_qos_sad_responses_total{ca=\"mlx5_0\",port=\"1\",status=\"SA_NO_RECORDS\"} 1\n",
+           "rdma_qos_sad_pairs_total{ca=\"mlx5_0\",port=\"1\",level=\"ISER \\\"gold\\\"\","
+           "result=\"rejected\"} 2\n",
+           "# TYPE rdma_qos_sad_answer_duration_seconds histogram\n",
+           "rdma_qos_sad_answer_duration_seconds_bucket{ca=\"mlx5_0\",port=\"1\",le=\"0.0001\"} "
+           "8\n",
+           "rdma_qos_sad_answer_duration_seconds_bucket{ca=\"mlx5_0\",port=\"1\",le=\"+Inf\"} 10\n",
+           "rdma_qos_sad_answer_duration_seconds_count{ca=\"mlx5_0\",port=\"1\"} 10\n",
+           "rdma_qos_sad_reloads_total{ca=\"mlx5_0\",port=\"1\",result=\"failed\"} 1\n",
+       })
+    EXPECT_NE(r.output.find(line), std::string::npos) << line << "in\n" << r.output;
+  if (std::system("command -v promtool >/dev/null") != 0) GTEST_SKIP() << "no promtool";
+  CommandRun check = run(std::string(RDMA_QOS_CLI) + " sad stats --format prometheus --socket " +
+                         socket_ + " | promtool check metrics");
+  EXPECT_EQ(check.status, 0) << check.output;
+}
+
 TEST_F(SadCommand, EnvironmentNamesTheSocket) {
   serve({{"ok", true}, {"message", "policy reloaded"}});
   CommandRun r = run("RDMA_QOS_SAD_SOCKET=" + socket_ + " " + RDMA_QOS_CLI + " sad reload");

@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
+#include <grp.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -192,6 +194,52 @@ TEST_F(SadOperation, StatsCountQueriesByLevelMethodAndStatus) {
   EXPECT_EQ(human.exit_code, 0);
   EXPECT_NE(human.output.find("ISER"), std::string::npos) << human.output;
   EXPECT_NE(human.output.find("GetTable PathRecord"), std::string::npos) << human.output;
+  // Every request answered was timed.
+  EXPECT_GE(s["latency"]["count"].get<int>(), 2) << s.dump(2);
+  // The Prometheus form of the live daemon's counters, checked by promtool where installed.
+  RunResult prom = cli("stats", {"--format", "prometheus"});
+  EXPECT_EQ(prom.exit_code, 0);
+  EXPECT_NE(prom.output.find("rdma_qos_sad_pairs_total{ca="), std::string::npos) << prom.output;
+  EXPECT_NE(prom.output.find("level=\"ISER\",result=\"record\"}"), std::string::npos)
+      << prom.output;
+  if (std::system("command -v promtool >/dev/null") == 0) {
+    std::string file = fabric_->dir() + "/metrics.prom";
+    std::ofstream(file) << prom.output;
+    EXPECT_EQ(std::system(("promtool check metrics < " + file).c_str()), 0) << prom.output;
+  }
+}
+
+// --control-socket-group: the group reads the stats without root (the socket is 0660 and
+// theirs), but may not reload or re-discover.
+TEST_F(SadOperation, SocketGroupMayReadStatsButNotOperate) {
+  char tmpl[] = "/tmp/rdma-qos-group-XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  chmod(dir.c_str(), 0755);  // the monitoring user must reach the socket
+  socket_ = dir + "/sad.sock";
+  start_sad({"--control-socket-group", "nogroup"});
+  struct stat st {};
+  ASSERT_EQ(stat(socket_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0660u);
+  const group* nogroup = getgrnam("nogroup");
+  ASSERT_NE(nogroup, nullptr);
+  EXPECT_EQ(st.st_gid, nogroup->gr_gid);
+  // As user nobody in group nogroup.
+  auto as_monitor = [&](const std::string& command) {
+    testbed::ProcessOptions p;
+    p.argv = {"setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", RDMA_QOS_CLI,
+              "sad",     command,          "--socket",        socket_};
+    return testbed::run(p, 60s);
+  };
+  RunResult stats = as_monitor("stats");
+  EXPECT_EQ(stats.exit_code, 0) << stats.output;
+  EXPECT_NE(stats.output.find("requests"), std::string::npos) << stats.output;
+  RunResult reload = as_monitor("reload");
+  EXPECT_EQ(reload.exit_code, 1) << reload.output;
+  EXPECT_NE(reload.output.find("reload needs root"), std::string::npos) << reload.output;
+  sad_->stop();
+  sad_.reset();
+  std::filesystem::remove_all(dir);
 }
 
 TEST_F(SadOperation, RediscoverReportsTheFabricAndKeepsAnswering) {

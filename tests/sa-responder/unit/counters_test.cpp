@@ -36,6 +36,23 @@ TEST(SaCounters, CountsRequestsByMethodAndAttribute) {
   EXPECT_EQ(s.methods.size(), 4u);
 }
 
+// Each answer's time lands in the first bucket whose bound it does not exceed.
+TEST(SaCounters, LatencyLandsInItsHistogramBucket) {
+  SaCounters c;
+  c.latency(std::chrono::microseconds(3));    // <= 5 us: bucket 0
+  c.latency(std::chrono::microseconds(5));    // exactly 5 us: bucket 0
+  c.latency(std::chrono::microseconds(80));   // <= 100 us: bucket 4
+  c.latency(std::chrono::milliseconds(1));    // <= 1 ms: bucket 7
+  c.latency(std::chrono::milliseconds(500));  // beyond 100 ms: +Inf
+  CounterSnapshot s = c.snapshot();
+  EXPECT_EQ(s.latency.count, 5u);
+  EXPECT_EQ(s.latency.buckets[0], 2u);
+  EXPECT_EQ(s.latency.buckets[4], 1u);
+  EXPECT_EQ(s.latency.buckets[7], 1u);
+  EXPECT_EQ(s.latency.buckets[kLatencyBounds.size()], 1u);
+  EXPECT_NEAR(s.latency.sum_seconds, 0.501088, 1e-9);
+}
+
 TEST(SaCounters, CountsResponsesByStatusName) {
   SaCounters c;
   c.response(0);

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -31,6 +32,17 @@ struct LevelCount {
   uint64_t rejected = 0;  // pairs at this level that gave no record
 };
 
+// Upper bounds (seconds) of the answer-latency histogram's buckets; the last bucket is +Inf.
+// From 5 us (a cached answer) to 100 ms (a MAD far slower than any client waits for).
+inline constexpr std::array<double, 12> kLatencyBounds = {5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4,   2.5e-4,
+                                                          5e-4, 1e-3, 2.5e-3, 1e-2, 2.5e-2, 1e-1};
+
+struct LatencyHistogram {
+  std::array<uint64_t, kLatencyBounds.size() + 1> buckets{};  // per bucket, not cumulative
+  uint64_t count = 0;
+  double sum_seconds = 0;
+};
+
 struct CounterSnapshot {
   uint64_t requests = 0;   // requests handed to the answer engine
   uint64_t responses = 0;  // responses sent
@@ -39,6 +51,7 @@ struct CounterSnapshot {
   std::map<std::string, uint64_t> statuses;  // "SUCCESS", "SA_ERR_NO_RECORDS" ... -> responses
   std::map<std::string, LevelCount> levels;  // level name, or "(no level)" -> pairs
   std::map<std::string, uint64_t> rejections;
+  LatencyHistogram latency;  // request decoded to answer computed
 };
 
 nlohmann::json to_json(const CounterSnapshot& s);
@@ -69,6 +82,8 @@ class SaCounters {
     bump(responses_);
   }
   void dropped_sm_key() { bump(dropped_sm_key_); }
+  // How long one request took to answer.
+  void latency(std::chrono::nanoseconds took);
   void pair(const LevelBinding& binding, const policy::Level* level, Rejection rejection);
 
   CounterSnapshot snapshot() const;
@@ -84,6 +99,8 @@ class SaCounters {
   std::array<Counter, 256 * kAttributeSlots> methods_{};
   std::array<Counter, 512> statuses_{};
   std::array<Counter, 16> rejections_{};
+  std::array<Counter, kLatencyBounds.size() + 1> latency_buckets_{};
+  Counter latency_count_{0}, latency_sum_ns_{0};
   mutable std::mutex names_mutex_;  // guards the map, not the slots (stable, atomic)
   std::map<std::string, std::unique_ptr<LevelSlot>> levels_by_name_;
 };

@@ -1,0 +1,93 @@
+// rdma-qos-sad's stats reply as Prometheus metric families.
+#include "rdma-qos/sa-responder/prometheus.h"
+
+#include <vector>
+
+#include "rdma-qos/common/prometheus.h"
+
+namespace rdmaqos::sad {
+namespace {
+
+using common::Labels;
+using common::PrometheusText;
+
+// j[key] when it is an object, else an empty one (kept alive: the loops iterate it).
+const nlohmann::json& object(const nlohmann::json& j, const char* key) {
+  static const nlohmann::json kEmpty = nlohmann::json::object();
+  return j.contains(key) && j[key].is_object() ? j[key] : kEmpty;
+}
+
+double num(const nlohmann::json& j, const char* key) {
+  return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0;
+}
+
+}  // namespace
+
+std::string prometheus_text(const nlohmann::json& stats) {
+  const nlohmann::json& sa = object(stats, "sa");
+  Labels daemon = {{"ca", sa.value("ca", "")}, {"port", std::to_string(sa.value("port", 0))}};
+  PrometheusText p(daemon);
+
+  p.family("rdma_qos_sad_info", "gauge", "The daemon answering at this port (value 1).");
+  p.sample("rdma_qos_sad_info", {{"lid", std::to_string(sa.value("lid", 0))}}, 1);
+  p.family("rdma_qos_sad_uptime_seconds", "gauge", "Seconds since the daemon began answering.");
+  p.sample("rdma_qos_sad_uptime_seconds", {}, num(sa, "uptime_seconds"));
+
+  p.family("rdma_qos_sad_requests_total", "counter", "SA requests by method and attribute.");
+  for (const auto& [key, n] : object(stats, "methods").items()) {
+    auto space = key.find(' ');
+    p.sample("rdma_qos_sad_requests_total",
+             {{"method", key.substr(0, space)},
+              {"attribute", space == std::string::npos ? "" : key.substr(space + 1)}},
+             n.get<double>());
+  }
+  p.family("rdma_qos_sad_responses_total", "counter", "SA responses by MAD status.");
+  for (const auto& [status, n] : object(stats, "statuses").items())
+    p.sample("rdma_qos_sad_responses_total", {{"status", status}}, n.get<double>());
+  p.family("rdma_qos_sad_dropped_total", "counter",
+           "Requests not answered: an untrusted SM_Key, or a MAD that does not decode.");
+  for (const auto& [reason, n] : object(stats, "dropped").items())
+    p.sample("rdma_qos_sad_dropped_total", {{"reason", reason}}, n.get<double>());
+
+  p.family("rdma_qos_sad_pairs_total", "counter",
+           "Source-destination pairs by QoS level: answered with a record, or rejected.");
+  for (const auto& [level, c] : object(stats, "levels").items()) {
+    p.sample("rdma_qos_sad_pairs_total", {{"level", level}, {"result", "record"}},
+             num(c, "records"));
+    p.sample("rdma_qos_sad_pairs_total", {{"level", level}, {"result", "rejected"}},
+             num(c, "rejected"));
+  }
+  p.family("rdma_qos_sad_rejections_total", "counter", "Pairs given no record, by reason.");
+  for (const auto& [reason, n] : object(stats, "rejections").items())
+    p.sample("rdma_qos_sad_rejections_total", {{"reason", reason}}, n.get<double>());
+
+  if (stats.contains("latency")) {
+    const auto& l = stats["latency"];
+    p.family("rdma_qos_sad_answer_duration_seconds", "histogram",
+             "Time from a decoded request to its computed answer.");
+    p.histogram("rdma_qos_sad_answer_duration_seconds", {},
+                l.value("bounds_seconds", std::vector<double>{}),
+                l.value("buckets", std::vector<uint64_t>{}), num(l, "sum_seconds"));
+  }
+
+  if (stats.contains("policy")) {
+    const auto& pol = stats["policy"];
+    p.family("rdma_qos_sad_policy_rules", "gauge", "Match rules of the policy in force.");
+    p.sample("rdma_qos_sad_policy_rules", {}, num(pol, "rules"));
+    p.family("rdma_qos_sad_reloads_total", "counter", "Policy reloads, by result.");
+    p.sample("rdma_qos_sad_reloads_total", {{"result", "ok"}}, num(pol, "reloads"));
+    p.sample("rdma_qos_sad_reloads_total", {{"result", "failed"}}, num(pol, "reload_failures"));
+  }
+  if (stats.contains("fabric")) {
+    const auto& f = stats["fabric"];
+    p.family("rdma_qos_sad_fabric_endpoints", "gauge", "Endpoints of the fabric model in force.");
+    p.sample("rdma_qos_sad_fabric_endpoints", {}, num(f, "endpoints"));
+    p.family("rdma_qos_sad_discoveries_total", "counter", "Fabric discoveries, by result.");
+    p.sample("rdma_qos_sad_discoveries_total", {{"result", "ok"}}, num(f, "discoveries"));
+    p.sample("rdma_qos_sad_discoveries_total", {{"result", "failed"}},
+             num(f, "discovery_failures"));
+  }
+  return p.text();
+}
+
+}  // namespace rdmaqos::sad
