@@ -49,13 +49,14 @@ void setup_env(CLI::App& app) {
                       {"doc", kConfigDoc}});
       for (const auto& k : config::knobs()) {
         const auto& v = r.config.get(k.key);
-        list.push_back({{"key", k.key},
-                        {"env", k.env},
-                        {"value", v.text},
-                        {"default", k.default_value},
-                        {"source", config::to_string(v.source)},
-                        {"origin", v.origin},
-                        {"doc", k.doc}});
+        list.push_back(
+            {{"key", k.environment_only ? nlohmann::json(nullptr) : nlohmann::json(k.key)},
+             {"env", k.env},
+             {"value", v.text},
+             {"default", k.default_value},
+             {"source", config::to_string(v.source)},
+             {"origin", v.origin},
+             {"doc", k.doc}});
       }
       auto& errors = out["errors"] = nlohmann::json::array();
       for (const auto& e : r.errors) errors.push_back(e.message);
@@ -71,7 +72,9 @@ void setup_env(CLI::App& app) {
                                config::kConfigEnv, r.config.path());
       for (const auto& k : config::knobs()) {
         const auto& v = r.config.get(k.key);
-        std::cout << fmt::format("#\n# {}\n# default: \"{}\"; from {}{}\n{}=\"{}\"\n", k.doc,
+        std::cout << fmt::format("#\n# {}\n# {}; default: \"{}\"; from {}{}\n{}=\"{}\"\n", k.doc,
+                                 k.environment_only ? std::string("environment only")
+                                                    : fmt::format("rdma-qos.conf key: {}", k.key),
                                  k.default_value, config::to_string(v.source),
                                  v.origin.empty() ? "" : " (" + v.origin + ")", k.env, v.text);
       }

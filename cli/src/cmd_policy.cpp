@@ -17,9 +17,11 @@ namespace {
 namespace pol = rdmaqos::policy;
 using nlohmann::json;
 
+// rdma-qos's exit statuses: 0 clean, 1 a finding (errors in a file, warnings with --strict),
+// 2 a usage error or a file that cannot be read.
 constexpr int kExitClean = 0;
-constexpr int kExitWarnings = 1;
-constexpr int kExitErrors = 2;
+constexpr int kExitFinding = 1;
+constexpr int kExitUsage = 2;
 
 std::optional<std::string> read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -38,6 +40,8 @@ struct Inputs {
 
 // The fabric from --fabric / --partitions, or nullopt with the problems printed.
 struct Loaded {
+  // Every diagnostic of every file, with the file it is about, in the order found.
+  std::vector<std::pair<pol::Diagnostic, std::string>> diagnostics;
   std::optional<pol::Fabric> fabric;
   pol::CompileResult compiled;
   std::string text;
@@ -45,10 +49,14 @@ struct Loaded {
   bool input_errors = false;  // errors in the fabric or partitions file
 };
 
-Loaded load(const Inputs& in) {
+// Reads and compiles; diagnostics go to stderr unless `quiet` (--json reports them itself).
+Loaded load(const Inputs& in, bool quiet = false) {
   Loaded out;
-  auto print = [](const pol::Diagnostics& ds, const std::string& file) {
-    for (const auto& d : ds) std::cerr << pol::format_diagnostic(d, file) << "\n";
+  auto print = [&out, quiet](const pol::Diagnostics& ds, const std::string& file) {
+    for (const auto& d : ds) {
+      out.diagnostics.emplace_back(d, file);
+      if (!quiet) std::cerr << pol::format_diagnostic(d, file) << "\n";
+    }
   };
   if (!in.fabric_file.empty() || !in.partitions_file.empty()) {
     pol::Fabric fabric;
@@ -113,25 +121,62 @@ void add_inputs(CLI::App* cmd, Inputs& in) {
                   "ipoib rules");
 }
 
+// The exit status of a load that stopped the command: 2 unreadable, 1 errors in a file.
+int load_failure(const Loaded& l) {
+  return l.io_error ? kExitUsage : kExitFinding;
+}
+
+json diagnostics_json(const Loaded& l) {
+  json a = json::array();
+  for (const auto& [d, file] : l.diagnostics) {
+    json j{{"file", file},
+           {"line", d.location.line},
+           {"column", d.location.column},
+           {"severity", d.severity == pol::Severity::kError ? "error" : "warning"},
+           {"message", d.message}};
+    if (!d.hint.empty()) j["hint"] = d.hint;
+    a.push_back(std::move(j));
+  }
+  return a;
+}
+
 // ---- check ----------------------------------------------------------------------------------
 
 void setup_check(CLI::App& policy) {
   auto* cmd = policy.add_subcommand(
-      "check", "validate a policy file: exit 0 clean, 1 warnings (with --strict), 2 errors");
+      "check",
+      "validate a policy file: exit 0 clean, 1 errors (or warnings with --strict), 2 a file "
+      "that cannot be read");
   auto in = std::make_shared<Inputs>();
   auto strict = std::make_shared<bool>(false);
+  auto as_json = std::make_shared<bool>(false);
   add_inputs(cmd, *in);
   cmd->add_option("--opensm-conf", in->opensm_conf_file,
                   "opensm.conf whose SL2VL tables are checked against the levels' SLs");
   cmd->add_flag("--strict", *strict, "exit 1 when there are warnings");
-  cmd->callback([in, strict] {
-    Loaded l = load(*in);
-    if (l.io_error || l.input_errors || !l.compiled.policy) {
-      set_exit_code(kExitErrors);
-      return;
+  cmd->add_flag("--json", *as_json, "print the result and every diagnostic as JSON");
+  cmd->callback([in, strict, as_json] {
+    Loaded l = load(*in, *as_json);
+    int status = kExitClean;
+    if (l.io_error)
+      status = kExitUsage;
+    else if (l.input_errors || !l.compiled.policy)
+      status = kExitFinding;
+    else if (*strict && pol::has_warnings(l.compiled.diagnostics))
+      status = kExitFinding;
+    if (*as_json) {
+      size_t errors = 0;
+      for (const auto& [d, file] : l.diagnostics) errors += d.severity == pol::Severity::kError;
+      std::cout << json{{"file", in->file},
+                        {"readable", !l.io_error},
+                        {"valid", !l.io_error && !l.input_errors && l.compiled.policy != nullptr},
+                        {"errors", errors},
+                        {"warnings", l.diagnostics.size() - errors},
+                        {"diagnostics", diagnostics_json(l)}}
+                       .dump(2)
+                << "\n";
     }
-    set_exit_code(*strict && pol::has_warnings(l.compiled.diagnostics) ? kExitWarnings
-                                                                       : kExitClean);
+    set_exit_code(status);
   });
 }
 
@@ -223,14 +268,14 @@ void setup_explain(CLI::App& policy) {
   cmd->callback([a] {
     Loaded l = load(a->in);
     if (l.io_error || l.input_errors || !l.compiled.policy) {
-      set_exit_code(kExitErrors);
+      set_exit_code(load_failure(l));
       return;
     }
     const pol::Fabric* fabric = l.fabric ? &*l.fabric : nullptr;
     pol::PathQuery q;
     auto fail = [](const std::string& msg) {
       std::cerr << "rdma-qos: " << msg << "\n";
-      set_exit_code(kExitErrors);
+      set_exit_code(kExitUsage);
     };
     if (!a->service_id.empty()) {
       auto v = number(a->service_id);
@@ -419,7 +464,7 @@ void setup_dump(CLI::App& policy) {
   cmd->callback([in, as_json] {
     Loaded l = load(*in);
     if (l.io_error || l.input_errors || !l.compiled.policy) {
-      set_exit_code(kExitErrors);
+      set_exit_code(load_failure(l));
       return;
     }
     if (*as_json)
@@ -447,13 +492,13 @@ void setup_vlarb(CLI::App& policy) {
     auto text = read_file(*file);
     if (!text) {
       std::cerr << fmt::format("rdma-qos: cannot read '{}'\n", *file);
-      set_exit_code(kExitErrors);
+      set_exit_code(kExitUsage);
       return;
     }
     pol::OpenSmConfResult r = pol::parse_opensm_conf(*text);
     for (const auto& d : r.diagnostics) std::cerr << pol::format_diagnostic(d, *file) << "\n";
     if (pol::has_errors(r.diagnostics)) {
-      set_exit_code(kExitErrors);
+      set_exit_code(kExitFinding);
       return;
     }
     json all = json::object();

@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "command.h"
+#include "rdma-qos/config/host_config.h"
 #include "rdma-qos/sa-responder/control.h"
 #include "rdma-qos/sa-responder/prometheus.h"
 
@@ -22,12 +23,12 @@ struct SadArgs {
   double timeout = 300;
 };
 
-// The daemon's socket: --socket, then RDMA_QOS_SAD_SOCKET, then --ca/--port, then the only
-// daemon running on this host.
+// The daemon's socket: --socket, then sad_socket (RDMA_QOS_SAD_SOCKET), then --ca/--port, then the
+// only daemon running on this host.
 std::optional<std::string> socket_path(const SadArgs& a, const std::string& name) {
   if (!a.socket.empty()) return a.socket;
-  if (const char* env = std::getenv("RDMA_QOS_SAD_SOCKET"); env != nullptr && *env != '\0')
-    return std::string(env);
+  if (auto configured = config::load_host_config().config.text("sad_socket"); !configured.empty())
+    return configured;
   if (!a.ca.empty()) return sad::control_socket_path(a.ca, a.port);
   auto found = sad::find_control_sockets();
   if (found.size() == 1) return found[0];

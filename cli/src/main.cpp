@@ -2,6 +2,8 @@
 // flow labels, kernel defaults ...). Subcommands live in cmd_<name>.cpp.
 #include <CLI/CLI.hpp>
 
+#include <iostream>
+
 #include "command.h"
 
 int main(int argc, char** argv) {
@@ -13,7 +15,11 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version exit 0 as CLI11 prints them; every usage error exits 2 (CLI11's own
+    // codes are 100 and up), prefixed with the program's name like every other error.
+    if (e.get_exit_code() == 0) return app.exit(e);
+    std::cerr << "rdma-qos: " << e.what() << "\nrdma-qos: run with --help for the usage\n";
+    return 2;
   }
   return rdmaqos::cli::exit_code();
 }

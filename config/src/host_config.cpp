@@ -60,6 +60,11 @@ void apply_file(HostConfig& c, std::string_view text, std::string_view file,
           "{}:{}: error: unknown key '{}' (see rdma-qos env for the keys)", file, line_no, key)});
       continue;
     }
+    if (knob->environment_only) {
+      errors.push_back({fmt::format("{}:{}: error: {} is read from the environment only ({})", file,
+                                    line_no, key, knob->env)});
+      continue;
+    }
     if (auto why = knob->validate(value)) {
       errors.push_back({fmt::format("{}:{}: error: {}: {}", file, line_no, key, *why)});
       continue;

@@ -102,8 +102,6 @@ const std::vector<Knob>& table() {
       {"policy_file", "RDMA_QOS_POLICY", "/etc/rdma/qos-policy.conf",
        "QoS policy file in OpenSM's qos-policy.conf syntax, enforced host-side on RoCE", any_text(),
        "RDMA_QOS_POLICY_FILE"},
-      {"partitions_file", "RDMA_QOS_PARTITIONS_FILE", "",
-       "OpenSM partitions.conf the policy's pkey and partition groups resolve through", any_text()},
       {"flow_label", "RDMA_QOS_FLOW_LABEL", "rfc",
        "flow label mode for RoCE v2 QPs: rfc, linux, spread, off, or a fixed label (1..0xfffff)",
        &flow_label_value},
@@ -166,6 +164,27 @@ const std::vector<Knob>& table() {
        "messages of the preload module printed: error, warn, info or debug (each includes the "
        "ones before it)",
        one_of({"error", "warn", "info", "debug"}), "RDMA_QOS_LOG_LEVEL"},
+      {"sad_socket", "RDMA_QOS_SAD_SOCKET", "",
+       "control socket of the rdma-qos-sad that `rdma-qos sad` operates; empty: --ca/--port, "
+       "else the only daemon in /run/rdma-qos",
+       any_text()},
+      {"preload_module",
+       "RDMA_QOS_PRELOAD_MODULE",
+       "",
+       "preload module rdma-qos-run loads instead of the installed one (environment only: "
+       "rdma-qos-run chooses it before the program starts); empty: the installed module",
+       any_text(),
+       {},
+       true},
+      {"sad_options",
+       "RDMA_QOS_SAD_OPTIONS",
+       "",
+       "rdma-qos-sad's command line in /etc/rdma/rdma-qos-sad/CA:PORT.conf, the environment "
+       "file of rdma-qos-sad@CA:PORT.service (environment only); without that file the port "
+       "runs no SA",
+       any_text(),
+       {},
+       true},
       {"test_record", "RDMA_QOS_TEST_RECORD", "",
        "test hook: append the rdma_cm decisions and what the verbs interposer passed on to this "
        "file (JSON lines)",

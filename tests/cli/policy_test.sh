@@ -12,13 +12,13 @@ for sub in "" check explain dump vlarb; do
   "$bin" policy $sub --help | grep -q -i 'usage' || fail "policy $sub --help"
 done
 
-# check: 0 clean, 0 for warnings unless --strict (1), 2 for errors.
+# check: 0 clean, 0 for warnings unless --strict (1), 1 for errors, 2 for an unreadable file.
 [ "$(status "$bin" policy check "$dir/clean.conf")" = 0 ] || fail "clean policy"
 [ "$(status "$bin" policy check --strict "$dir/clean.conf" --fabric "$dir/fabric.net")" = 0 ] \
   || fail "clean policy with fabric, strict"
 [ "$(status "$bin" policy check "$dir/warnings.conf")" = 0 ] || fail "warnings without --strict"
 [ "$(status "$bin" policy check --strict "$dir/warnings.conf")" = 1 ] || fail "warnings, strict"
-[ "$(status "$bin" policy check "$dir/errors.conf")" = 2 ] || fail "errors"
+[ "$(status "$bin" policy check "$dir/errors.conf")" = 1 ] || fail "errors"
 [ "$(status "$bin" policy check "$dir/no-such-file.conf")" = 2 ] || fail "missing file"
 
 out=$("$bin" policy check "$dir/errors.conf" 2>&1 || true)
@@ -30,6 +30,17 @@ $dir/errors.conf:10:5: error: qos-level 'Fats' is not defined
   hint: did you mean 'Fast'?"
 [ "$out" = "$expected" ] || fail "errors.conf diagnostics:
 $out"
+
+# check --json: the verdict and every diagnostic with its location, and the same exit status.
+json=$("$bin" policy check --json "$dir/errors.conf" 2>/dev/null) && rc=0 || rc=$?
+[ "$rc" = 1 ] || fail "check --json errors.conf exited $rc"
+echo "$json" | jq -e '.valid == false and .errors == 3 and .warnings == 1' >/dev/null ||
+  fail "check --json counts: $json"
+echo "$json" | jq -e '.diagnostics[1] == {"file": "'"$dir/errors.conf"'", "line": 2, "column": 3,
+  "severity": "warning", "message": "qos-level '"'Fast'"' is never used"}' >/dev/null ||
+  fail "check --json diagnostic: $json"
+"$bin" policy check --json "$dir/clean.conf" | jq -e '.valid and .diagnostics == []' >/dev/null ||
+  fail "check --json clean"
 
 # A port number the named node does not have needs the fabric to be seen.
 [ "$(status "$bin" policy check "$dir/badport.conf")" = 0 ] || fail "badport without fabric"

@@ -41,4 +41,18 @@ rc=$?
 set -e
 [ "$rc" -eq 1 ] || fail "exit status $rc for a bad file"
 grep -q "$conf:1: error: unknown key 'nonsense'" <<<"$err" || fail "diagnostic: $err"
+# Every variable something reads is listed, with its rdma-qos.conf key, or as environment only.
+printf 'flow_label spread\n' > "$conf"
+out=$(RDMA_QOS_CONFIG="$conf" "$bin" env --json)
+for var in RDMA_QOS_SAD_SOCKET RDMA_QOS_PRELOAD_MODULE RDMA_QOS_SAD_OPTIONS; do
+  jq -e --arg v "$var" '.knobs[] | select(.env == $v)' <<<"$out" >/dev/null || fail "$var not listed"
+done
+[ "$(jq -r '.knobs[] | select(.env=="RDMA_QOS_SAD_SOCKET") | .key' <<<"$out")" = sad_socket ] || fail "sad_socket key"
+[ "$(jq -r '.knobs[] | select(.env=="RDMA_QOS_SAD_OPTIONS") | .key' <<<"$out")" = null ] || fail "sad_options is no file key"
+RDMA_QOS_CONFIG="$conf" "$bin" env | grep -qx '# .*rdma-qos.conf key: flow_label; default: "rfc"; from file.*' ||
+  fail "text listing names the key"
+# An environment-only knob in the file is an error naming its variable.
+printf 'sad_options --no-policy\n' > "$conf"
+err=$(RDMA_QOS_CONFIG="$conf" "$bin" env 2>&1 >/dev/null) && fail "sad_options accepted in the file"
+grep -q "sad_options is read from the environment only (RDMA_QOS_SAD_OPTIONS)" <<<"$err" || fail "$err"
 echo PASS

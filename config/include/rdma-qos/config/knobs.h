@@ -23,6 +23,9 @@ struct Knob {
   Validator validate;
   // An older name of the variable, still read when `env` is not set (with a warning).
   std::string_view deprecated_env = {};
+  // Read from the environment only (by a shell script or a systemd environment file): not a
+  // key of rdma-qos.conf, which refuses it.
+  bool environment_only = false;
 };
 
 std::span<const Knob> knobs();
