@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# dpkg-buildpackage builds the five packages from debian/, lintian reports no error, and each
+# package holds what an administrator expects of it.
+set -euo pipefail
+src=$1
+out=$2
+fail() { echo "FAIL: $*"; exit 1; }
+"$src/scripts/build-packages.sh" "$out" || fail "build-packages.sh"
+has() {  # has PACKAGE PATH...: the package's file list holds each path
+    local pkg=$1 deb list
+    shift
+    deb=$(ls "$out/${pkg}"_*.deb) || fail "no $pkg package"
+    list=$(dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\.||')
+    for p in "$@"; do
+        grep -qx -- "$p" <<<"$list" || fail "$pkg lacks $p"
+    done
+}
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+has rdma-qos /usr/bin/rdma-qos /usr/sbin/rdma-qos-sad /usr/sbin/rdma-qos-lsd \
+    /lib/systemd/system/rdma-qos-lsd.socket /lib/systemd/system/rdma-qos-sad@.service \
+    /lib/udev/rules.d/90-rdma-qos.rules /usr/share/bash-completion/completions/rdma-qos \
+    /usr/share/man/man8/rdma-qos.8.gz /usr/share/man/man8/rdma-qos-sad.8.gz
+has librdmacm-qos1 "/usr/lib/$multiarch/librdmacm-qos.so.1"
+has librdmacm-qos-dev /usr/include/rdma-qos/rdmacm-qos/rdma_qos.h \
+    "/usr/lib/$multiarch/pkgconfig/librdmacm-qos.pc" /usr/share/man/man3/rdma_qos.3.gz
+has rdma-qos-preload /usr/bin/rdma-qos-run "/usr/lib/$multiarch/rdma-qos/librdmaqos-preload.so" \
+    /usr/share/man/man8/rdma-qos-run.8.gz
+# The shared library's package carries its symbols file; the units run the notify type.
+dpkg-deb -I "$(ls "$out"/librdmacm-qos1_*.deb)" symbols | grep -q '^ rdma_qos_query@RDMA_QOS_1.0' ||
+    fail "no symbols control file"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+dpkg-deb -x "$(ls "$out"/rdma-qos_*.deb)" "$work"
+grep -qx 'Type=notify' "$work/lib/systemd/system/rdma-qos-lsd.service" || fail "lsd unit type"
+grep -qx 'ExecStart=/usr/sbin/rdma-qos-lsd --foreground' "$work/lib/systemd/system/rdma-qos-lsd.service" ||
+    fail "lsd unit ExecStart"
+if grep -E '^E: ' "$out/lintian.log"; then fail "lintian errors"; fi
+echo PASS
