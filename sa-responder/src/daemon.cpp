@@ -228,6 +228,22 @@ class Daemon::Impl {
       : config_(std::move(config)), discovery_(std::move(discovery)), options_(options) {}
 
   int start() {
+    // A policy that cannot compile even without the fabric fails at once, before a discovery
+    // that may itself fail (a RoCE port has no SMPs) and would make systemd restart the unit.
+    if (!config_.no_policy) {
+      auto text = read_file(config_.policy_path);
+      if (!text) {
+        log_error(fmt::format("{}: cannot read the file: not starting", config_.policy_path));
+        return kExitConfig;
+      }
+      auto checked = policy::load_policy(*text, nullptr);
+      if (!checked.policy) {
+        for (const auto& d : checked.diagnostics)
+          log_diagnostic(policy::format_diagnostic(d, config_.policy_path));
+        log_error("the policy or partitions have errors: not starting");
+        return kExitConfig;
+      }
+    }
     auto found = rdmaqos::sad::discover_fabric(discovery_);
     if (!found) {
       log_error("discovery failed: " + found.error().message);
