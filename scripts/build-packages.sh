@@ -15,6 +15,9 @@ mkdir -p "$src"
 (cd "$top" && git ls-files -z --cached --others --exclude-standard |
     tar --null -T - -c 2>/dev/null) | tar -x -C "$src"
 echo "build-packages.sh: building rdma-qos $version in $src"
+# The scratch directory differs every time: ccache hashes paths relative to it, so a rebuild of
+# unchanged sources is served from the cache.
+export CCACHE_BASEDIR=$work CCACHE_NOHASHDIR=true
 (cd "$src" && DEB_BUILD_OPTIONS="parallel=${JOBS:-2} ${DEB_BUILD_OPTIONS:-}" \
     dpkg-buildpackage -us -uc -b >"$work/build.log" 2>&1) || {
     tail -60 "$work/build.log"

@@ -4,7 +4,8 @@
 # The guest sees the host's / read-only and RESULTS_DIR read-write at the same path; it writes
 # its logs, pcaps and exit-status there. Exits with the guest script's status; on a timeout or a
 # guest that never reported, kills QEMU, prints the console log and fails.
-# RDMA_QOS_VM_ACCEL=tcg|kvm overrides the accelerator choice.
+# RDMA_QOS_VM_ACCEL=tcg|kvm overrides the accelerator choice; RDMA_QOS_VM_SYSTEMD=1 boots systemd
+# in the guest.
 set -euo pipefail
 kdir=$1
 results=$2
@@ -48,6 +49,8 @@ source_tree=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build_tree=$(cd "$kdir/../../.." && pwd)
 expose="$source_tree,$build_tree,$(dirname "$script")"
 cmdline="console=ttyS0 panic=-1 quiet rq_results=$results rq_run=$script rq_expose=$expose"
+# RDMA_QOS_VM_SYSTEMD=1: the guest boots systemd (see tests/vm/init).
+if [ "${RDMA_QOS_VM_SYSTEMD:-0}" = 1 ]; then cmdline="$cmdline rq_systemd=1"; fi
 start=$(date +%s)
 # Both setpriv layers make QEMU die with this script even when it is SIGKILLed (ctest timeout);
 # timeout bounds the boot itself.
