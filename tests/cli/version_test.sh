@@ -23,6 +23,7 @@ for sub in "env" "version" "policy check" "policy explain" "policy dump" "policy
            "path" "path cpi" "flow label" "flow sport" "kernel show" "kernel apply" \
            "sad stats" "sad reload" "sad rediscover"; do
     # shellcheck disable=SC2086
-    "$bin" $sub --help | grep -q -- '--json' || { echo "FAIL: rdma-qos $sub has no --json"; exit 1; }
+    help=$("$bin" $sub --help)
+    grep -q -- '--json' <<<"$help" || { echo "FAIL: rdma-qos $sub has no --json"; exit 1; }
 done
 echo PASS

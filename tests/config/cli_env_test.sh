@@ -14,7 +14,10 @@ out=$(RDMA_QOS_CONFIG="$conf" RDMA_QOS_SL=6 "$bin" env --json)
 [ "$(jq -r '.knobs[] | select(.key=="sl") | .origin' <<<"$out")" = RDMA_QOS_SL ] || fail "env origin"
 [ "$(jq -r '.knobs[] | select(.key=="log_level") | .source' <<<"$out")" = default ] || fail "default"
 
-RDMA_QOS_CONFIG="$conf" "$bin" env | grep -q '^RDMA_QOS_FLOW_LABEL="spread"$' || fail "text listing"
+# Listings are captured before grep: grep -q stops reading early, and pipefail would count the
+# writer's SIGPIPE as a failure.
+text=$(RDMA_QOS_CONFIG="$conf" "$bin" env)
+grep -q '^RDMA_QOS_FLOW_LABEL="spread"$' <<<"$text" || fail "text listing"
 
 # RDMA_QOS_CONFIG is listed as a row: its value and where it came from.
 [ "$(jq -r '.knobs[] | select(.env=="RDMA_QOS_CONFIG") | .value' <<<"$out")" = "$conf" ] || fail "config row value"
@@ -22,7 +25,8 @@ RDMA_QOS_CONFIG="$conf" "$bin" env | grep -q '^RDMA_QOS_FLOW_LABEL="spread"$' ||
 out=$(env -u RDMA_QOS_CONFIG "$bin" env --json 2>/dev/null || true)
 [ "$(jq -r '.knobs[] | select(.env=="RDMA_QOS_CONFIG") | .value' <<<"$out")" = /etc/rdma/rdma-qos.conf ] || fail "config row default value"
 [ "$(jq -r '.knobs[] | select(.env=="RDMA_QOS_CONFIG") | .source' <<<"$out")" = default ] || fail "config row default source"
-RDMA_QOS_CONFIG="$conf" "$bin" env | grep -qx "RDMA_QOS_CONFIG=\"$conf\"" || fail "config row in the text listing"
+text=$(RDMA_QOS_CONFIG="$conf" "$bin" env)
+grep -qx "RDMA_QOS_CONFIG=\"$conf\"" <<<"$text" || fail "config row in the text listing"
 
 # The documented names, and the deprecated ones still accepted with a warning (exit 0).
 out=$(RDMA_QOS_CONFIG="$conf" RDMA_QOS_POLICY=/tmp/p.conf RDMA_QOS_LOG=debug "$bin" env --json)
@@ -49,7 +53,8 @@ for var in RDMA_QOS_SAD_SOCKET RDMA_QOS_PRELOAD_MODULE RDMA_QOS_SAD_OPTIONS; do
 done
 [ "$(jq -r '.knobs[] | select(.env=="RDMA_QOS_SAD_SOCKET") | .key' <<<"$out")" = sad_socket ] || fail "sad_socket key"
 [ "$(jq -r '.knobs[] | select(.env=="RDMA_QOS_SAD_OPTIONS") | .key' <<<"$out")" = null ] || fail "sad_options is no file key"
-RDMA_QOS_CONFIG="$conf" "$bin" env | grep -qx '# .*rdma-qos.conf key: flow_label; default: "rfc"; from file.*' ||
+text=$(RDMA_QOS_CONFIG="$conf" "$bin" env)
+grep -qx '# .*rdma-qos.conf key: flow_label; default: "rfc"; from file.*' <<<"$text" ||
   fail "text listing names the key"
 # An environment-only knob in the file is an error naming its variable.
 printf 'sad_options --no-policy\n' > "$conf"
