@@ -53,10 +53,11 @@ bool stderr_is_journal() {
          static_cast<unsigned long long>(st.st_ino) == ino;
 }
 
-std::string format_line(std::string_view ident, Priority p, std::string_view message,
-                        bool journal) {
+std::string format_line(std::string_view ident, Priority p, std::string_view message, bool journal,
+                        bool name_level) {
   if (journal) return fmt::format("<{}>{}\n", static_cast<int>(p), message);
-  if (p <= Priority::kWarning) return fmt::format("{}: {}: {}\n", ident, priority_name(p), message);
+  if (name_level && p <= Priority::kWarning)
+    return fmt::format("{}: {}: {}\n", ident, priority_name(p), message);
   return fmt::format("{}: {}\n", ident, message);
 }
 
@@ -75,10 +76,18 @@ void Logger::set_syslog(bool on) {
 }
 
 void Logger::log(Priority p, std::string_view message) const {
+  write(p, message, true);
+}
+
+void Logger::diagnostic(Priority p, std::string_view message) const {
+  write(p, message, false);
+}
+
+void Logger::write(Priority p, std::string_view message, bool name_level) const {
   if (p > max_.load()) return;
   if (stderr_) {
     // One write per line, so lines of two threads never interleave.
-    std::string line = format_line(ident_, p, message, journal_);
+    std::string line = format_line(ident_, p, message, journal_, name_level);
     std::fwrite(line.data(), 1, line.size(), stderr);
     std::fflush(stderr);
   }

@@ -100,7 +100,7 @@ Loaded load_settings(const CommandLine& cli) {
   const bool level_from_cli = !cli.log_level.empty();
   std::string level_text = level_from_cli ? cli.log_level : cfg.text("log_level");
   if (!rdmaqos::common::parse_priority(level_text, s.level)) {
-    out.errors.push_back(fmt::format("{}: '{}' is not error, warn, info or debug",
+    out.errors.push_back(fmt::format("error: {}: '{}' is not error, warn, info or debug",
                                      level_from_cli ? "--log-level" : "log_level", level_text));
     out.config_error = out.config_error || !level_from_cli;
   }
@@ -111,7 +111,7 @@ Loaded load_settings(const CommandLine& cli) {
   if (!lid_text.empty()) {
     auto lid = parse_number(lid_text);
     if (!lid || *lid == 0 || *lid > 0xBFFF) {
-      out.errors.push_back(fmt::format("{}: '{}' is not a LID 1..0xbfff",
+      out.errors.push_back(fmt::format("error: {}: '{}' is not a LID 1..0xbfff",
                                        lid_from_cli ? "--sa-lid" : "sa_lid", lid_text));
       out.config_error = out.config_error || !lid_from_cli;
     } else {
@@ -179,7 +179,7 @@ int main(int argc, char** argv) {
 
   rdmaqos::common::Logger logger("rdma-qos-lsd");
   Loaded loaded = load_settings(cli);
-  for (const auto& e : loaded.errors) logger.error(e);
+  for (const auto& e : loaded.errors) logger.diagnostic(Priority::kError, e);
   if (!loaded.settings) return loaded.config_error ? kExitConfig : kExitUsage;
   Settings settings = std::move(*loaded.settings);
   logger.set_max(settings.level);
@@ -228,7 +228,7 @@ int main(int argc, char** argv) {
     g_reload = 0;
     rdmaqos::common::notify_reloading();
     Loaded again = load_settings(cli);
-    for (const auto& e : again.errors) logger.error(e);
+    for (const auto& e : again.errors) logger.diagnostic(Priority::kError, e);
     if (again.settings) {
       settings = std::move(*again.settings);
       logger.set_max(settings.level);

@@ -43,9 +43,9 @@ void log_error(const std::string& line) {
 }
 void log_diagnostic(const std::string& line) {
   if (line.find(": error: ") != std::string::npos)
-    logger().error(line);
+    logger().diagnostic(common::Priority::kError, line);
   else if (line.find(": warning: ") != std::string::npos)
-    logger().warning(line);
+    logger().diagnostic(common::Priority::kWarning, line);
   else
     logger().info(line);
 }

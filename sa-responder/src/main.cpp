@@ -58,8 +58,9 @@ bool apply_opensm_conf(Config& config, bool subnet_timeout_given, bool sa_key_gi
   return true;
 }
 
-// Forks; the parent waits until the child is ready (exit 0) or failed (exit 1), so a failed
-// start still shows in the exit status. Returns the write end the child signals readiness on.
+// Forks; the parent waits until the child is ready (exit 0) or failed (the child's exit status),
+// so a failed start still shows in the exit status. Returns the write end the child signals
+// readiness on.
 int daemonize() {
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) return -1;
@@ -71,7 +72,9 @@ int daemonize() {
     ssize_t n;
     while ((n = read(fds[0], &c, 1)) < 0 && errno == EINTR) {
     }
-    _exit(n == 1 && c == 'R' ? 0 : 1);
+    // 'R': answering; another byte: the child's exit status (78 for a bad policy); none: 1.
+    if (n != 1) _exit(1);
+    _exit(c == 'R' ? 0 : static_cast<unsigned char>(c));
   }
   close(fds[0]);
   setsid();
@@ -224,7 +227,14 @@ int main(int argc, char** argv) {
   if (detach || use_syslog) rdmaqos::sad::logger().set_syslog(true);
   rdmaqos::sad::install_signals();
   rdmaqos::sad::Daemon daemon(std::move(config), std::move(discovery), options);
-  if (int status = daemon.start(); status != 0) return status;
+  if (int status = daemon.start(); status != 0) {
+    if (ready_fd >= 0) {
+      const char code = static_cast<char>(status);
+      if (write(ready_fd, &code, 1) != 1) {
+      }
+    }
+    return status;
+  }
   if (ready_fd >= 0) {
     rdmaqos::sad::logger().set_stderr(false);
     detach_stdio();

@@ -27,6 +27,14 @@ TEST(Log, TerminalLinesNameTheProgramAndUrgentLevels) {
   EXPECT_EQ(format_line("rdma-qos-lsd", Priority::kInfo, "x", false), "rdma-qos-lsd: x\n");
 }
 
+// A diagnostic names its own severity ("FILE:LINE:COL: error: ..."): no second level word.
+TEST(Log, DiagnosticsAreNotGivenASecondLevelWord) {
+  EXPECT_EQ(format_line("rdma-qos-sad", Priority::kError, "p.conf:2:3: error: x", false, false),
+            "rdma-qos-sad: p.conf:2:3: error: x\n");
+  EXPECT_EQ(format_line("rdma-qos-sad", Priority::kError, "p.conf:2:3: error: x", true, false),
+            "<3>p.conf:2:3: error: x\n");
+}
+
 TEST(Log, LevelNamesParse) {
   Priority p = Priority::kInfo;
   EXPECT_TRUE(parse_priority("warn", p));

@@ -22,7 +22,10 @@ bool stderr_is_journal();
 
 // One line as written to stderr: "<3>message" for the journal, "ident: error: message"
 // (warnings likewise, info and below without the level) otherwise.
-std::string format_line(std::string_view ident, Priority p, std::string_view message, bool journal);
+// name_level false: never the level word (a diagnostic "FILE:LINE:COL: error: ..." names its
+// severity itself).
+std::string format_line(std::string_view ident, Priority p, std::string_view message, bool journal,
+                        bool name_level = true);
 
 class Logger {
  public:
@@ -37,6 +40,8 @@ class Logger {
   Priority max() const { return max_.load(); }
 
   void log(Priority p, std::string_view message) const;
+  // A diagnostic that names its own severity: at priority p, without a second level word.
+  void diagnostic(Priority p, std::string_view message) const;
   void error(std::string_view m) const { log(Priority::kError, m); }
   void warning(std::string_view m) const { log(Priority::kWarning, m); }
   void notice(std::string_view m) const { log(Priority::kNotice, m); }
@@ -44,6 +49,7 @@ class Logger {
   void debug(std::string_view m) const { log(Priority::kDebug, m); }
 
  private:
+  void write(Priority p, std::string_view message, bool name_level) const;
   std::string ident_;
   std::atomic<bool> stderr_{true}, journal_{false}, syslog_{false};
   std::atomic<Priority> max_{Priority::kInfo};
