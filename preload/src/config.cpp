@@ -12,14 +12,6 @@
 namespace rdmaqos::preload {
 namespace {
 
-unsigned knob_number(const config::HostConfig& c, std::string_view key) {
-  try {
-    return static_cast<unsigned>(std::stoul(c.text(key), nullptr, 0));
-  } catch (...) {
-    return 0;
-  }
-}
-
 void load_policy(const config::HostConfig& c, CmConfig& out) {
   const auto& file = c.get("policy_file");
   std::ifstream in(file.text);
@@ -36,9 +28,9 @@ void load_policy(const config::HostConfig& c, CmConfig& out) {
   rdmacm::HostPolicy p = rdmacm::load_host_policy(text.str(), file.text);
   for (const auto& m : p.messages) log_once(m, m);
   if (!p.policy)
-    log_once_at(LogLevel::kError, "policy_errors",
-                fmt::format("the policy {} has errors; rdma_cm connections keep the stock QoS",
-                            file.text));
+    log_once_at(
+        LogLevel::kError, "policy_errors",
+        fmt::format("the policy {} has errors; rdma_cm connections keep the stock QoS", file.text));
   out.settings.policy = p.policy;
 }
 
@@ -79,14 +71,16 @@ const CmConfig& cm_config() {
                                         : CmConfig::Sa::kAuto;
       out->mpr = c->text("mpr") == "1";
       if (auto f = providers::parse_flow_label_setting(c->text("flow_label"))) out->flow_label = *f;
-      out->sa_options.sa_lid = static_cast<uint16_t>(knob_number(*c, "sa_lid"));
-      out->sa_options.timeout_ms = static_cast<int>(knob_number(*c, "sa_timeout_ms"));
-      out->sa_options.retries = static_cast<int>(knob_number(*c, "sa_retries"));
-      out->sa_options.cache_ttl_ms = knob_number(*c, "cache_ttl") * 1000;
+      out->sa_options.sa_lid = static_cast<uint16_t>(c->number("sa_lid", 0, 0xFFFF));
+      out->sa_options.timeout_ms = static_cast<int>(c->number("sa_timeout_ms", 0, INT32_MAX));
+      out->sa_options.retries = static_cast<int>(c->number("sa_retries", 0, INT32_MAX));
+      out->sa_options.cache_ttl_ms =
+          static_cast<unsigned>(c->number("cache_ttl", 0, UINT32_MAX / 1000) * 1000);
       out->sa_options.cache_capacity = 1024;
       load_policy(*c, *out);
     } catch (...) {
-      log_once_at(LogLevel::kError, "cm_config", "cannot load the rdma_cm settings; stock behaviour");
+      log_once_at(LogLevel::kError, "cm_config",
+                  "cannot load the rdma_cm settings; stock behaviour");
     }
     return out;
   }();

@@ -10,9 +10,9 @@
 
 #include "cm_layer.h"
 #include "log.h"
-#include "real_calls.h"
 #include "rdma-qos/rdmacm-qos/ib_route.h"
 #include "rdma-qos/sa-client/sa_client.h"
+#include "real_calls.h"
 
 namespace rdmaqos::preload {
 namespace {

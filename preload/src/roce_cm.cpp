@@ -9,8 +9,8 @@
 
 #include "cm_layer.h"
 #include "log.h"
-#include "real_calls.h"
 #include "rdma-qos/providers/qp_registry.h"
+#include "real_calls.h"
 #include "rsockets.h"
 #include "test_record.h"
 #include "ud_peers.h"
@@ -98,8 +98,8 @@ void register_qp(rdma_cm_id* id, bool passive) {
   }
   if (d) providers::QpRegistry::instance().set_decision(id->qp, rdmacm::to_qos_decision(*d));
   if (is_ud(id)) register_ud_peer(id, d, cm);
-  record_decision(c, passive ? "rdma_accept" : "rdma_connect", d, sid, qos_class, std::nullopt,
-                  &cm, received_tclass);
+  record_decision(c, passive ? "rdma_accept" : "rdma_connect", d, sid, qos_class, std::nullopt, &cm,
+                  received_tclass);
 }
 
 // The active side on ESTABLISHED, the passive side when its CONNECT_REQUEST carries an address:
@@ -126,8 +126,8 @@ void on_ud_event(rdma_cm_event* ev) {
       ids.set_decision(id, *d);
     }
   }
-  bool changed = rdmacm::apply_ud_decision(ah, d, cm, c.flow_label,
-                                           is_roce_v2(id, ah.grh.sgid_index));
+  bool changed =
+      rdmacm::apply_ud_decision(ah, d, cm, c.flow_label, is_roce_v2(id, ah.grh.sgid_index));
   if (c.record_path.empty()) return;
   append_record(
       c.record_path,

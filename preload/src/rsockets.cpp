@@ -8,8 +8,8 @@
 #include <cerrno>
 
 #include "log.h"
-#include "real_calls.h"
 #include "rdma-qos/rdmacm-qos/cm_qos.h"
+#include "real_calls.h"
 
 namespace rdmaqos::preload {
 

@@ -11,9 +11,9 @@
 #include "config.h"
 #include "log.h"
 #include "ports.h"
-#include "real_calls.h"
 #include "rdma-qos/providers/qp_registry.h"
 #include "rdma-qos/providers/verbs_interposer.h"
+#include "real_calls.h"
 #include "test_record.h"
 
 namespace rdmaqos::preload {

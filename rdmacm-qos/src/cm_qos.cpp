@@ -6,33 +6,21 @@
 #include <infiniband/ib.h>
 #include <netinet/in.h>
 
-#include <charconv>
 #include <mutex>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
+#include "rdma-qos/common/number.h"
 #include "rdma-qos/providers/entropy.h"
 
 namespace rdmaqos::rdmacm {
 namespace {
 
-std::optional<unsigned long long> parse_number(std::string_view t) {
-  int base = 10;
-  if (t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) {
-    base = 16;
-    t.remove_prefix(2);
-  }
-  unsigned long long v = 0;
-  auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v, base);
-  if (t.empty() || ec != std::errc{} || end != t.data() + t.size()) return std::nullopt;
-  return v;
-}
-
 template <typename T>
 std::optional<T> parse_up_to(const std::string& text, unsigned long long max) {
-  auto n = parse_number(text);
-  if (!n || *n > max) return std::nullopt;
+  auto n = parse_unsigned(text, max);
+  if (!n) return std::nullopt;
   return static_cast<T>(*n);
 }
 
@@ -83,10 +71,8 @@ std::optional<std::array<std::optional<uint8_t>, 16>> parse_sl2tclass(const std:
     if (sl >= out.size()) return std::nullopt;
     size_t comma = v.find(',');
     std::string_view item = v.substr(0, comma);
-    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
-    auto n = parse_number(item);
-    if (!n || *n > 255) return std::nullopt;
+    auto n = parse_unsigned(item, 255);
+    if (!n) return std::nullopt;
     out[sl++] = static_cast<uint8_t>(*n);
     if (comma == std::string_view::npos) break;
     v.remove_prefix(comma + 1);
