@@ -1,6 +1,8 @@
 // Loading the module's configuration and the host policy, once (see config.h).
 #include "config.h"
 
+#include <chrono>
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 
@@ -71,12 +73,17 @@ const CmConfig& cm_config() {
                                         : CmConfig::Sa::kAuto;
       out->mpr = c->text("mpr") == "1";
       if (auto f = providers::parse_flow_label_setting(c->text("flow_label"))) out->flow_label = *f;
-      out->sa_options.sa_lid = static_cast<uint16_t>(c->number("sa_lid", 0, 0xFFFF));
-      out->sa_options.timeout_ms = static_cast<int>(c->number("sa_timeout_ms", 0, INT32_MAX));
-      out->sa_options.retries = static_cast<int>(c->number("sa_retries", 0, INT32_MAX));
-      out->sa_options.cache_ttl_ms =
-          static_cast<unsigned>(c->number("cache_ttl", 0, UINT32_MAX / 1000) * 1000);
-      out->sa_options.cache_capacity = 1024;
+      if (auto lid = c->number("sa_lid", 0, 0xFFFF))
+        out->sa_options.sa_lid = static_cast<uint16_t>(lid);
+      if (auto ms = c->number("sa_timeout_ms", 0, INT32_MAX))
+        out->sa_options.timeout = std::chrono::milliseconds(ms);
+      if (!c->text("sa_retries").empty())
+        out->sa_options.retries = static_cast<int>(c->number("sa_retries", 3, INT32_MAX));
+      if (auto ttl = c->number("cache_ttl", 0, UINT32_MAX)) {
+        out->path_cache.emplace();
+        out->path_cache->ttl = std::chrono::seconds(ttl);
+        out->path_cache->capacity = 1024;
+      }
       load_policy(*c, *out);
     } catch (...) {
       log_once_at(LogLevel::kError, "cm_config",

@@ -3,12 +3,14 @@
 // options). Failures are logged once and leave stock behaviour.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "rdma-qos/config/host_config.h"
 #include "rdma-qos/providers/flow_label_mode.h"
 #include "rdma-qos/rdmacm-qos/cm_qos.h"
-#include "rdma-qos/sa-client/sa_client.h"
+#include "rdma-qos/sa-client/client.h"
+#include "rdma-qos/sa-client/path_cache.h"
 
 namespace rdmaqos::preload {
 
@@ -22,9 +24,10 @@ struct CmConfig {
   // resolution when it fails (a warning once per reason); on also warns when MultiPathRecord
   // cannot be used (info under auto); off never queries.
   enum class Sa { kAuto, kOn, kOff } sa = Sa::kAuto;
-  bool mpr = false;  // mpr knob: MultiPathRecord when the SA advertises it
-  rdma_qos_sa_options sa_options{};
-  providers::FlowLabelSetting flow_label;  // for the labels of UD address handles
+  bool mpr = false;              // mpr knob: MultiPathRecord when the SA advertises it
+  sa::ClientOptions sa_options;  // SA LID, timeout, retries (the port is the id's)
+  std::optional<sa::PathCacheOptions> path_cache;  // cache_ttl knob; none when 0
+  providers::FlowLabelSetting flow_label;          // for the labels of UD address handles
 };
 
 // Loaded on first use (or when the module is loaded), once.

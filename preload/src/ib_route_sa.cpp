@@ -1,8 +1,13 @@
-// InfiniBand route resolution through the SA: the PathRecord query with the policy's inputs,
-// the answer installed as the id's route (see cm_layer.h resolve_ib).
+// InfiniBand route resolution through the SA: the PathRecord query with the policy's inputs sent
+// by the port's C++ SA client (sa::SharedClient, shared by the program's threads), the answer
+// installed as the id's route (see cm_layer.h resolve_ib). The record is a value from the SA's
+// answer to the kernel's wire layout; nothing goes through the C API.
 #include <netinet/in.h>
 
+#include <algorithm>
+#include <chrono>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -11,7 +16,7 @@
 #include "cm_layer.h"
 #include "log.h"
 #include "rdma-qos/rdmacm-qos/ib_route.h"
-#include "rdma-qos/sa-client/sa_client.h"
+#include "rdma-qos/sa-client/shared_client.h"
 #include "real_calls.h"
 
 namespace rdmaqos::preload {
@@ -19,35 +24,45 @@ namespace {
 
 using rdmacm::IdRegistry;
 
-// One SA client per (device, port), opened on first use and kept for the process.
-rdma_qos_sa_client* sa_client(rdma_cm_id* id, const CmConfig& c) {
+// A failed open is tried again after this, doubled after each failure up to kOpenRetryMax: a
+// long-running program reaches an SA that was down when it first asked, without paying an open
+// per connection while it stays down.
+constexpr std::chrono::milliseconds kOpenRetryFirst{1000};
+constexpr std::chrono::milliseconds kOpenRetryMax{30000};
+
+struct PortSa {
+  std::shared_ptr<sa::SharedClient> client;
+  std::chrono::steady_clock::time_point retry_at{};
+  std::chrono::milliseconds backoff = kOpenRetryFirst;
+};
+
+// One SA client per (device, port), opened on first use and kept for the process; the map's
+// lock is held only to find or open the port's client, never across a query.
+std::shared_ptr<sa::SharedClient> sa_client(rdma_cm_id* id, const CmConfig& c) {
   static std::mutex mutex;
-  static auto* clients = new std::map<std::pair<std::string, int>, rdma_qos_sa_client*>;
+  static auto* ports = new std::map<std::pair<std::string, int>, PortSa>;
   std::lock_guard lock(mutex);
   std::pair<std::string, int> key{ibv_get_device_name(id->verbs->device), id->port_num};
-  auto it = clients->find(key);
-  if (it != clients->end()) return it->second;
-  rdma_qos_sa_options o = c.sa_options;
-  o.ca = key.first.c_str();
-  o.port = key.second;
-  rdma_qos_sa_error err{};
-  rdma_qos_sa_client* client = rdma_qos_sa_open(&o, &err);
-  if (client == nullptr)
-    log_once("sa_open", fmt::format("cannot reach the SA from {} port {} ({}); rdma_cm keeps the "
-                                    "stock route resolution",
-                                    key.first, key.second, err.message));
-  (*clients)[key] = client;  // a failure is remembered too: no retry per connection
-  return client;
+  PortSa& port = (*ports)[key];
+  if (port.client) return port.client;
+  auto now = std::chrono::steady_clock::now();
+  if (now < port.retry_at) return nullptr;
+  sa::ClientOptions o = c.sa_options;
+  o.port.ca = key.first;
+  o.port.port = key.second;
+  auto opened = sa::SharedClient::open(o, c.path_cache ? &*c.path_cache : nullptr);
+  if (opened) {
+    port.client = std::move(*opened);
+    return port.client;
+  }
+  log_once("sa_open:" + key.first + ":" + std::to_string(key.second),
+           fmt::format("cannot reach the SA from {} port {} ({}); rdma_cm keeps the stock route "
+                       "resolution, and the port is tried again after a back-off",
+                       key.first, key.second, opened.error().message));
+  port.retry_at = now + port.backoff;
+  port.backoff = std::min(port.backoff * 2, kOpenRetryMax);
+  return nullptr;
 }
-
-// rdma_qos_sa_set_thread_deadline for the length of one route resolution.
-class SaDeadline {
- public:
-  explicit SaDeadline(int budget_ms) { rdma_qos_sa_set_thread_deadline(budget_ms); }
-  ~SaDeadline() { rdma_qos_sa_set_thread_deadline(0); }
-  SaDeadline(const SaDeadline&) = delete;
-  SaDeadline& operator=(const SaDeadline&) = delete;
-};
 
 std::string hex(uint64_t v) {
   return fmt::format("0x{:x}", v);
@@ -64,12 +79,12 @@ std::string opt(const auto& v) {
 bool resolve_ib(rdma_cm_id* id, int timeout_ms) {
   const CmConfig& c = cm_config();
   if (c.sa == CmConfig::Sa::kOff || !is_infiniband(id)) return false;
-  rdma_qos_sa_client* client = sa_client(id, c);
-  if (client == nullptr) return false;
+  std::shared_ptr<sa::SharedClient> client = sa_client(id, c);
+  if (!client) return false;
   rdmacm::IdState st = IdRegistry::instance().get(id);
   rdmacm::IbRouteInputs in;
-  in.sgid = id->route.addr.addr.ibaddr.sgid;
-  in.dgid = id->route.addr.addr.ibaddr.dgid;
+  in.sgid = rdmacm::gid_of(id->route.addr.addr.ibaddr.sgid);
+  in.dgid = rdmacm::gid_of(id->route.addr.addr.ibaddr.dgid);
   in.pkey = ntohs(id->route.addr.addr.ibaddr.pkey);
   in.service_id =
       rdmacm::effective_service_id(id->ps, &id->route.addr.dst_addr, st.inputs, c.settings);
@@ -78,22 +93,14 @@ bool resolve_ib(rdma_cm_id* id, int timeout_ms) {
     uint32_t flowinfo = ntohl(id->route.addr.src_sin6.sin6_flowinfo);
     if ((flowinfo >> 20) & 0xFF) in.tclass = static_cast<uint8_t>(flowinfo >> 20);
   }
+  // Every SA call of this resolution shares the program's budget for it.
+  const sa::Deadline deadline = sa::deadline_after(std::chrono::milliseconds(timeout_ms));
   rdmacm::IbRouteOps ops;
-  ops.sa_qos_supported = [client] {
-    rdma_qos_sa_error err{};
-    return rdma_qos_sa_qos_supported(client, &err);
-  };
-  ops.path_query = [client](const rdmacm::PathQuery& q, ibv_path_record* answer) {
-    rdma_qos_sa_error err{};
-    return rdma_qos_sa_path_query(client, &q.record, q.comp_mask, answer, 1, &err);
-  };
-  ops.sa_mpr_supported = [client] {
-    rdma_qos_sa_error err{};
-    return rdma_qos_sa_mpr_supported(client, &err);
-  };
-  ops.multipath_query = [client](const rdmacm::PathQuery& q, ibv_path_record* answer) {
-    rdma_qos_sa_error err{};
-    return rdma_qos_sa_multipath_query(client, &q.record, q.comp_mask, answer, 1, &err);
+  ops.sa_qos_supported = [&] { return client->qos_supported(deadline); };
+  ops.path_query = [&](const sa::PathQuery& q) { return client->path_records(q, deadline); };
+  ops.sa_mpr_supported = [&] { return client->multipath_supported(deadline); };
+  ops.multipath_query = [&](const sa::PathQuery& q) {
+    return client->multipath_records(q, deadline);
   };
   ops.set_path = [id](ibv_path_data* data, size_t len) {
     auto set = real_rdmacm().set_option;
@@ -109,11 +116,7 @@ bool resolve_ib(rdma_cm_id* id, int timeout_ms) {
     real.ack_cm_event(ev);
     return ok ? 0 : -1;
   };
-  rdmacm::IbRouteResult r;
-  {
-    SaDeadline bound(timeout_ms);
-    r = rdmacm::resolve_ib_route(in, st.synchronous, ops, c.mpr);
-  }
+  rdmacm::IbRouteResult r = rdmacm::resolve_ib_route(in, st.synchronous, ops, c.mpr);
   if (!r.note.empty())
     log_once_at(c.sa == CmConfig::Sa::kOn ? LogLevel::kWarn : LogLevel::kInfo, "ib_mpr:" + r.note,
                 r.note);
