@@ -198,6 +198,10 @@ struct LocalServiceDaemon::Impl {
   sa::Result<std::unique_ptr<sa::Client>> open_client(const PortKey& key) {
     sa::ClientOptions o = options.sa;
     o.port = sa::UmadOptions{key.device, key.port};
+    // One port opened at a time: opening is rare (start-up, after a failure), and libibumad's
+    // initialisation (and umad2sim's, under test) is not safe against concurrent callers.
+    static std::mutex open_mutex;
+    std::lock_guard<std::mutex> lock(open_mutex);
     if (options.open_client) return options.open_client(o.port);
     return sa::Client::open(o);
   }
