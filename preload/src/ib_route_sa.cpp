@@ -89,10 +89,9 @@ bool resolve_ib(rdma_cm_id* id, int timeout_ms) {
   in.service_id =
       rdmacm::effective_service_id(id->ps, &id->route.addr.dst_addr, st.inputs, c.settings);
   in.qos_class = rdmacm::effective_qos_class(st.inputs, c.settings);
-  if (id->route.addr.src_addr.sa_family == AF_INET6) {
-    uint32_t flowinfo = ntohl(id->route.addr.src_sin6.sin6_flowinfo);
-    if ((flowinfo >> 20) & 0xFF) in.tclass = static_cast<uint8_t>(flowinfo >> 20);
-  }
+  // IPv6: the source address's traffic class is queried as the PathRecord's TClass, as the
+  // kernel's own route query does.
+  in.tclass = rdmacm::address_traffic_class(&id->route.addr.src_addr);
   // Every SA call of this resolution shares the program's budget for it.
   const sa::Deadline deadline = sa::deadline_after(std::chrono::milliseconds(timeout_ms));
   rdmacm::IbRouteOps ops;

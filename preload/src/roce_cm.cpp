@@ -47,6 +47,11 @@ void before_resolve_route(rdma_cm_id* id) {
       ids.set_program_tos(id, *connecting_socket->tos);
     if (connecting_socket->qos_class) ids.set_class(id, *connecting_socket->qos_class);
   }
+  // IPv6: a traffic class in the destination's sin6_flowinfo is the program's TOS, unless it
+  // set one with rdma_set_option (the kernel itself would ignore it).
+  if (!ids.get(id).inputs.program_tos)
+    if (auto tclass = rdmacm::address_traffic_class(&id->route.addr.dst_addr))
+      if (set_tos(id, *tclass)) ids.set_program_tos(id, *tclass);
   IdState st = ids.get(id);
   uint64_t sid =
       rdmacm::effective_service_id(id->ps, &id->route.addr.dst_addr, st.inputs, c.settings);

@@ -1,5 +1,6 @@
-// The rsockets interposers: rsetsockopt takes IP_TOS and SO_PRIORITY (as an int or a byte),
-// rconnect hands them to the route resolution of the socket it connects, rclose forgets them.
+// The rsockets interposers: rsetsockopt takes IP_TOS, IPV6_TCLASS and SO_PRIORITY (as an int or
+// a byte), rconnect hands them to the route resolution of the socket it connects, rclose forgets
+// them.
 #include "rsockets.h"
 
 #include <netinet/in.h>
@@ -70,12 +71,15 @@ __attribute__((visibility("default"))) int rsetsockopt(int socket, int level, in
     errno = ENOSYS;
     return -1;
   }
-  bool tos = level == IPPROTO_IP && optname == IP_TOS;
+  // IPv6 sockets ask for their TOS as the traffic class (IPV6_TCLASS; -1: the default).
+  bool tclass = level == IPPROTO_IPV6 && optname == IPV6_TCLASS;
+  bool tos = (level == IPPROTO_IP && optname == IP_TOS) || tclass;
   bool priority = level == SOL_SOCKET && optname == SO_PRIORITY;
   if ((!tos && !priority) || optval == nullptr || optlen < 1)
     return next(socket, level, optname, optval, optlen);
   int value = optlen >= static_cast<socklen_t>(sizeof(int)) ? *static_cast<const int*>(optval)
                                                             : *static_cast<const uint8_t*>(optval);
+  if (tclass && value == -1) return next(socket, level, optname, optval, optlen);
   if (value < 0 || value > (tos ? 255 : 0xFFF)) {
     errno = EINVAL;
     return -1;

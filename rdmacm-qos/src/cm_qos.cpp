@@ -6,6 +6,7 @@
 #include <infiniband/ib.h>
 #include <netinet/in.h>
 
+#include <algorithm>
 #include <mutex>
 #include <unordered_map>
 
@@ -48,6 +49,14 @@ std::optional<uint64_t> address_service_id(const sockaddr* addr) {
 uint32_t address_flow_label(const sockaddr* addr) {
   if (addr == nullptr || addr->sa_family != AF_INET6) return 0;
   return ntohl(reinterpret_cast<const sockaddr_in6*>(addr)->sin6_flowinfo) & 0xFFFFF;
+}
+
+std::optional<uint8_t> address_traffic_class(const sockaddr* addr) {
+  if (addr == nullptr || addr->sa_family != AF_INET6) return std::nullopt;
+  const uint32_t flowinfo = ntohl(reinterpret_cast<const sockaddr_in6*>(addr)->sin6_flowinfo);
+  const auto tclass = static_cast<uint8_t>(flowinfo >> 20);
+  if (tclass == 0) return std::nullopt;
+  return tclass;
 }
 
 providers::CmConnection cm_connection(const sockaddr* local, const sockaddr* remote, bool passive) {
@@ -149,6 +158,7 @@ std::optional<CmDecision> decide_roce(uint64_t sid, std::optional<uint16_t> qos_
   d.traffic_class = s.sl2tclass[d.sl];
   d.mtu_limit = m.level->mtu_limit;
   d.rate_limit = m.level->rate_limit;
+  d.packet_life = m.level->packet_life;
   d.rule = m.rule;
   d.level = m.level->name;
   return d;
@@ -169,6 +179,11 @@ providers::QosDecision to_qos_decision(const std::optional<CmDecision>& d,
     q.traffic_class = d->traffic_class;
     if (d->rate_limit) q.static_rate = *d->rate_limit;
     if (d->mtu_limit) q.path_mtu = static_cast<ibv_mtu>(*d->mtu_limit);
+    // The kernel's CM gives a QP the local ACK timeout of its path's packet lifetime + 1 (the
+    // time for a packet there and its ACK back); on RoCE it uses a fixed lifetime instead of
+    // the level's, so the level's is applied here. 31 is the largest the field holds.
+    if (d->packet_life)
+      q.ack_timeout = static_cast<uint8_t>(std::min<int>(*d->packet_life + 1, 31));
   }
   q.flow_label = flow_label;
   return q;

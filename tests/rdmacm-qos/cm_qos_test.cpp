@@ -15,7 +15,7 @@ const char* kPolicy =
     "qos-level\nname: DEFAULT\nsl: 0\nend-qos-level\n"
     "qos-level\nname: RPING\nsl: 3\nend-qos-level\n"
     "qos-level\nname: UCMA\nsl: 5\nmtu-limit: 3\nrate-limit: 7\nend-qos-level\n"
-    "qos-level\nname: GOLD\nsl: 6\nend-qos-level\n"
+    "qos-level\nname: GOLD\nsl: 6\npacket-life: 10\nend-qos-level\n"
     "end-qos-levels\n"
     "qos-match-rules\n"
     "qos-match-rule\nqos-class: 32\nqos-level-name: GOLD\nend-qos-match-rule\n"
@@ -181,6 +181,16 @@ TEST(DecideRoce, LevelCarriesMtuAndRateLimits) {
   EXPECT_EQ(q.traffic_class, 72);
   EXPECT_EQ(q.path_mtu, IBV_MTU_1024);
   EXPECT_EQ(q.static_rate, 7);
+  EXPECT_EQ(q.ack_timeout, std::nullopt);  // UCMA names no packet lifetime
+}
+
+// The kernel's CM: local ACK timeout = the path's packet lifetime + 1.
+TEST(DecideRoce, LevelsPacketLifetimeBecomesTheAckTimeout) {
+  CmSettings s = settings_with_policy();
+  auto d = decide_roce(0x1061D27, uint16_t{32}, 0xFFFF, s);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->packet_life, 10);
+  EXPECT_EQ(to_qos_decision(*d).ack_timeout, 11);
 }
 
 TEST(DecideRoce, QosClassRuleComesFirst) {
@@ -400,6 +410,30 @@ TEST(UdAh, NoGrhGetsNoTrafficClass) {
   EXPECT_TRUE(apply_ud_decision(ah, ud_decision(), kUdPorts, {}, true));
   EXPECT_EQ(ah.grh.traffic_class, 0);
   EXPECT_EQ(ah.sl, 3);
+}
+
+}  // namespace
+}  // namespace rdmaqos::rdmacm
+
+namespace rdmaqos::rdmacm {
+namespace {
+
+// sin6_flowinfo: traffic class in bits 27:20, flow label in bits 19:0 (network order).
+TEST(AddressTrafficClass, IsTheIpv6FlowinfosTrafficClassByte) {
+  auto a = v6("fd00::2", 7500, (32u << 20) | 0x12345);
+  EXPECT_EQ(address_traffic_class(reinterpret_cast<const sockaddr*>(&a)),
+            std::optional<uint8_t>(32));
+  EXPECT_EQ(address_flow_label(reinterpret_cast<const sockaddr*>(&a)), 0x12345u);
+}
+
+TEST(AddressTrafficClass, NoneWhenZeroOrNotIpv6) {
+  auto a = v6("fd00::2", 7500, 0x12345);
+  EXPECT_EQ(address_traffic_class(reinterpret_cast<const sockaddr*>(&a)), std::nullopt);
+  sockaddr_in b{};
+  b.sin_family = AF_INET;
+  b.sin_addr.s_addr = htonl(0x0a000002);
+  EXPECT_EQ(address_traffic_class(reinterpret_cast<const sockaddr*>(&b)), std::nullopt);
+  EXPECT_EQ(address_traffic_class(nullptr), std::nullopt);
 }
 
 }  // namespace

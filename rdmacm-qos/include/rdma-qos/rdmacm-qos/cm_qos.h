@@ -32,6 +32,10 @@ constexpr uint64_t service_id(int port_space, uint16_t port) {
 uint16_t address_port(const sockaddr* addr);
 // The flow label an AF_INET6 address carries (sin6_flowinfo), 0 otherwise.
 uint32_t address_flow_label(const sockaddr* addr);
+// The traffic class an AF_INET6 address carries (sin6_flowinfo bits 27:20, as IPv6 sockets
+// take it), nullopt when none is set or for other families. A program that sets it asks for
+// that TOS as it would with IPV6_TCLASS; the kernel's rdma_cm ignores it.
+std::optional<uint8_t> address_traffic_class(const sockaddr* addr);
 // The Service-ID an AF_IB address names (host order); nullopt for any other family.
 std::optional<uint64_t> address_service_id(const sockaddr* addr);
 
@@ -79,6 +83,7 @@ struct CmDecision {
   std::optional<uint8_t> traffic_class;  // from roce_sl2tclass; nullopt: TOS left alone
   std::optional<uint8_t> mtu_limit;      // enum ibv_mtu (IBA code)
   std::optional<uint8_t> rate_limit;     // enum ibv_rate (IBA code)
+  std::optional<uint8_t> packet_life;    // the level's packet lifetime (IBA code, 0..31)
   std::optional<size_t> rule;
   std::string level;
 };
