@@ -34,6 +34,7 @@ void load_policy(const config::HostConfig& c, CmConfig& out) {
         LogLevel::kError, "policy_errors",
         fmt::format("the policy {} has errors; rdma_cm connections keep the stock QoS", file.text));
   out.settings.policy = p.policy;
+  rdmacm::index_passive_classes(out.settings);
 }
 
 }  // namespace

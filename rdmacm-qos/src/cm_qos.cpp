@@ -195,6 +195,26 @@ std::optional<uint32_t> ud_flow_label(const providers::CmConnection& cm,
   return providers::cm_flow_label(mode, cm.dport, cm.sport);
 }
 
+std::vector<uint16_t> passive_classes(const policy::CompiledPolicy& policy) {
+  // Boundaries of every qos-class range, within 1..255: each starts a run of classes that all
+  // rules treat alike.
+  std::vector<uint16_t> out;
+  for (const policy::MatchRule* rule : policy.rules())
+    for (const auto& r : rule->qos_classes) {
+      if (r.low >= 1 && r.low <= 255) out.push_back(static_cast<uint16_t>(r.low));
+      if (r.high + 1 >= 1 && r.high + 1 <= 255) out.push_back(static_cast<uint16_t>(r.high + 1));
+    }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+void index_passive_classes(CmSettings& s) {
+  s.passive_classes =
+      s.policy ? std::make_shared<const std::vector<uint16_t>>(passive_classes(*s.policy))
+               : nullptr;
+}
+
 std::optional<CmDecision> decide_roce_passive(uint64_t sid, std::optional<uint8_t> received_tclass,
                                               uint16_t pkey, const CmSettings& s) {
   std::optional<CmDecision> plain = decide_roce(sid, std::nullopt, pkey, s);
@@ -215,7 +235,12 @@ std::optional<CmDecision> decide_roce_passive(uint64_t sid, std::optional<uint8_
   };
   if (t != 0)
     if (auto d = with_class(t)) return d;
-  for (uint16_t c = 1; c <= 255; ++c)
+  // Classes no qos-class criterion tells apart from their run's first match as it does, and
+  // without a traffic class of their level put only themselves on the wire (t, tried above):
+  // one try per run finds what trying every class 1-255 would.
+  std::vector<uint16_t> computed;
+  if (!s.passive_classes) computed = passive_classes(*s.policy);
+  for (uint16_t c : s.passive_classes ? *s.passive_classes : computed)
     if (c != t)
       if (auto d = with_class(c)) return d;
   return plain;

@@ -312,6 +312,40 @@ TEST(DecidePassive, ProgramTosWithoutSl2TclassEntryIsTheClass) {
   EXPECT_EQ(d->level, "GOLD");
 }
 
+// One try per run of classes the policy's qos-class criteria treat alike: here 32 (GOLD's rule)
+// and 33 (the run after it, up to 255).
+TEST(DecidePassive, TriesOneClassPerRunOfClassesThePolicyTreatsAlike) {
+  auto s = settings_with_policy();
+  EXPECT_EQ(passive_classes(*s.policy), (std::vector<uint16_t>{32, 33}));
+}
+
+TEST(DecidePassive, ARangeOfClassesIsFoundByItsFirstClass) {
+  CmSettings s = cm_settings_from("", "", "", "0,0,0,104,0,72,184");
+  auto p = load_host_policy(
+      "qos-levels\nqos-level\nname: DEFAULT\nsl: 0\nend-qos-level\n"
+      "qos-level\nname: GOLD\nsl: 6\nend-qos-level\n"
+      "qos-level\nname: SILVER\nsl: 5\nend-qos-level\nend-qos-levels\n"
+      "qos-match-rules\n"
+      "qos-match-rule\nqos-class: 100-200\nqos-level-name: GOLD\nend-qos-match-rule\n"
+      "qos-match-rule\nqos-class: 150-250\nqos-level-name: SILVER\nend-qos-match-rule\n"
+      "end-qos-match-rules\n",
+      "ranges.conf");
+  ASSERT_TRUE(p.policy);
+  s.policy = p.policy;
+  EXPECT_EQ(passive_classes(*s.policy), (std::vector<uint16_t>{100, 150, 201, 251}));
+  for (bool indexed : {false, true}) {
+    if (indexed) index_passive_classes(s);
+    auto gold = decide_roce_passive(0x1061d28, 184, 0xFFFF, s);  // SL 6's traffic class
+    ASSERT_TRUE(gold);
+    EXPECT_EQ(gold->level, "GOLD");
+    EXPECT_EQ(gold->qos_class, 184);  // the class equal to the traffic class comes first
+    auto silver = decide_roce_passive(0x1061d28, 72, 0xFFFF, s);  // SL 5's: only 201-250
+    ASSERT_TRUE(silver);
+    EXPECT_EQ(silver->level, "SILVER");
+    EXPECT_EQ(silver->qos_class, 201);
+  }
+}
+
 TEST(DecidePassive, WithoutPolicyThereIsNoDecision) {
   CmSettings s;
   EXPECT_FALSE(decide_roce_passive(0x1061d28, 184, 0xFFFF, s));
