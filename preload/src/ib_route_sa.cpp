@@ -18,22 +18,20 @@
 #include "rdma-qos/rdmacm-qos/ib_route.h"
 #include "rdma-qos/sa-client/shared_client.h"
 #include "real_calls.h"
+#include "retry_backoff.h"
 
 namespace rdmaqos::preload {
 namespace {
 
 using rdmacm::IdRegistry;
 
-// A failed open is tried again after this, doubled after each failure up to kOpenRetryMax: a
-// long-running program reaches an SA that was down when it first asked, without paying an open
-// per connection while it stays down.
+// A failed open is tried again after 1 s, then twice as long each time up to 30 s.
 constexpr std::chrono::milliseconds kOpenRetryFirst{1000};
 constexpr std::chrono::milliseconds kOpenRetryMax{30000};
 
 struct PortSa {
   std::shared_ptr<sa::SharedClient> client;
-  std::chrono::steady_clock::time_point retry_at{};
-  std::chrono::milliseconds backoff = kOpenRetryFirst;
+  RetryBackoff open_retry{kOpenRetryFirst, kOpenRetryMax};
 };
 
 // One SA client per (device, port), opened on first use and kept for the process; the map's
@@ -45,22 +43,22 @@ std::shared_ptr<sa::SharedClient> sa_client(rdma_cm_id* id, const CmConfig& c) {
   std::pair<std::string, int> key{ibv_get_device_name(id->verbs->device), id->port_num};
   PortSa& port = (*ports)[key];
   if (port.client) return port.client;
-  auto now = std::chrono::steady_clock::now();
-  if (now < port.retry_at) return nullptr;
+  auto now = RetryBackoff::Clock::now();
+  if (!port.open_retry.may_try(now)) return nullptr;
   sa::ClientOptions o = c.sa_options;
   o.port.ca = key.first;
   o.port.port = key.second;
   auto opened = sa::SharedClient::open(o, c.path_cache ? &*c.path_cache : nullptr);
   if (opened) {
     port.client = std::move(*opened);
+    port.open_retry.succeeded();
     return port.client;
   }
   log_once("sa_open:" + key.first + ":" + std::to_string(key.second),
            fmt::format("cannot reach the SA from {} port {} ({}); rdma_cm keeps the stock route "
                        "resolution, and the port is tried again after a back-off",
                        key.first, key.second, opened.error().message));
-  port.retry_at = now + port.backoff;
-  port.backoff = std::min(port.backoff * 2, kOpenRetryMax);
+  port.open_retry.failed(now);
   return nullptr;
 }
 
