@@ -1,6 +1,8 @@
 // Host configuration loading: file, then environment (see host_config.h).
 #include "rdma-qos/config/host_config.h"
 
+#include "rdma-qos/common/number.h"
+
 #include <fmt/format.h>
 
 #include <cstdlib>
@@ -108,6 +110,10 @@ const Value& HostConfig::get(std::string_view key) const {
   auto it = values_.find(key);
   if (it == values_.end()) throw std::out_of_range(fmt::format("no configuration knob '{}'", key));
   return it->second;
+}
+
+uint64_t HostConfig::number(std::string_view key, uint64_t fallback, uint64_t max) const {
+  return parse_unsigned(text(key), max).value_or(fallback);
 }
 
 std::optional<std::string> process_env(std::string_view name) {

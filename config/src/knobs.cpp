@@ -157,8 +157,9 @@ const std::vector<Knob>& table() {
       {"mpr", "RDMA_QOS_MPR", "0",
        "InfiniBand: 1 asks MultiPathRecord when the SA advertises it, 0 PathRecord",
        one_of({"0", "1"})},
-      {"cache_ttl", "RDMA_QOS_CACHE_TTL", "300",
-       "seconds a path answer stays in the per-process cache (0: no cache, up to 86400)",
+      {"cache_ttl", "RDMA_QOS_CACHE_TTL", "10",
+       "seconds a path answer stays in the per-process cache, and so the longest a running "
+       "program keeps a path after a policy reload (0: no cache, up to 86400)",
        number_between(0, 86400)},
       {"log_level", "RDMA_QOS_LOG", "warn",
        "messages of the preload module printed: error, warn, info or debug (each includes the "

@@ -1,6 +1,8 @@
-// The engine of rdma-qos-lsd. One thread owns the netlink socket and every deadline; a worker
-// thread owns the SA client and streams queries through its window: a new request joins the
-// window while others wait on the SA, and each answer goes back the moment it is in. A request
+// The engine of rdma-qos-lsd. One thread owns the netlink socket and every deadline; one worker
+// thread per port the kernel names (device and port of the request: multi-rail hosts have
+// several, each with its own SM LID and SA) owns that port's SA client and streams queries
+// through its window: a new request joins the window while others wait on the SA, and each
+// answer goes back the moment it is in. A request
 // whose answer is not back by its deadline gets F_ERR from the socket thread, so a slow or silent
 // SA never holds up the kernel beyond the budget announced with SET_TIMEOUT. A path_use ALL
 // request makes two queries (its path and the reverse one for the INBOUND record), both in the
@@ -96,6 +98,22 @@ struct Pending {
   std::optional<PathAnswer> reverse;
 };
 
+// The umad port a request is answered through: the device and port the kernel named (the
+// decoder rejects a request without a device name).
+struct PortKey {
+  std::string device;
+  int port = 0;
+  auto operator<=>(const PortKey&) const = default;
+};
+
+// One port's queue of SA queries and the worker thread that sends them.
+struct PortWorker {
+  PortKey key;
+  std::deque<Job> jobs;
+  std::condition_variable cv;
+  std::thread thread;
+};
+
 std::string describe(const ResolveRequest& r) {
   std::string s = fmt::format("seq {} {}:{} {} -> {}", r.seq, r.device, r.port_num,
                               sa::format_gid(r.sgid.value_or(sa::Gid{})),
@@ -125,23 +143,41 @@ struct LocalServiceDaemon::Impl {
   std::map<uint64_t, Pending> pending;
   std::set<uint32_t> reported_responders;
 
-  std::mutex mutex;
-  std::condition_variable cv;
-  std::deque<Job> jobs;
+  std::mutex mutex;  // guards workers' queues, done and quitting
+  std::map<PortKey, std::unique_ptr<PortWorker>> workers;
   std::vector<Done> done;
   bool quitting = false;
-  std::thread worker;
 
   ~Impl() {
+    stop_workers();
+    release_sockets();
+  }
+
+  void stop_workers() {
     {
       std::lock_guard<std::mutex> lock(mutex);
       quitting = true;
+      for (auto& [key, w] : workers) w->cv.notify_all();
     }
-    cv.notify_all();
-    if (worker.joinable()) worker.join();
+    for (auto& [key, w] : workers)
+      if (w->thread.joinable()) w->thread.join();
+  }
+
+  void release_sockets() {
     if (sock) nl_socket_free(sock);
     if (wake_fd >= 0) close(wake_fd);
     if (stop_fd >= 0) close(stop_fd);
+  }
+
+  // The port's worker, started on its first request (called with `mutex` held).
+  PortWorker& worker_for(const PortKey& key) {
+    auto& w = workers[key];
+    if (!w) {
+      w = std::make_unique<PortWorker>();
+      w->key = key;
+      w->thread = std::thread([this, p = w.get()] { worker_main(*p); });
+    }
+    return *w;
   }
 
   void say(LogLevel level, const std::string& message) {
@@ -159,24 +195,30 @@ struct LocalServiceDaemon::Impl {
     send(encode_error_reply(seq), "an F_ERR reply");
   }
 
-  sa::Result<std::unique_ptr<sa::Client>> open_client() {
-    if (options.open_client) return options.open_client();
-    return sa::Client::open(options.sa);
+  sa::Result<std::unique_ptr<sa::Client>> open_client(const PortKey& key) {
+    sa::ClientOptions o = options.sa;
+    o.port = sa::UmadOptions{key.device, key.port};
+    // One port opened at a time: opening is rare (start-up, after a failure), and libibumad's
+    // initialisation (and umad2sim's, under test) is not safe against concurrent callers.
+    static std::mutex open_mutex;
+    std::lock_guard<std::mutex> lock(open_mutex);
+    if (options.open_client) return options.open_client(o.port);
+    return sa::Client::open(o);
   }
 
-  void worker_main() {
+  void worker_main(PortWorker& w) {
     std::unique_ptr<sa::Client> client;
     Clock::time_point last_open{};
     std::string open_error;
     for (;;) {
       {
         std::unique_lock<std::mutex> lock(mutex);
-        cv.wait(lock, [&] { return quitting || !jobs.empty(); });
+        w.cv.wait(lock, [&] { return quitting || !w.jobs.empty(); });
         if (quitting) return;
       }
       if (!client && Clock::now() - last_open >= std::chrono::seconds(5)) {
         last_open = Clock::now();
-        auto opened = open_client();
+        auto opened = open_client(w.key);
         if (opened) {
           client = std::move(*opened);
           say(LogLevel::kInfo,
@@ -188,7 +230,7 @@ struct LocalServiceDaemon::Impl {
         }
       }
       if (!client) {
-        for (Job& j : take_all())
+        for (Job& j : take_all(w))
           post(Done{j.id, j.leg,
                     sa::make_error(sa::ErrorCode::kTransport, "no SA port: " + open_error)});
         continue;
@@ -198,7 +240,7 @@ struct LocalServiceDaemon::Impl {
       client->execute_stream(
           [&]() -> std::optional<sa::SaRequest> {
             for (;;) {
-              std::optional<Job> job = take_one();
+              std::optional<Job> job = take_one(w);
               if (!job) return std::nullopt;
               auto request = sa::make_path_request(job->query);
               if (request) {
@@ -225,22 +267,22 @@ struct LocalServiceDaemon::Impl {
     }
   }
 
-  std::optional<Job> take_one() {
+  std::optional<Job> take_one(PortWorker& w) {
     std::lock_guard<std::mutex> lock(mutex);
     const Clock::time_point now = Clock::now();
-    while (!quitting && !jobs.empty()) {
-      Job j = std::move(jobs.front());
-      jobs.pop_front();
+    while (!quitting && !w.jobs.empty()) {
+      Job j = std::move(w.jobs.front());
+      w.jobs.pop_front();
       if (j.deadline > now) return j;
     }
     return std::nullopt;
   }
 
-  std::vector<Job> take_all() {
+  std::vector<Job> take_all(PortWorker& w) {
     std::lock_guard<std::mutex> lock(mutex);
-    std::vector<Job> all(std::make_move_iterator(jobs.begin()),
-                         std::make_move_iterator(jobs.end()));
-    jobs.clear();
+    std::vector<Job> all(std::make_move_iterator(w.jobs.begin()),
+                         std::make_move_iterator(w.jobs.end()));
+    w.jobs.clear();
     return all;
   }
 
@@ -353,6 +395,7 @@ struct LocalServiceDaemon::Impl {
     const Clock::time_point deadline = Clock::now() + budget;
     Job forward{id, Leg::kForward, to_path_query(*request), deadline};
     std::optional<sa::PathQuery> reverse = to_reverse_path_query(*request);
+    PortKey key{request->device, request->port_num};
     Pending p;
     p.request = std::move(*request);
     p.deadline = deadline;
@@ -360,10 +403,11 @@ struct LocalServiceDaemon::Impl {
     pending.emplace(id, std::move(p));
     {
       std::lock_guard<std::mutex> lock(mutex);
-      jobs.push_back(std::move(forward));
-      if (reverse) jobs.push_back(Job{id, Leg::kReverse, std::move(*reverse), deadline});
+      PortWorker& w = worker_for(key);
+      w.jobs.push_back(std::move(forward));
+      if (reverse) w.jobs.push_back(Job{id, Leg::kReverse, std::move(*reverse), deadline});
+      w.cv.notify_one();
     }
-    cv.notify_one();
   }
 
   // Reads every datagram queued on the socket.
@@ -566,7 +610,6 @@ void LocalServiceDaemon::stop() {
 
 int LocalServiceDaemon::run() {
   Impl& d = *impl_;
-  d.worker = std::thread([&d] { d.worker_main(); });
   const milliseconds kt = kernel_timeout(d.options);
   d.set_timeout_seq = d.next_seq++;
   d.send(encode_set_timeout(d.set_timeout_seq, static_cast<uint32_t>(kt.count())), "SET_TIMEOUT");
@@ -575,6 +618,11 @@ int LocalServiceDaemon::run() {
       fmt::format("listening on netlink family {} group {} as port {}; asking the kernel for a "
                   "timeout of {} ms, F_ERR after {} ms without an SA answer",
                   d.options.netlink_family, kGroupLs, local_port(), kt.count(), d.budget.count()));
+  if (!d.options.sa.port.ca.empty() || d.options.sa.port.port != 0)
+    d.say(LogLevel::kWarn,
+          fmt::format("the umad port given ({} port {}) is not used: each kernel request is "
+                      "answered through the device and port it names",
+                      d.options.sa.port.ca, d.options.sa.port.port));
   d.check_namespace();
   d.check_responders();
   auto next_check = Clock::now() + d.options.responder_check;
@@ -611,12 +659,7 @@ int LocalServiceDaemon::run() {
   // Whatever is still waiting gets F_ERR now rather than the kernel's timeout.
   for (const auto& [id, p] : d.pending) d.answer_error(p.request.seq, "shutting down");
   d.pending.clear();
-  {
-    std::lock_guard<std::mutex> lock(d.mutex);
-    d.quitting = true;
-  }
-  d.cv.notify_all();
-  if (d.worker.joinable()) d.worker.join();
+  d.stop_workers();
   return status;
 }
 

@@ -1,6 +1,7 @@
-// Hand-written, line-oriented parser of OpenSM's qos-policy.conf syntax. It reproduces the lexing
-// rules of osm_qos_parser_l.l (blank dropping, octal numbers, comments, case) as documented in
-// Documentation/opensm-semantics.md, but recovers after every error: one pass reports them all.
+// Hand-written, line-oriented parser of OpenSM's qos-policy.conf syntax: the blocks and their
+// fields (the qos-ulps shorthand is in qos_ulps.cpp, the checks after parsing in validate.cpp).
+// It follows the lexing rules of OpenSM's lexer (blank dropping, octal numbers, comments, case;
+// Documentation/opensm-semantics.md) but recovers after every error so one pass reports all.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,8 +10,10 @@
 #include <map>
 #include <string>
 
+#include "parser_parts.h"
 #include "range_util.h"
 #include "rdma-qos/policy/policy.h"
+#include "text_util.h"
 
 namespace rdmaqos::policy {
 
@@ -101,20 +104,6 @@ bool is_any_keyword(std::string_view w) {
   return is_any_field(w);
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (auto& ch : out) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return out;
-}
-
-bool is_blank(char c) {
-  return c == ' ' || c == '\t' || c == '\r';
-}
-
-bool is_word_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
-}
-
 // One comma-separated item of a value, with and without its blanks.
 struct Item {
   std::string text;  // blanks dropped (inside quotes: kept, quotes removed)
@@ -137,7 +126,7 @@ struct Open {
   Sl2VlScope sl2vl;
 };
 
-class Parser {
+class Parser : public ValueReader {
  public:
   explicit Parser(std::string_view text) : text_(text) {}
 
@@ -158,7 +147,7 @@ class Parser {
             fmt::format("add '{}'", b.close));
       close_top();
     }
-    validate();
+    validate_policy(result_, setup_refs_);
     std::stable_sort(result_.diagnostics.begin(), result_.diagnostics.end(),
                      [](const Diagnostic& a, const Diagnostic& b) {
                        return std::tie(a.location.line, a.location.column) <
@@ -168,10 +157,10 @@ class Parser {
   }
 
  private:
-  void error(SourceLocation at, std::string msg, std::string hint = {}) {
+  void error(SourceLocation at, std::string msg, std::string hint = {}) override {
     result_.diagnostics.push_back({Severity::kError, at, std::move(msg), std::move(hint)});
   }
-  void warning(SourceLocation at, std::string msg, std::string hint = {}) {
+  void warning(SourceLocation at, std::string msg, std::string hint = {}) override {
     result_.diagnostics.push_back({Severity::kWarning, at, std::move(msg), std::move(hint)});
   }
 
@@ -207,7 +196,7 @@ class Parser {
         continue;
       }
       if (ctx() == Ctx::kUlps) {
-        parse_ulp(line.substr(pos), at, line);
+        parse_qos_ulp(line.substr(pos), at, line, *this, result_.policy);
         return;
       }
       size_t colon = wend;
@@ -458,7 +447,7 @@ class Parser {
 
   // Appends the ranges of a list value; values above `max` are errors.
   void range_list(std::string_view value, int line_no, int col0, std::string_view field,
-                  uint64_t max, RangeList& out, bool pkey_mask = false) {
+                  uint64_t max, RangeList& out, bool pkey_mask = false) override {
     auto items = split_items(value, line_no, col0);
     if (items.empty()) error({line_no, col0}, fmt::format("'{}' needs a value", field));
     for (const auto& it : items) {
@@ -478,7 +467,8 @@ class Parser {
   }
 
   std::optional<uint64_t> single_number(std::string_view value, int line_no, int col0,
-                                        std::string_view field, uint64_t min, uint64_t max) {
+                                        std::string_view field, uint64_t min,
+                                        uint64_t max) override {
     auto items = split_items(value, line_no, col0);
     if (items.size() != 1) {
       error({line_no, col0}, fmt::format("'{}' takes one number", field));
@@ -768,284 +758,6 @@ class Parser {
       if (items.size() != 16)
         error(at,
               fmt::format("sl2vl-table has {} entries, needs 16 (one VL per SL)", items.size()));
-    }
-  }
-
-  // ---- qos-ulps -------------------------------------------------------------------------
-
-  void parse_ulp(std::string_view rest, SourceLocation at, std::string_view line) {
-    size_t colon = rest.rfind(':');
-    if (colon == std::string_view::npos) {
-      error(at, "qos-ulps entry has no ': <sl>'", "write e.g. 'sdp : 1'");
-      return;
-    }
-    std::string_view left = rest.substr(0, colon);
-    int sl_col = at.column + static_cast<int>(colon) + 1;
-    auto sl = single_number(rest.substr(colon + 1), at.line, sl_col, "SL", 0, 15);
-    size_t comma = left.find(',');
-    std::string ulp = lower(trim(left.substr(0, comma)));
-    std::string keyword;
-    std::string_view args;
-    int args_col = at.column;
-    if (comma != std::string_view::npos) {
-      std::string_view after = left.substr(comma + 1);
-      size_t b = 0;
-      while (b < after.size() && is_blank(after[b])) ++b;
-      size_t e = b;
-      while (e < after.size() && is_word_char(after[e])) ++e;
-      keyword = std::string(after.substr(b, e - b));
-      args = after.substr(e);
-      args_col = at.column + static_cast<int>(comma + 1 + e);
-    }
-    MatchRule r;
-    r.location = at;
-    r.end_line = at.line;
-    r.text = trim(line);
-    if (sl) r.ulp_sl = static_cast<uint8_t>(*sl);
-
-    auto bad_keyword = [&](std::string_view allowed) {
-      if (keyword.empty())
-        error(at, fmt::format("'{}' needs one of: {}", ulp, allowed));
-      else
-        error(at, fmt::format("'{}, {}' is not a qos-ulps entry", ulp, keyword),
-              fmt::format("after '{}' write one of: {}", ulp, allowed));
-    };
-    auto ports_to_sids = [&](uint64_t base) {
-      RangeList ports;
-      range_list(args, at.line, args_col, "port-num", 0xFFFF, ports);
-      for (const auto& p : ports) r.service_ids.push_back({base + p.low, base + p.high});
-    };
-
-    if (ulp == "default") {
-      if (!keyword.empty()) {
-        error(at, "'default' takes no arguments");
-        return;
-      }
-      if (result_.policy.ulp_default_sl) {
-        error(at, fmt::format("duplicate 'default' in 'qos-ulps' (first at line {})",
-                              result_.policy.ulp_default_location.line));
-        return;
-      }
-      if (sl) {
-        result_.policy.ulp_default_sl = static_cast<uint8_t>(*sl);
-        result_.policy.ulp_default_location = at;
-      }
-      return;
-    } else if (ulp == "sdp") {
-      r.ulp = UlpKind::kSdp;
-      if (keyword.empty())
-        r.service_ids.push_back({0x10000, 0x1FFFF});
-      else if (keyword == "port-num")
-        ports_to_sids(0x10000);
-      else
-        return bad_keyword("port-num");
-    } else if (ulp == "rds" || ulp == "iser") {
-      r.ulp = ulp == "rds" ? UlpKind::kRds : UlpKind::kIser;
-      if (keyword.empty())
-        r.service_ids.push_back(ulp == "rds" ? Range{0x10648CA, 0x10648CA}
-                                             : Range{0x1060CBC, 0x1060CBC});
-      else if (keyword == "port-num")
-        ports_to_sids(0x1060000);  // RDS and iSER share this base, as in OpenSM
-      else
-        return bad_keyword("port-num");
-    } else if (ulp == "srp") {
-      r.ulp = UlpKind::kSrp;
-      if (keyword != "target-port-guid") return bad_keyword("target-port-guid");
-      RangeList g;
-      range_list(args, at.line, args_col, "target-port-guid", UINT64_MAX, g);
-      r.destination_guids = merge_ranges(std::move(g));
-    } else if (ulp == "ipoib") {
-      r.ulp = UlpKind::kIpoib;
-      r.ipoib_partition_check = true;
-      if (keyword.empty())
-        r.pkeys.push_back({0x7FFF, 0x7FFF});
-      else if (keyword == "pkey")
-        range_list(args, at.line, args_col, "pkey", 0xFFFF, r.pkeys, true);
-      else
-        return bad_keyword("pkey");
-    } else if (ulp == "any") {
-      r.ulp = UlpKind::kAny;
-      if (keyword == "service-id") {
-        range_list(args, at.line, args_col, "service-id", UINT64_MAX, r.service_ids);
-      } else if (keyword == "pkey") {
-        range_list(args, at.line, args_col, "pkey", 0xFFFF, r.pkeys, true);
-      } else if (keyword == "target-port-guid" || keyword == "source-port-guid" ||
-                 keyword == "source-target-port-guid") {
-        RangeList g;
-        range_list(args, at.line, args_col, keyword, UINT64_MAX, g);
-        g = merge_ranges(std::move(g));
-        if (keyword != "source-port-guid") r.destination_guids = g;
-        if (keyword != "target-port-guid") r.source_guids = g;
-        if (keyword == "source-target-port-guid")
-          warning(at, "'any, source-target-port-guid' only matches paths with both ends in the set",
-                  "OpenSM requires source AND target in the set (its manual says 'or')");
-      } else {
-        return bad_keyword(
-            "service-id, pkey, target-port-guid, source-port-guid, source-target-port-guid");
-      }
-    } else {
-      error(at, fmt::format("unknown qos-ulps entry '{}'", trim(left.substr(0, comma))),
-            "entries are default, sdp, rds, iser, srp, ipoib and any");
-      return;
-    }
-    r.service_ids = merge_ranges(std::move(r.service_ids));
-    r.pkeys = merge_ranges(std::move(r.pkeys));
-    if (r.ulp_sl) result_.policy.ulp_rules.push_back(std::move(r));
-  }
-
-  static std::string trim(std::string_view s) {
-    size_t b = 0, e = s.size();
-    while (b < e && is_blank(s[b])) ++b;
-    while (e > b && is_blank(s[e - 1])) --e;
-    return std::string(s.substr(b, e - b));
-  }
-
-  // ---- after parsing: names, DEFAULT, unused and shadowed ---------------------------------
-
-  void validate() {
-    Policy& p = result_.policy;
-    for (size_t i = 0; i < p.port_groups.size(); ++i)
-      for (size_t j = 0; j < i; ++j)
-        if (iequals(p.port_groups[i].name, p.port_groups[j].name)) {
-          error(p.port_groups[i].location,
-                fmt::format("duplicate port-group name '{}' (first defined at line {})",
-                            p.port_groups[i].name, p.port_groups[j].location.line));
-          break;
-        }
-    for (size_t i = 0; i < p.levels.size(); ++i)
-      for (size_t j = 0; j < i; ++j)
-        if (iequals(p.levels[i].name, p.levels[j].name)) {
-          error(p.levels[i].location,
-                fmt::format("duplicate qos-level name '{}' (first defined at line {})",
-                            p.levels[i].name, p.levels[j].location.line));
-          break;
-        }
-    if (!p.default_level() && !p.ulp_default_sl)
-      error({1, 1}, "no DEFAULT qos-level",
-            "add a qos-level with 'name: DEFAULT' or a qos-ulps line 'default : <sl>'");
-
-    std::vector<bool> level_used(p.levels.size()), group_used(p.port_groups.size());
-    for (size_t g = 0; g < p.port_groups.size(); ++g)  // duplicates already have their error
-      for (size_t h = 0; h < g; ++h)
-        if (iequals(p.port_groups[g].name, p.port_groups[h].name)) group_used[g] = true;
-    for (size_t l = 0; l < p.levels.size(); ++l)
-      for (size_t h = 0; h < l; ++h)
-        if (iequals(p.levels[l].name, p.levels[h].name)) level_used[l] = true;
-    auto use_group = [&](const std::string& name, SourceLocation at, std::string_view role) {
-      for (size_t g = 0; g < p.port_groups.size(); ++g)
-        if (iequals(p.port_groups[g].name, name)) {
-          group_used[g] = true;
-          return;
-        }
-      std::vector<std::string> names;
-      for (const auto& g : p.port_groups) names.push_back(g.name);
-      error(at, fmt::format("{} port-group '{}' is not defined", role, name),
-            did_you_mean(name, names));
-    };
-    for (const auto& r : p.rules) {
-      bool found = false;
-      for (size_t l = 0; l < p.levels.size(); ++l)
-        if (iequals(p.levels[l].name, r.level_name)) {
-          level_used[l] = true;
-          found = true;
-          break;
-        }
-      if (!found) {
-        std::vector<std::string> names;
-        for (const auto& l : p.levels) names.push_back(l.name);
-        error(r.level_location, fmt::format("qos-level '{}' is not defined", r.level_name),
-              did_you_mean(r.level_name, names));
-      }
-      for (size_t s = 0; s < r.sources.size(); ++s)
-        use_group(r.sources[s], r.source_locations[s], "source");
-      for (size_t d = 0; d < r.destinations.size(); ++d)
-        use_group(r.destinations[d], r.destination_locations[d], "destination");
-    }
-    for (const auto& [name, at] : setup_refs_) use_group(name, at, "qos-setup");
-    for (size_t l = 0; l < p.levels.size(); ++l)
-      if (!level_used[l] && !iequals(p.levels[l].name, "DEFAULT"))
-        warning(p.levels[l].location,
-                fmt::format("qos-level '{}' is never used", p.levels[l].name));
-    for (size_t g = 0; g < p.port_groups.size(); ++g)
-      if (!group_used[g])
-        warning(p.port_groups[g].location,
-                fmt::format("port-group '{}' is never used", p.port_groups[g].name));
-    shadowed_rules();
-  }
-
-  // "did you mean 'X'?" for a defined name within two edits (case-insensitive), else "".
-  static std::string did_you_mean(const std::string& wanted,
-                                  const std::vector<std::string>& names) {
-    std::string w = lower(wanted);
-    for (const auto& n : names) {
-      std::string c = lower(n);
-      std::vector<size_t> prev(c.size() + 1), cur(c.size() + 1);
-      for (size_t j = 0; j <= c.size(); ++j) prev[j] = j;
-      for (size_t i = 1; i <= w.size(); ++i) {
-        cur[0] = i;
-        for (size_t j = 1; j <= c.size(); ++j)
-          cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (w[i - 1] != c[j - 1])});
-        std::swap(prev, cur);
-      }
-      if (prev[c.size()] <= 2) return fmt::format("did you mean '{}'?", n);
-    }
-    return {};
-  }
-
-  static bool names_subset(const std::vector<std::string>& inner,
-                           const std::vector<std::string>& outer) {
-    return std::all_of(inner.begin(), inner.end(), [&](const std::string& n) {
-      return std::any_of(outer.begin(), outer.end(),
-                         [&](const std::string& o) { return iequals(n, o); });
-    });
-  }
-
-  // True when every query rule `b` matches is matched by rule `a` (a names no criterion that b
-  // does not name, and each of a's sets contains b's).
-  static bool covers(const MatchRule& a, const MatchRule& b) {
-    auto rl = [](const RangeList& ra, const RangeList& rb) {
-      return ra.empty() || (!rb.empty() && ranges_cover(ra, rb));
-    };
-    auto gl = [](const std::vector<std::string>& ga, const std::vector<std::string>& gb) {
-      return ga.empty() || (!gb.empty() && names_subset(gb, ga));
-    };
-    auto og = [](const std::optional<RangeList>& ga, const std::optional<RangeList>& gb) {
-      return !ga || (gb && ranges_cover(*ga, *gb));
-    };
-    // Group names and inline GUID sets are not compared with each other.
-    if ((!a.sources.empty() && b.source_guids) || (a.source_guids && !b.sources.empty()))
-      return false;
-    if ((!a.destinations.empty() && b.destination_guids) ||
-        (a.destination_guids && !b.destinations.empty()))
-      return false;
-    return rl(a.qos_classes, b.qos_classes) && rl(a.service_ids, b.service_ids) &&
-           rl(a.pkeys, b.pkeys) && gl(a.sources, b.sources) && gl(a.destinations, b.destinations) &&
-           og(a.source_guids, b.source_guids) && og(a.destination_guids, b.destination_guids);
-  }
-
-  // Pairwise checks are quadratic: only catch-all rules are checked in very large policies.
-  static constexpr size_t kPairwiseShadowLimit = 4000;
-
-  void shadowed_rules() {
-    const Policy& p = result_.policy;
-    std::vector<const MatchRule*> all;
-    for (const auto& r : p.rules) all.push_back(&r);
-    for (const auto& r : p.ulp_rules) all.push_back(&r);
-    const bool pairwise = all.size() <= kPairwiseShadowLimit;
-    const MatchRule* catch_all = nullptr;
-    for (size_t j = 0; j < all.size(); ++j) {
-      const MatchRule* by = catch_all;
-      if (!by && pairwise)
-        for (size_t i = 0; i < j && !by; ++i)
-          if (covers(*all[i], *all[j])) by = all[i];
-      if (by)
-        warning(all[j]->location,
-                fmt::format("rule can never match: the rule at line {} matches every query it "
-                            "matches",
-                            by->location.line),
-                by->names_no_criterion() ? "a rule without criteria matches every query"
-                                         : std::string());
-      if (!catch_all && all[j]->names_no_criterion()) catch_all = all[j];
     }
   }
 

@@ -22,32 +22,6 @@ std::string lower_trimmed(std::string_view text) {
 
 }  // namespace
 
-std::optional<uint64_t> parse_unsigned(std::string_view text, uint64_t max) {
-  std::string t = lower_trimmed(text);
-  int base = 10;
-  size_t pos = 0;
-  if (t.size() > 2 && t[0] == '0' && t[1] == 'x') {
-    base = 16;
-    pos = 2;
-  }
-  if (pos >= t.size()) return std::nullopt;
-  uint64_t value = 0;
-  for (; pos < t.size(); ++pos) {
-    char c = t[pos];
-    int digit;
-    if (c >= '0' && c <= '9')
-      digit = c - '0';
-    else if (base == 16 && c >= 'a' && c <= 'f')
-      digit = c - 'a' + 10;
-    else
-      return std::nullopt;
-    if (value > (max - static_cast<uint64_t>(digit)) / static_cast<uint64_t>(base))
-      return std::nullopt;
-    value = value * static_cast<uint64_t>(base) + static_cast<uint64_t>(digit);
-  }
-  return value;
-}
-
 std::optional<FlowLabelSetting> parse_flow_label_setting(std::string_view text, ParseError* error) {
   std::string t = lower_trimmed(text);
   if (t == "rfc" || t.empty()) return FlowLabelSetting{FlowLabelMode::kRfc, 0};

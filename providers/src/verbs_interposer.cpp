@@ -44,6 +44,33 @@ void apply_rate_limit(ibv_qp* qp, const InterposerHooks& hooks) {
                                kbps, rc));
 }
 
+// The RTS transition of a QP whose decision has an ACK timeout: sent with the level's timeout
+// instead of the one the caller derived (on RoCE the kernel's fixed packet lifetime). nullopt:
+// not applicable, or the provider refused it (the caller then makes the program's own call).
+std::optional<int> modify_with_ack_timeout(ModifyQpCall& call, const InterposerHooks& hooks) {
+  ibv_qp_attr* attr = call.attr();
+  const int mask = call.mask();
+  if (!(mask & IBV_QP_STATE) || attr->qp_state != IBV_QPS_RTS || !(mask & IBV_QP_TIMEOUT))
+    return std::nullopt;
+  auto entry = QpRegistry::instance().find(call.qp());
+  if (!entry || !entry->decision || !entry->decision->ack_timeout) return std::nullopt;
+  const uint8_t timeout = *entry->decision->ack_timeout;
+  if (timeout == attr->timeout) return std::nullopt;
+  ibv_qp_attr changed = *attr;
+  changed.timeout = timeout;
+  int rc = call.call(&changed, mask);
+  if (hooks.record)
+    hooks.record(fmt::format(R"({{"call":"ibv_modify_qp_timeout","qp_num":{},"timeout":{},)"
+                             R"("program_timeout":{},"rc":{}}})",
+                             call.qp()->qp_num, timeout, attr->timeout, rc));
+  if (rc == 0) return rc;
+  if (hooks.log_once)
+    hooks.log_once("ack_timeout", fmt::format("the provider refused the level's ACK timeout {} "
+                                              "(error {}); QPs keep the one they were given",
+                                              timeout, rc));
+  return std::nullopt;
+}
+
 }  // namespace
 
 int ModifyQpCall::call(ibv_qp_attr* attr, int mask) {
@@ -93,7 +120,8 @@ int interpose_modify_qp(ModifyQpCall& call, const InterposerHooks& hooks) {
   auto& registry = QpRegistry::instance();
   if (mask & IBV_QP_PORT) registry.set_port(qp, attr->port_num);
   if (!(mask & IBV_QP_AV)) {
-    int rc = next(qp, attr, mask);
+    std::optional<int> timed = modify_with_ack_timeout(call, hooks);
+    int rc = timed ? *timed : next(qp, attr, mask);
     if (rc == 0 && (mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RTS)
       apply_rate_limit(qp, hooks);
     return rc;

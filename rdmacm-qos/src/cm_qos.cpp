@@ -6,33 +6,22 @@
 #include <infiniband/ib.h>
 #include <netinet/in.h>
 
-#include <charconv>
+#include <algorithm>
 #include <mutex>
 #include <unordered_map>
 
 #include <fmt/format.h>
 
+#include "rdma-qos/common/number.h"
 #include "rdma-qos/providers/entropy.h"
 
 namespace rdmaqos::rdmacm {
 namespace {
 
-std::optional<unsigned long long> parse_number(std::string_view t) {
-  int base = 10;
-  if (t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) {
-    base = 16;
-    t.remove_prefix(2);
-  }
-  unsigned long long v = 0;
-  auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v, base);
-  if (t.empty() || ec != std::errc{} || end != t.data() + t.size()) return std::nullopt;
-  return v;
-}
-
 template <typename T>
 std::optional<T> parse_up_to(const std::string& text, unsigned long long max) {
-  auto n = parse_number(text);
-  if (!n || *n > max) return std::nullopt;
+  auto n = parse_unsigned(text, max);
+  if (!n) return std::nullopt;
   return static_cast<T>(*n);
 }
 
@@ -62,6 +51,14 @@ uint32_t address_flow_label(const sockaddr* addr) {
   return ntohl(reinterpret_cast<const sockaddr_in6*>(addr)->sin6_flowinfo) & 0xFFFFF;
 }
 
+std::optional<uint8_t> address_traffic_class(const sockaddr* addr) {
+  if (addr == nullptr || addr->sa_family != AF_INET6) return std::nullopt;
+  const uint32_t flowinfo = ntohl(reinterpret_cast<const sockaddr_in6*>(addr)->sin6_flowinfo);
+  const auto tclass = static_cast<uint8_t>(flowinfo >> 20);
+  if (tclass == 0) return std::nullopt;
+  return tclass;
+}
+
 providers::CmConnection cm_connection(const sockaddr* local, const sockaddr* remote, bool passive) {
   providers::CmConnection c;
   // The passive side's local port is the service port, its remote port the active side's
@@ -83,10 +80,8 @@ std::optional<std::array<std::optional<uint8_t>, 16>> parse_sl2tclass(const std:
     if (sl >= out.size()) return std::nullopt;
     size_t comma = v.find(',');
     std::string_view item = v.substr(0, comma);
-    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
-    auto n = parse_number(item);
-    if (!n || *n > 255) return std::nullopt;
+    auto n = parse_unsigned(item, 255);
+    if (!n) return std::nullopt;
     out[sl++] = static_cast<uint8_t>(*n);
     if (comma == std::string_view::npos) break;
     v.remove_prefix(comma + 1);
@@ -163,6 +158,7 @@ std::optional<CmDecision> decide_roce(uint64_t sid, std::optional<uint16_t> qos_
   d.traffic_class = s.sl2tclass[d.sl];
   d.mtu_limit = m.level->mtu_limit;
   d.rate_limit = m.level->rate_limit;
+  d.packet_life = m.level->packet_life;
   d.rule = m.rule;
   d.level = m.level->name;
   return d;
@@ -183,6 +179,11 @@ providers::QosDecision to_qos_decision(const std::optional<CmDecision>& d,
     q.traffic_class = d->traffic_class;
     if (d->rate_limit) q.static_rate = *d->rate_limit;
     if (d->mtu_limit) q.path_mtu = static_cast<ibv_mtu>(*d->mtu_limit);
+    // The kernel's CM gives a QP the local ACK timeout of its path's packet lifetime + 1 (the
+    // time for a packet there and its ACK back); on RoCE it uses a fixed lifetime instead of
+    // the level's, so the level's is applied here. 31 is the largest the field holds.
+    if (d->packet_life)
+      q.ack_timeout = static_cast<uint8_t>(std::min<int>(*d->packet_life + 1, 31));
   }
   q.flow_label = flow_label;
   return q;
@@ -192,6 +193,26 @@ std::optional<uint32_t> ud_flow_label(const providers::CmConnection& cm,
                                       const providers::FlowLabelSetting& mode) {
   if (cm.application_label || cm.dport == 0 || cm.sport == 0) return std::nullopt;
   return providers::cm_flow_label(mode, cm.dport, cm.sport);
+}
+
+std::vector<uint16_t> passive_classes(const policy::CompiledPolicy& policy) {
+  // Boundaries of every qos-class range, within 1..255: each starts a run of classes that all
+  // rules treat alike.
+  std::vector<uint16_t> out;
+  for (const policy::MatchRule* rule : policy.rules())
+    for (const auto& r : rule->qos_classes) {
+      if (r.low >= 1 && r.low <= 255) out.push_back(static_cast<uint16_t>(r.low));
+      if (r.high + 1 >= 1 && r.high + 1 <= 255) out.push_back(static_cast<uint16_t>(r.high + 1));
+    }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+void index_passive_classes(CmSettings& s) {
+  s.passive_classes =
+      s.policy ? std::make_shared<const std::vector<uint16_t>>(passive_classes(*s.policy))
+               : nullptr;
 }
 
 std::optional<CmDecision> decide_roce_passive(uint64_t sid, std::optional<uint8_t> received_tclass,
@@ -214,7 +235,12 @@ std::optional<CmDecision> decide_roce_passive(uint64_t sid, std::optional<uint8_
   };
   if (t != 0)
     if (auto d = with_class(t)) return d;
-  for (uint16_t c = 1; c <= 255; ++c)
+  // Classes no qos-class criterion tells apart from their run's first match as it does, and
+  // without a traffic class of their level put only themselves on the wire (t, tried above):
+  // one try per run finds what trying every class 1-255 would.
+  std::vector<uint16_t> computed;
+  if (!s.passive_classes) computed = passive_classes(*s.policy);
+  for (uint16_t c : s.passive_classes ? *s.passive_classes : computed)
     if (c != t)
       if (auto d = with_class(c)) return d;
   return plain;

@@ -7,18 +7,6 @@ namespace rdmaqos::sa {
 
 using namespace wire;
 
-const char* error_code_name(ErrorCode code) {
-  switch (code) {
-    case ErrorCode::kTruncated: return "truncated";
-    case ErrorCode::kMalformed: return "malformed";
-    case ErrorCode::kMadStatus: return "mad-status";
-    case ErrorCode::kTimeout: return "timeout";
-    case ErrorCode::kTransport: return "transport";
-    case ErrorCode::kInvalidArgument: return "invalid-argument";
-  }
-  return "unknown";
-}
-
 std::string mad_status_name(uint16_t mad_status) {
   if (mad_status == 0) return "SUCCESS";
   std::string out;

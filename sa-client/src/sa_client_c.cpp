@@ -1,6 +1,6 @@
-// The C API over Client: every entry point catches everything so no exception crosses into C,
-// and calls on one handle are serialised (Client itself is single-threaded; the preload module
-// shares one handle per port between the host program's threads).
+// The C API over SharedClient, for C programs: every entry point catches everything so no
+// exception crosses into C; a handle may be shared between threads, each with its own deadline
+// (rdma_qos_sa_set_thread_deadline).
 #include <chrono>
 #include <cstring>
 #include <exception>
@@ -10,30 +10,18 @@
 #include "rdma-qos/sa-client/client.h"
 #include "rdma-qos/sa-client/path_cache.h"
 #include "rdma-qos/sa-client/sa_client.h"
+#include "rdma-qos/sa-client/shared_client.h"
 
 struct rdma_qos_sa_client {
-  std::unique_ptr<rdmaqos::sa::Client> client;
-  std::mutex mutex;  // held across every call that uses `client`
+  std::unique_ptr<rdmaqos::sa::SharedClient> client;
 };
 
 namespace {
 
 using namespace rdmaqos::sa;
 
-// rdma_qos_sa_set_thread_deadline: this thread's bound, applied to the shared client for the
-// length of each call (under its mutex).
-thread_local std::optional<std::chrono::steady_clock::time_point> thread_deadline;
-
-class DeadlineScope {
- public:
-  explicit DeadlineScope(Client& c) : client_(c) { client_.set_deadline(thread_deadline); }
-  ~DeadlineScope() { client_.set_deadline(std::nullopt); }
-  DeadlineScope(const DeadlineScope&) = delete;
-  DeadlineScope& operator=(const DeadlineScope&) = delete;
-
- private:
-  Client& client_;
-};
+// rdma_qos_sa_set_thread_deadline: this thread's bound, passed with each of its calls.
+thread_local Deadline thread_deadline;
 
 void copy_message(char* dst, size_t len, const std::string& text) {
   if (len == 0) return;
@@ -129,7 +117,7 @@ Result<MultiPathQuery> multipath_query_from(const PathQuery& query) {
 
 rdma_qos_sa_client* wrap_c_client(std::unique_ptr<Client> client) {
   auto* c = new rdma_qos_sa_client;
-  c->client = std::move(client);
+  c->client = std::make_unique<SharedClient>(std::move(client));
   return c;
 }
 }  // namespace rdmaqos::sa
@@ -156,18 +144,8 @@ int query_paths(rdma_qos_sa_client* client, const ibv_path_record* query, uint64
     PathQuery q;
     q.record = *record;
     q.comp_mask = comp_mask;
-    std::optional<MultiPathQuery> mq;
-    if (multipath) {
-      auto converted = multipath_query_from(q);
-      if (!converted) {
-        set_error(err, converted.error());
-        return -1;
-      }
-      mq = std::move(*converted);
-    }
-    std::lock_guard lock(client->mutex);
-    DeadlineScope bound(*client->client);
-    auto answer = mq ? client->client->multipath_records(*mq) : client->client->path_records(q);
+    auto answer = multipath ? client->client->multipath_records(q, thread_deadline)
+                            : client->client->path_records(q, thread_deadline);
     if (!answer) {
       set_error(err, answer.error());
       return -1;
@@ -209,19 +187,18 @@ rdma_qos_sa_client* rdma_qos_sa_open(const rdma_qos_sa_options* options, rdma_qo
     if (c.sa_lid) o.sa_lid = c.sa_lid;
     if (c.timeout_ms > 0) o.timeout = std::chrono::milliseconds(c.timeout_ms);
     if (c.retries >= 0 && options) o.retries = c.retries;
-    auto client = Client::open(o);
+    PathCacheOptions co;
+    co.ttl = std::chrono::milliseconds(c.cache_ttl_ms);
+    if (c.cache_capacity) co.capacity = c.cache_capacity;
+    auto client = SharedClient::open(o, c.cache_ttl_ms > 0 ? &co : nullptr);
     if (!client) {
       set_error(err, client.error());
       return nullptr;
     }
-    if (c.cache_ttl_ms > 0) {
-      PathCacheOptions co;
-      co.ttl = std::chrono::milliseconds(c.cache_ttl_ms);
-      if (c.cache_capacity) co.capacity = c.cache_capacity;
-      (*client)->set_cache(std::make_shared<PathCache>(co));
-    }
     clear_error(err);
-    return wrap_c_client(std::move(*client));
+    auto* handle = new rdma_qos_sa_client;
+    handle->client = std::move(*client);
+    return handle;
   } catch (const std::exception& e) {
     set_error(err, RDMA_QOS_SA_TRANSPORT, e.what());
     return nullptr;
@@ -247,9 +224,7 @@ int rdma_qos_sa_qos_supported(rdma_qos_sa_client* client, rdma_qos_sa_error* err
       set_error(err, RDMA_QOS_SA_INVALID_ARGUMENT, "NULL client");
       return -1;
     }
-    std::lock_guard lock(client->mutex);
-    DeadlineScope bound(*client->client);
-    auto q = client->client->qos_supported();
+    auto q = client->client->qos_supported(thread_deadline);
     if (!q) {
       set_error(err, q.error());
       return -1;
@@ -266,10 +241,7 @@ int rdma_qos_sa_qos_supported(rdma_qos_sa_client* client, rdma_qos_sa_error* err
 }
 
 void rdma_qos_sa_set_thread_deadline(int budget_ms) {
-  if (budget_ms > 0)
-    thread_deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(budget_ms);
-  else
-    thread_deadline.reset();
+  thread_deadline = deadline_after(std::chrono::milliseconds(budget_ms));
 }
 
 const char* rdma_qos_sa_mad_status_name(uint16_t mad_status, char* buf, size_t len) {
@@ -287,15 +259,13 @@ int rdma_qos_sa_mpr_supported(rdma_qos_sa_client* client, rdma_qos_sa_error* err
       set_error(err, RDMA_QOS_SA_INVALID_ARGUMENT, "NULL client");
       return -1;
     }
-    std::lock_guard lock(client->mutex);
-    DeadlineScope bound(*client->client);
-    auto cpi = client->client->class_port_info();
-    if (!cpi) {
-      set_error(err, cpi.error());
+    auto mpr = client->client->multipath_supported(thread_deadline);
+    if (!mpr) {
+      set_error(err, mpr.error());
       return -1;
     }
     clear_error(err);
-    return cpi->multipath_supported() ? 1 : 0;
+    return *mpr ? 1 : 0;
   } catch (const std::exception& e) {
     set_error(err, RDMA_QOS_SA_TRANSPORT, e.what());
     return -1;

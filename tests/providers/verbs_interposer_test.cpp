@@ -227,6 +227,63 @@ TEST_F(Interposer, NoRateLimitWithoutARateOrOutsideRts) {
   EXPECT_EQ(n, 0);
 }
 
+// The level's packet lifetime reaches the QP as the kernel derives it: local ACK timeout =
+// lifetime + 1, set on the RTS transition that carries a timeout; the caller's attr untouched.
+TEST_F(Interposer, RtsTransitionGetsTheLevelsAckTimeout) {
+  QosDecision d;
+  d.ack_timeout = 11;
+  QpRegistry::instance().set_decision(&qp_, d);
+  ibv_qp_attr rts{};
+  rts.qp_state = IBV_QPS_RTS;
+  rts.timeout = 17;  // what the kernel's CM gives RoCE paths
+  const int mask = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_SQ_PSN;
+  EXPECT_EQ(interpose_modify_qp(&qp_, &rts, mask, &fake_modify, hooks_), 0);
+  ASSERT_EQ(calls().size(), 1u);
+  EXPECT_EQ(calls()[0].attr.timeout, 11);
+  EXPECT_EQ(calls()[0].mask, mask);
+  EXPECT_EQ(rts.timeout, 17);
+  ASSERT_EQ(records_.size(), 1u);
+  EXPECT_NE(records_[0].find(R"("timeout":11,"program_timeout":17,"rc":0)"), std::string::npos)
+      << records_[0];
+}
+
+TEST_F(Interposer, AckTimeoutOnlyOnRtsTransitionsThatCarryOne) {
+  QosDecision d;
+  d.ack_timeout = 11;
+  QpRegistry::instance().set_decision(&qp_, d);
+  ibv_qp_attr rts{};
+  rts.qp_state = IBV_QPS_RTS;
+  rts.timeout = 17;
+  interpose_modify_qp(&qp_, &rts, IBV_QP_STATE | IBV_QP_SQ_PSN, &fake_modify, hooks_);
+  ibv_qp_attr rtr{};
+  rtr.qp_state = IBV_QPS_RTR;
+  rtr.timeout = 17;
+  interpose_modify_qp(&qp_, &rtr, IBV_QP_STATE | IBV_QP_TIMEOUT, &fake_modify, hooks_);
+  ASSERT_EQ(calls().size(), 2u);
+  EXPECT_EQ(calls()[0].attr.timeout, 17);
+  EXPECT_EQ(calls()[1].attr.timeout, 17);
+}
+
+int reject_timeout_11(ibv_qp* qp, ibv_qp_attr* attr, int mask) {
+  fake_modify(qp, attr, mask);
+  return attr->timeout == 11 ? EINVAL : 0;
+}
+
+TEST_F(Interposer, RefusedAckTimeoutFallsBackToTheProgramsCall) {
+  QosDecision d;
+  d.ack_timeout = 11;
+  QpRegistry::instance().set_decision(&qp_, d);
+  ibv_qp_attr rts{};
+  rts.qp_state = IBV_QPS_RTS;
+  rts.timeout = 17;
+  EXPECT_EQ(
+      interpose_modify_qp(&qp_, &rts, IBV_QP_STATE | IBV_QP_TIMEOUT, &reject_timeout_11, hooks_),
+      0);
+  ASSERT_EQ(calls().size(), 2u);
+  EXPECT_EQ(calls()[1].attr.timeout, 17);
+  EXPECT_EQ(logs_, std::vector<std::string>{"ack_timeout"});
+}
+
 TEST_F(Interposer, AhForARegisteredUdPeerGetsItsDecision) {
   static ibv_ah_attr seen{};
   static ibv_ah fake_ah{};

@@ -15,7 +15,7 @@ const char* kPolicy =
     "qos-level\nname: DEFAULT\nsl: 0\nend-qos-level\n"
     "qos-level\nname: RPING\nsl: 3\nend-qos-level\n"
     "qos-level\nname: UCMA\nsl: 5\nmtu-limit: 3\nrate-limit: 7\nend-qos-level\n"
-    "qos-level\nname: GOLD\nsl: 6\nend-qos-level\n"
+    "qos-level\nname: GOLD\nsl: 6\npacket-life: 10\nend-qos-level\n"
     "end-qos-levels\n"
     "qos-match-rules\n"
     "qos-match-rule\nqos-class: 32\nqos-level-name: GOLD\nend-qos-match-rule\n"
@@ -181,6 +181,16 @@ TEST(DecideRoce, LevelCarriesMtuAndRateLimits) {
   EXPECT_EQ(q.traffic_class, 72);
   EXPECT_EQ(q.path_mtu, IBV_MTU_1024);
   EXPECT_EQ(q.static_rate, 7);
+  EXPECT_EQ(q.ack_timeout, std::nullopt);  // UCMA names no packet lifetime
+}
+
+// The kernel's CM: local ACK timeout = the path's packet lifetime + 1.
+TEST(DecideRoce, LevelsPacketLifetimeBecomesTheAckTimeout) {
+  CmSettings s = settings_with_policy();
+  auto d = decide_roce(0x1061D27, uint16_t{32}, 0xFFFF, s);
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->packet_life, 10);
+  EXPECT_EQ(to_qos_decision(*d).ack_timeout, 11);
 }
 
 TEST(DecideRoce, QosClassRuleComesFirst) {
@@ -302,6 +312,40 @@ TEST(DecidePassive, ProgramTosWithoutSl2TclassEntryIsTheClass) {
   EXPECT_EQ(d->level, "GOLD");
 }
 
+// One try per run of classes the policy's qos-class criteria treat alike: here 32 (GOLD's rule)
+// and 33 (the run after it, up to 255).
+TEST(DecidePassive, TriesOneClassPerRunOfClassesThePolicyTreatsAlike) {
+  auto s = settings_with_policy();
+  EXPECT_EQ(passive_classes(*s.policy), (std::vector<uint16_t>{32, 33}));
+}
+
+TEST(DecidePassive, ARangeOfClassesIsFoundByItsFirstClass) {
+  CmSettings s = cm_settings_from("", "", "", "0,0,0,104,0,72,184");
+  auto p = load_host_policy(
+      "qos-levels\nqos-level\nname: DEFAULT\nsl: 0\nend-qos-level\n"
+      "qos-level\nname: GOLD\nsl: 6\nend-qos-level\n"
+      "qos-level\nname: SILVER\nsl: 5\nend-qos-level\nend-qos-levels\n"
+      "qos-match-rules\n"
+      "qos-match-rule\nqos-class: 100-200\nqos-level-name: GOLD\nend-qos-match-rule\n"
+      "qos-match-rule\nqos-class: 150-250\nqos-level-name: SILVER\nend-qos-match-rule\n"
+      "end-qos-match-rules\n",
+      "ranges.conf");
+  ASSERT_TRUE(p.policy);
+  s.policy = p.policy;
+  EXPECT_EQ(passive_classes(*s.policy), (std::vector<uint16_t>{100, 150, 201, 251}));
+  for (bool indexed : {false, true}) {
+    if (indexed) index_passive_classes(s);
+    auto gold = decide_roce_passive(0x1061d28, 184, 0xFFFF, s);  // SL 6's traffic class
+    ASSERT_TRUE(gold);
+    EXPECT_EQ(gold->level, "GOLD");
+    EXPECT_EQ(gold->qos_class, 184);  // the class equal to the traffic class comes first
+    auto silver = decide_roce_passive(0x1061d28, 72, 0xFFFF, s);  // SL 5's: only 201-250
+    ASSERT_TRUE(silver);
+    EXPECT_EQ(silver->level, "SILVER");
+    EXPECT_EQ(silver->qos_class, 201);
+  }
+}
+
 TEST(DecidePassive, WithoutPolicyThereIsNoDecision) {
   CmSettings s;
   EXPECT_FALSE(decide_roce_passive(0x1061d28, 184, 0xFFFF, s));
@@ -400,6 +444,30 @@ TEST(UdAh, NoGrhGetsNoTrafficClass) {
   EXPECT_TRUE(apply_ud_decision(ah, ud_decision(), kUdPorts, {}, true));
   EXPECT_EQ(ah.grh.traffic_class, 0);
   EXPECT_EQ(ah.sl, 3);
+}
+
+}  // namespace
+}  // namespace rdmaqos::rdmacm
+
+namespace rdmaqos::rdmacm {
+namespace {
+
+// sin6_flowinfo: traffic class in bits 27:20, flow label in bits 19:0 (network order).
+TEST(AddressTrafficClass, IsTheIpv6FlowinfosTrafficClassByte) {
+  auto a = v6("fd00::2", 7500, (32u << 20) | 0x12345);
+  EXPECT_EQ(address_traffic_class(reinterpret_cast<const sockaddr*>(&a)),
+            std::optional<uint8_t>(32));
+  EXPECT_EQ(address_flow_label(reinterpret_cast<const sockaddr*>(&a)), 0x12345u);
+}
+
+TEST(AddressTrafficClass, NoneWhenZeroOrNotIpv6) {
+  auto a = v6("fd00::2", 7500, 0x12345);
+  EXPECT_EQ(address_traffic_class(reinterpret_cast<const sockaddr*>(&a)), std::nullopt);
+  sockaddr_in b{};
+  b.sin_family = AF_INET;
+  b.sin_addr.s_addr = htonl(0x0a000002);
+  EXPECT_EQ(address_traffic_class(reinterpret_cast<const sockaddr*>(&b)), std::nullopt);
+  EXPECT_EQ(address_traffic_class(nullptr), std::nullopt);
 }
 
 }  // namespace

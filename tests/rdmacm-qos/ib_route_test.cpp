@@ -1,6 +1,6 @@
 // InfiniBand route resolution through the SA, against a fake SA and a fake librdmacm: what the
-// query carries, the path installed (flags exactly GMP|PRIMARY|BIDIRECTIONAL), the queued event
-// of synchronous ids, and the fallback on every failure.
+// query carries, the path installed (flags exactly GMP|PRIMARY|BIDIRECTIONAL, the record in the
+// kernel's wire layout), the queued event of synchronous ids, and the fallback on every failure.
 #include "rdma-qos/rdmacm-qos/ib_route.h"
 
 #include <arpa/inet.h>
@@ -12,6 +12,21 @@
 namespace rdmaqos::rdmacm {
 namespace {
 
+sa::Result<bool> capability(int advertised) {
+  if (advertised < 0) return sa::make_error(sa::ErrorCode::kTimeout, "no answer");
+  return advertised == 1;
+}
+
+// The SA's answer to `q`: the query echoed with `sl`, `count` times (-1: the query fails).
+PathAnswer answer_to(const sa::PathQuery& q, int count, uint8_t sl) {
+  if (count < 0) return sa::make_error(sa::ErrorCode::kTimeout, "no answer");
+  sa::PathRecord p = q.record;
+  p.sl = sl;
+  p.mtu_selector = sa::Selector::kExactly;
+  p.mtu = IBV_MTU_2048;
+  return std::vector<sa::PathRecord>(static_cast<size_t>(count), p);
+}
+
 struct FakeCm {
   int qos_supported = 1;
   int answers = 1;  // records the SA answers; -1: query fails
@@ -19,32 +34,23 @@ struct FakeCm {
   int set_path_rc = 0;
   int mpr_supported = 1;
   int mpr_answers = 1;  // -1: the MultiPathRecord query fails
-  std::vector<PathQuery> queries;
-  std::vector<PathQuery> mpr_queries;
+  std::vector<sa::PathQuery> queries;
+  std::vector<sa::PathQuery> mpr_queries;
   std::vector<ibv_path_data> installed;
   std::vector<size_t> installed_len;
   int events_consumed = 0;
 
   IbRouteOps ops() {
     IbRouteOps o;
-    o.sa_qos_supported = [this] { return qos_supported; };
-    o.path_query = [this](const PathQuery& q, ibv_path_record* answer) {
+    o.sa_qos_supported = [this] { return capability(qos_supported); };
+    o.path_query = [this](const sa::PathQuery& q) {
       queries.push_back(q);
-      if (answers > 0) {
-        *answer = q.record;
-        answer->qosclass_sl = htons(static_cast<uint16_t>(ntohs(q.record.qosclass_sl) | answer_sl));
-        answer->mtu = 0x80 | IBV_MTU_2048;
-      }
-      return answers;
+      return answer_to(q, answers, answer_sl);
     };
-    o.sa_mpr_supported = [this] { return mpr_supported; };
-    o.multipath_query = [this](const PathQuery& q, ibv_path_record* answer) {
+    o.sa_mpr_supported = [this] { return capability(mpr_supported); };
+    o.multipath_query = [this](const sa::PathQuery& q) {
       mpr_queries.push_back(q);
-      if (mpr_answers > 0) {
-        *answer = q.record;
-        answer->qosclass_sl = htons(static_cast<uint16_t>(ntohs(q.record.qosclass_sl) | 7));
-      }
-      return mpr_answers;
+      return answer_to(q, mpr_answers, 7);
     };
     o.set_path = [this](ibv_path_data* d, size_t len) {
       installed.push_back(*d);
@@ -61,10 +67,8 @@ struct FakeCm {
 
 IbRouteInputs inputs() {
   IbRouteInputs in;
-  in.sgid.global.subnet_prefix = htobe64(0xfe80000000000000ULL);
-  in.sgid.global.interface_id = htobe64(0x0002c90300000001ULL);
-  in.dgid.global.subnet_prefix = htobe64(0xfe80000000000000ULL);
-  in.dgid.global.interface_id = htobe64(0x0002c90300000002ULL);
+  in.sgid = sa::make_gid(0xfe80000000000000ULL, 0x0002c90300000001ULL);
+  in.dgid = sa::make_gid(0xfe80000000000000ULL, 0x0002c90300000002ULL);
   in.service_id = 0x0000000001060CBCULL;  // iSER 3260 in the TCP port space
   in.qos_class = 0x20;
   return in;
@@ -72,20 +76,28 @@ IbRouteInputs inputs() {
 
 TEST(IbRoute, QueryCarriesServiceIdGidsPkeyAndQosClass) {
   auto q = build_path_query(inputs(), true);
-  EXPECT_EQ(be64toh(q.record.service_id), 0x0000000001060CBCULL);
-  EXPECT_EQ(be64toh(q.record.dgid.global.interface_id), 0x0002c90300000002ULL);
-  EXPECT_EQ(be64toh(q.record.sgid.global.interface_id), 0x0002c90300000001ULL);
-  EXPECT_EQ(ntohs(q.record.pkey), 0xFFFF);
-  EXPECT_EQ(ntohs(q.record.qosclass_sl), 0x20 << 4);
-  EXPECT_EQ(q.record.reversible_numpath, 0x81);
+  EXPECT_EQ(q.record.service_id, 0x0000000001060CBCULL);
+  EXPECT_EQ(sa::gid_guid(q.record.dgid), 0x0002c90300000002ULL);
+  EXPECT_EQ(sa::gid_guid(q.record.sgid), 0x0002c90300000001ULL);
+  EXPECT_EQ(q.record.pkey, 0xFFFF);
+  EXPECT_EQ(q.record.qos_class, 0x20);
+  EXPECT_TRUE(q.record.reversible);
+  EXPECT_EQ(q.record.numb_path, 1);
   // SERVICE_ID 0x3, DGID 0x4, SGID 0x8, REVERSIBLE 0x800, NUMB_PATH 0x1000, PKEY 0x2000,
   // QOS_CLASS 0x4000.
   EXPECT_EQ(q.comp_mask, 0x780FULL);
 }
 
+TEST(IbRoute, TheRouteGidsAreTheIdsInNetworkOrder) {
+  ibv_gid gid{};
+  gid.global.subnet_prefix = htobe64(0xfe80000000000000ULL);
+  gid.global.interface_id = htobe64(0x0002c90300000001ULL);
+  EXPECT_EQ(gid_of(gid), sa::make_gid(0xfe80000000000000ULL, 0x0002c90300000001ULL));
+}
+
 TEST(IbRoute, QosClassOnlyWhenTheSaAdvertisesQos) {
   auto q = build_path_query(inputs(), false);
-  EXPECT_EQ(q.record.qosclass_sl, 0);
+  EXPECT_EQ(q.record.qos_class, 0);
   EXPECT_EQ(q.comp_mask, 0x380FULL);
 }
 
@@ -105,7 +117,8 @@ TEST(IbRoute, InstallsTheAnswerWithExactlyGmpPrimaryBidirectional) {
   EXPECT_EQ(cm.installed[0].flags, 0x2Bu);
   EXPECT_EQ(cm.installed_len[0], sizeof(ibv_path_data));
   EXPECT_EQ(ntohs(cm.installed[0].path.qosclass_sl) & 0xF, 5);
-  EXPECT_EQ(cm.installed[0].path.mtu & 0x3F, IBV_MTU_2048);
+  EXPECT_EQ(cm.installed[0].path.mtu, 0x80 | IBV_MTU_2048);  // selector "exactly"
+  EXPECT_EQ(be64toh(cm.installed[0].path.service_id), 0x0000000001060CBCULL);
   EXPECT_EQ(cm.events_consumed, 0);  // an asynchronous id's program reads the event itself
 }
 
@@ -157,7 +170,7 @@ TEST(IbRoute, MultiPathRecordWhenAskedAndAdvertisedInstallsItsFirstAnswer) {
   EXPECT_TRUE(r.multipath);
   EXPECT_TRUE(cm.queries.empty());
   ASSERT_EQ(cm.mpr_queries.size(), 1u);
-  EXPECT_EQ(be64toh(cm.mpr_queries[0].record.service_id), 0x0000000001060CBCULL);
+  EXPECT_EQ(cm.mpr_queries[0].record.service_id, 0x0000000001060CBCULL);
   ASSERT_EQ(cm.installed.size(), 1u);
   EXPECT_EQ(ntohs(cm.installed[0].path.qosclass_sl) & 0xF, 7);
   EXPECT_EQ(cm.installed[0].flags, 0x2Bu);
@@ -197,10 +210,13 @@ TEST(IbRoute, WithoutMprPathRecordOnly) {
 // rdma_qos_query on InfiniBand reports the SA's answer: SL 3, MTU 2048 (code 4) and 20 Gb/s
 // (code 6) below their selector bits, with the Service-ID and QoS-Class the query carried.
 TEST(IbRoute, DecisionFromTheSaAnswerCarriesItsSlMtuAndRate) {
-  ibv_path_record answer{};
-  answer.qosclass_sl = htons(0x0073);  // QoS-Class 7 in the high 12 bits, SL 3
-  answer.mtu = 0x80 | 4;               // selector "exactly", 2048
-  answer.rate = 0x80 | 6;              // selector "exactly", 20 Gb/s
+  sa::PathRecord answer;
+  answer.qos_class = 7;
+  answer.sl = 3;
+  answer.mtu_selector = sa::Selector::kExactly;
+  answer.mtu = 4;  // 2048
+  answer.rate_selector = sa::Selector::kExactly;
+  answer.rate = 6;  // 20 Gb/s
   CmDecision d = decision_from_path(answer, 0x1060CBC, 7);
   EXPECT_EQ(d.service_id, 0x1060CBCu);
   EXPECT_EQ(d.qos_class, std::optional<uint16_t>(7));

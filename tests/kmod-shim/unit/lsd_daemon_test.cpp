@@ -209,7 +209,10 @@ class DaemonWithFakeSa : public ::testing::Test {
     options_.kernel_port = kernel_.port();
     options_.sa.timeout = attempt;
     options_.sa.retries = retries;
-    options_.open_client = [this, sa_delay]() -> sa::Result<std::unique_ptr<sa::Client>> {
+    options_.open_client =
+        [this, sa_delay](const sa::UmadOptions& port) -> sa::Result<std::unique_ptr<sa::Client>> {
+      std::lock_guard<std::mutex> lock(log_mutex_);
+      opened_ports_.push_back(port);
       return std::make_unique<sa::Client>(std::make_unique<ScriptedSa>(sa_delay), options_.sa);
     };
     auto d = LocalServiceDaemon::create(options_, [this](LogLevel level, const std::string& m) {
@@ -253,8 +256,9 @@ class DaemonWithFakeSa : public ::testing::Test {
     if (thread_.joinable()) thread_.join();
   }
   void send(uint32_t seq, const std::vector<uint8_t>& dgid, uint16_t qos_class = 0,
-            uint8_t path_use = 0, const std::vector<uint8_t>& sgid = kSgid) {
-    RequestBytes r(seq, "mlx5_0", 1, path_use);
+            uint8_t path_use = 0, const std::vector<uint8_t>& sgid = kSgid,
+            const char* device = "mlx5_0", uint8_t port = 1) {
+    RequestBytes r(seq, device, port, path_use);
     r.gid(4, dgid).gid(5, sgid);
     if (qos_class) r.u16(8, qos_class);
     kernel_.send_to(daemon_port_, r.bytes());
@@ -282,7 +286,34 @@ class DaemonWithFakeSa : public ::testing::Test {
   uint32_t daemon_port_ = 0;
   std::mutex log_mutex_;
   std::vector<std::pair<LogLevel, std::string>> log_;
+  std::vector<sa::UmadOptions> opened_ports_;  // every port an SA client was opened on
 };
+
+// "mlx5_0:1", as the daemon was asked to open the port.
+std::string port_name(const sa::UmadOptions& p) {
+  return p.ca + ":" + std::to_string(p.port);
+}
+
+// Multi-rail hosts: each request goes out through the device and port the kernel named, one SA
+// client per port (each port has its own SM LID and SA), opened once.
+TEST_F(DaemonWithFakeSa, EachRequestIsAnsweredThroughThePortItNames) {
+  start(5ms, 200ms, 1);
+  send(1, kDgid, 0, 2, kSgid, "mlx5_0", 1);
+  send(2, kDgid, 0, 2, kSgid, "mlx5_0", 2);
+  send(3, kDgid, 0, 2, kSgid, "mlx5_1", 1);
+  send(4, kDgid, 0, 2, kSgid, "mlx5_0", 2);
+  std::set<uint32_t> answered;
+  for (int i = 0; i < 4; ++i) {
+    auto [reply, at] = next(announced_timeout_);
+    EXPECT_FALSE(reply.error);
+    answered.insert(reply.header.seq);
+  }
+  EXPECT_EQ(answered, (std::set<uint32_t>{1, 2, 3, 4}));
+  std::lock_guard<std::mutex> lock(log_mutex_);
+  std::multiset<std::string> opened;
+  for (const auto& p : opened_ports_) opened.insert(port_name(p));
+  EXPECT_EQ(opened, (std::multiset<std::string>{"mlx5_0:1", "mlx5_0:2", "mlx5_1:1"}));
+}
 
 TEST_F(DaemonWithFakeSa, AnswersWithTheSasPathAndTheRequestsQosClass) {
   start(10ms, 200ms, 1);

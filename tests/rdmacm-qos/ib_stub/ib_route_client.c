@@ -3,7 +3,9 @@
  * says whether each route resolved. It links no rdma-qos library: the QoS decision is asked of
  * rdma_qos_query only if something in the process exports it (the preload module does). Run
  * over the stand-in librdmacm with the preload module.
- *   ib_route_client async|sync PORT [ROUTE_TIMEOUT_MS [CONNECTIONS]] */
+ *   ib_route_client async|sync PORT [ROUTE_TIMEOUT_MS [CONNECTIONS [INTERVAL_MS]]]
+ * With INTERVAL_MS, one connection every INTERVAL_MS, each decision line ending with the
+ * milliseconds since the first ("... at_ms 1234"): a long-running program. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <dlfcn.h>
@@ -12,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "rdma-qos/rdmacm-qos/rdma_qos.h"
 
@@ -24,6 +28,16 @@ static int expect_event(struct rdma_event_channel* ch, enum rdma_cm_event_type t
   return ok;
 }
 
+static long elapsed_ms(void) {
+  static struct timespec start;
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  if (start.tv_sec == 0 && start.tv_nsec == 0) start = now;
+  return (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+}
+
+static int interval_ms = 0;
+
 /* "decision: sl 3 mtu 4 rate 6 service_id 0x1060cbc", or "decision: errno N". */
 static void print_decision(struct rdma_cm_id* id) {
   typedef int (*query_fn)(struct rdma_cm_id*, struct rdma_qos_decision*);
@@ -35,8 +49,10 @@ static void print_decision(struct rdma_cm_id* id) {
     printf("decision: errno %d\n", errno);
     return;
   }
-  printf("decision: sl %u mtu %u rate %u service_id 0x%llx\n", d.sl, d.mtu_limit, d.rate_limit,
+  printf("decision: sl %u mtu %u rate %u service_id 0x%llx", d.sl, d.mtu_limit, d.rate_limit,
          (unsigned long long)d.service_id);
+  if (interval_ms > 0) printf(" at_ms %ld", elapsed_ms());
+  printf("\n");
 }
 
 static int connect_once(int sync, const struct sockaddr_in* dst, int route_timeout_ms) {
@@ -63,11 +79,15 @@ int main(int argc, char** argv) {
   sync = strcmp(argv[1], "sync") == 0;
   if (argc > 3) route_timeout_ms = atoi(argv[3]);
   if (argc > 4) connections = atoi(argv[4]);
+  if (argc > 5) interval_ms = atoi(argv[5]);
+  elapsed_ms();
   memset(&dst, 0, sizeof(dst));
   dst.sin_family = AF_INET;
   dst.sin_port = htons((unsigned short)atoi(argv[2]));
   inet_pton(AF_INET, "10.0.0.2", &dst.sin_addr);
-  for (i = 0; i < connections; ++i)
+  for (i = 0; i < connections; ++i) {
     if (connect_once(sync, &dst, route_timeout_ms) != 0) return 1;
+    if (interval_ms > 0) usleep((useconds_t)interval_ms * 1000);
+  }
   return 0;
 }

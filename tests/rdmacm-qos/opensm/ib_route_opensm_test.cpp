@@ -344,3 +344,114 @@ TEST_F(IbRouteOpenSm, DeprecatedLogLevelVariableStillWorks) {
 }
 
 }  // namespace
+
+namespace {
+
+// iSER (the client's port 3260) at `sl`, everything else at the default SL 0.
+std::string iser_policy(int sl) {
+  return "qos-levels\n"
+         "  qos-level\n    name: DEFAULT\n    sl: 0\n  end-qos-level\n"
+         "  qos-level\n    name: ISER\n    sl: " +
+         std::to_string(sl) +
+         "\n  end-qos-level\n"
+         "end-qos-levels\n"
+         "qos-match-rules\n"
+         "  qos-match-rule\n    service-id: 0x1060CBC\n    qos-level-name: ISER\n"
+         "  end-qos-match-rule\n"
+         "end-qos-match-rules\n";
+}
+
+struct Decision {
+  int sl = -1;
+  long at_ms = -1;
+};
+
+// The "decision: sl N ... at_ms T" lines of a long-running client's output.
+std::vector<Decision> decisions(const std::string& output) {
+  std::vector<Decision> out;
+  std::istringstream in(output);
+  for (std::string line; std::getline(in, line);) {
+    Decision d;
+    if (std::sscanf(line.c_str(), "decision: sl %d mtu %*u rate %*u service_id %*s at_ms %ld",
+                    &d.sl, &d.at_ms) == 2)
+      out.push_back(d);
+  }
+  return out;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+// A policy reload at rdma-qos-sad reaches a program that keeps connecting: its connections made
+// more than cache_ttl (here 2 s) plus a margin after the reload get the new level's SL, the ones
+// before it the old one.
+TEST_F(IbRouteOpenSm, PolicyReloadReachesARunningProgramWithinTheCacheTtl) {
+  const std::string dir = fabric_->dir();
+  const std::string policy = dir + "/reload-policy.conf";
+  std::ofstream(policy) << iser_policy(2);
+  rdmaqos::testbed::ProcessOptions sad;
+  const std::string lid = fabric_->lid_arg("node004");
+  sad.argv = {RDMA_QOS_SAD,
+              "--policy",
+              policy,
+              "--control-socket",
+              "",
+              "--foreground",
+              "--rediscover-interval",
+              "0"};
+  sad.env = fabric_->client_env("node004");
+  sad.cwd = dir;
+  sad.output_path = dir + "/reload-sa.log";
+  auto started =
+      fabric_->start_until_answering(sad, {RDMA_QOS_CLI, "path", "cpi", "--sa-lid", lid});
+  ASSERT_EQ(started.probe.exit_code, 0) << started.probe.output << slurp(sad.output_path);
+
+  const std::string config = dir + "/reload-client.conf";
+  std::ofstream(config).flush();
+  rdmaqos::testbed::ProcessOptions c;
+  c.argv = {RDMA_QOS_IB_ROUTE_CLIENT, "async", "3260", "2000", "80", "100"};  // 8 s
+  c.env = {{"LD_PRELOAD", rdmaqos::testbed::umad2sim_library() + ":" RDMA_QOS_PRELOAD_MODULE},
+           {"IBSIM_SOCKNAME", fabric_->sockname()},
+           {"SIM_HOST", "node001"},
+           {"FAKE_RDMACM_SGUID", std::to_string(fabric_->port_guid("node001"))},
+           {"FAKE_RDMACM_DGUID", std::to_string(fabric_->port_guid("node002"))},
+           {"FAKE_RDMACM_LOG", dir + "/reload-rdmacm.log"},
+           {"RDMA_QOS_CONFIG", config},
+           {"RDMA_QOS_SA", "on"},
+           {"RDMA_QOS_SA_LID", lid},
+           {"RDMA_QOS_CACHE_TTL", "2"}};
+  c.cwd = dir;
+  c.output_path = dir + "/reload-client.out";
+  auto client_process = rdmaqos::testbed::Process::spawn(c);
+  // A few connections with the first policy, then the reload.
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (decisions(slurp(c.output_path)).size() < 3 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const auto before = decisions(slurp(c.output_path));
+  ASSERT_GE(before.size(), 3u) << slurp(c.output_path);
+  std::ofstream(policy) << iser_policy(6);
+  kill(started.daemon->pid(), SIGHUP);
+  const long reload_at_ms = before.back().at_ms + 100;  // the next connection is after it
+  const auto status = client_process.wait_for(std::chrono::seconds(60));
+  const std::string output = slurp(c.output_path);
+  ASSERT_EQ(status, std::optional<int>(0)) << output;
+  const auto all = decisions(output);
+  ASSERT_EQ(all.size(), 80u) << output;
+  constexpr long kBoundMs = 2000 + 1000;  // cache_ttl, and a second for the reload itself
+  int new_sl = 0;
+  for (const auto& d : all) {
+    if (d.at_ms < reload_at_ms) {
+      EXPECT_EQ(d.sl, 2) << "before the reload, at " << d.at_ms;
+    }
+    if (d.at_ms > reload_at_ms + kBoundMs) {
+      EXPECT_EQ(d.sl, 6) << "after the bound, at " << d.at_ms;
+    }
+    if (d.sl == 6) ++new_sl;
+  }
+  EXPECT_GT(new_sl, 0) << output;
+  started.daemon->stop();
+}

@@ -3,14 +3,13 @@
 //   ib_route_probe [--mpr] SGUID DGUID SERVICE_ID [QOS_CLASS]
 // --mpr: resolve_ib_route with MultiPathRecord (as RDMA_QOS_MPR=1 does).
 #include <arpa/inet.h>
-#include <endian.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
 #include "rdma-qos/rdmacm-qos/ib_route.h"
-#include "rdma-qos/sa-client/sa_client.h"
+#include "rdma-qos/sa-client/shared_client.h"
 
 int main(int argc, char** argv) {
   bool mpr = argc > 1 && std::string(argv[1]) == "--mpr";
@@ -19,46 +18,47 @@ int main(int argc, char** argv) {
     ++argv;
   }
   if (argc < 4) return 2;
+  namespace sa = rdmaqos::sa;
   rdmaqos::rdmacm::IbRouteInputs in;
-  in.sgid.global.subnet_prefix = htobe64(0xfe80000000000000ULL);
-  in.sgid.global.interface_id = htobe64(std::strtoull(argv[1], nullptr, 0));
-  in.dgid.global.subnet_prefix = htobe64(0xfe80000000000000ULL);
-  in.dgid.global.interface_id = htobe64(std::strtoull(argv[2], nullptr, 0));
+  in.sgid = sa::make_gid(0xfe80000000000000ULL, std::strtoull(argv[1], nullptr, 0));
+  in.dgid = sa::make_gid(0xfe80000000000000ULL, std::strtoull(argv[2], nullptr, 0));
   in.service_id = std::strtoull(argv[3], nullptr, 0);
   if (argc > 4) in.qos_class = static_cast<uint16_t>(std::strtoul(argv[4], nullptr, 0));
-  rdma_qos_sa_error err{};
-  rdma_qos_sa_options options{};
-  options.retries = -1;
-  rdma_qos_sa_client* client = rdma_qos_sa_open(&options, &err);
-  if (client == nullptr) {
-    std::fprintf(stderr, "open: %s\n", err.message);
+  auto opened = sa::SharedClient::open(sa::ClientOptions{});
+  if (!opened) {
+    std::fprintf(stderr, "open: %s\n", opened.error().message.c_str());
     return 1;
   }
+  sa::SharedClient& client = **opened;
   // The sequence the preload module runs, with rdma_set_option replaced by a capture.
   int qos = -1, count = -1;
   uint64_t comp_mask = 0;
   ibv_path_data installed{};
-  rdmaqos::rdmacm::IbRouteOps ops;
-  ops.sa_qos_supported = [&] { return qos = rdma_qos_sa_qos_supported(client, &err); };
-  ops.path_query = [&](const rdmaqos::rdmacm::PathQuery& q, ibv_path_record* answer) {
-    comp_mask = q.comp_mask;
-    count = rdma_qos_sa_path_query(client, &q.record, q.comp_mask, answer, 1, &err);
-    if (count < 0) std::fprintf(stderr, "query: %s\n", err.message);
-    return count;
+  auto counted = [&](rdmaqos::rdmacm::PathAnswer a, const char* what) {
+    count = a ? static_cast<int>(a->size()) : -1;
+    if (!a) std::fprintf(stderr, "%s: %s\n", what, a.error().message.c_str());
+    return a;
   };
-  ops.sa_mpr_supported = [&] { return rdma_qos_sa_mpr_supported(client, &err); };
-  ops.multipath_query = [&](const rdmaqos::rdmacm::PathQuery& q, ibv_path_record* answer) {
+  rdmaqos::rdmacm::IbRouteOps ops;
+  ops.sa_qos_supported = [&] {
+    auto r = client.qos_supported(std::nullopt);
+    qos = r ? (*r ? 1 : 0) : -1;
+    return r;
+  };
+  ops.path_query = [&](const sa::PathQuery& q) {
     comp_mask = q.comp_mask;
-    count = rdma_qos_sa_multipath_query(client, &q.record, q.comp_mask, answer, 1, &err);
-    if (count < 0) std::fprintf(stderr, "multipath query: %s\n", err.message);
-    return count;
+    return counted(client.path_records(q, std::nullopt), "query");
+  };
+  ops.sa_mpr_supported = [&] { return client.multipath_supported(std::nullopt); };
+  ops.multipath_query = [&](const sa::PathQuery& q) {
+    comp_mask = q.comp_mask;
+    return counted(client.multipath_records(q, std::nullopt), "multipath query");
   };
   ops.set_path = [&](ibv_path_data* data, size_t) {
     installed = *data;
     return 0;
   };
   auto r = rdmaqos::rdmacm::resolve_ib_route(in, false, ops, mpr);
-  rdma_qos_sa_close(client);
   if (!r.installed) {
     std::fprintf(stderr, "not installed: %s\n", r.why.c_str());
     return 1;

@@ -30,6 +30,7 @@ case $scenario in
     ucmatose_class) tool=ucmatose port=7495 sl=6 dscp=46 ;;
     rsocket_tos_ipv4 | rsocket_tos_nonblock | rsocket_priority_nonblock)
         tool=rsocket_tos port=7500 sl=6 dscp=46 ;;
+    rsocket_tclass_ipv6 | rsocket_flowinfo_ipv6) tool=rsocket_tos port=7501 sl=6 dscp=46 ;;
     udaddy_ipv4 | udaddy_ipv6) tool=udaddy port=7174 sl=2 dscp=34 ;;
     fault_no_policy) tool=rping port=7491 sl=null dscp=0 ;;
     fault_bad_policy) tool=ucmatose port=7493 sl=null dscp=0 ;;
@@ -235,6 +236,11 @@ if [ "$scenario" = ucmatose_class ] || [ "$tool" = rsocket_tos ]; then
         fail "client: TOS / priority 32 was not taken as the QoS-Class"
     grep -q '"call":"rdma_accept".*"qos_class":32,.*"received_tclass":184,' "$dir/server.record" ||
         fail "server: QoS-Class 32 was not learned from the REQ's traffic class 184"
+    # GOLD's packet lifetime 10: each side's QP reaches RTS with the local ACK timeout 11.
+    for side in client server; do
+        grep -q '"call":"ibv_modify_qp_timeout".*"timeout":11,.*"rc":0}' "$dir/$side.record" ||
+            fail "$side: the QP did not get GOLD's ACK timeout 11 at RTS"
+    done
 fi
 
 finish

@@ -1,7 +1,8 @@
 // rdma-qos-lsd's engine: listens for the kernel's RESOLVE requests on the local-service netlink
-// group, asks the SA (sa-client, Service-ID and QoS-Class included) on a worker thread with
-// many queries in flight (new ones join the window while slow ones wait), and answers every
-// request, with F_ERR when it cannot, before a deadline well inside the kernel's timeout.
+// group, asks the SA of the request's port (sa-client, Service-ID and QoS-Class included) on
+// that port's worker thread with many queries in flight (new ones join the window while slow ones
+// wait), and answers every request, with F_ERR when it cannot, before a deadline well inside the
+// kernel's timeout.
 #pragma once
 
 #include <chrono>
@@ -19,7 +20,9 @@ enum class LogLevel { kError = 0, kWarn = 1, kInfo = 2, kDebug = 3 };
 using LogSink = std::function<void(LogLevel, const std::string&)>;
 
 struct LsdOptions {
-  sa::ClientOptions sa;  // umad port, SA LID, per-attempt timeout, retries, window
+  // SA LID, per-attempt timeout, retries, window. The umad port here is not used: each request
+  // is answered through the device and port it names, one SA client per port.
+  sa::ClientOptions sa;
   // Netlink family and the peer that plays the kernel: NETLINK_RDMA and port 0 in production;
   // tests use NETLINK_USERSOCK and the port of their simulated kernel.
   int netlink_family = 20;
@@ -31,8 +34,9 @@ struct LsdOptions {
   std::string initial_netns = "/proc/1/ns/net";
   // How often the SA worker looks for new requests while its window waits on slow ones.
   std::chrono::milliseconds intake_poll{5};
-  // Opens the SA client; default: sa::Client::open(sa). Tests pass a fake transport.
-  std::function<sa::Result<std::unique_ptr<sa::Client>>()> open_client;
+  // Opens the SA client of one umad port; default: sa::Client::open(sa) on that port. Tests
+  // pass a fake transport.
+  std::function<sa::Result<std::unique_ptr<sa::Client>>(const sa::UmadOptions& port)> open_client;
 };
 
 // How long the daemon lets one request take before answering F_ERR: every SA attempt, plus a

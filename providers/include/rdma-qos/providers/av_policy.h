@@ -32,6 +32,9 @@ struct QosDecision {
   // carries the CM-port label its mode chose. Applied on RoCE v2 to an AH that has no label;
   // connected QPs take theirs from the CM ports or the QPNs instead.
   std::optional<uint32_t> flow_label;
+  // The QP's local ACK timeout (ibv_qp_attr.timeout, 4.096 us x 2^n) at RTS: the level's packet
+  // lifetime + 1, as the kernel's CM derives it from a path on InfiniBand.
+  std::optional<uint8_t> ack_timeout;
 };
 
 struct VerbsSettings {

@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "rdma-qos/common/number.h"
+
 namespace rdmaqos::providers {
 
 enum class FlowLabelMode { kRfc, kLinux, kSpread, kOff, kFixed };
@@ -35,7 +37,7 @@ std::optional<uint32_t> cm_flow_label(const FlowLabelSetting& setting, uint16_t 
 std::optional<uint32_t> qpn_flow_label(const FlowLabelSetting& setting, uint32_t lqpn,
                                        uint32_t rqpn);
 
-// Parses a decimal or 0x-hex unsigned number that must fit `max`; nullopt otherwise.
-std::optional<uint64_t> parse_unsigned(std::string_view text, uint64_t max);
+// The project's number parser, used here for fixed labels, SL and TClass values.
+using rdmaqos::parse_unsigned;
 
 }  // namespace rdmaqos::providers

@@ -32,6 +32,10 @@ constexpr uint64_t service_id(int port_space, uint16_t port) {
 uint16_t address_port(const sockaddr* addr);
 // The flow label an AF_INET6 address carries (sin6_flowinfo), 0 otherwise.
 uint32_t address_flow_label(const sockaddr* addr);
+// The traffic class an AF_INET6 address carries (sin6_flowinfo bits 27:20, as IPv6 sockets
+// take it), nullopt when none is set or for other families. A program that sets it asks for
+// that TOS as it would with IPV6_TCLASS; the kernel's rdma_cm ignores it.
+std::optional<uint8_t> address_traffic_class(const sockaddr* addr);
 // The Service-ID an AF_IB address names (host order); nullopt for any other family.
 std::optional<uint64_t> address_service_id(const sockaddr* addr);
 
@@ -47,7 +51,16 @@ struct CmSettings {
   std::optional<uint64_t> service_id;
   std::array<std::optional<uint8_t>, 16> sl2tclass{};
   std::shared_ptr<const policy::CompiledPolicy> policy;  // null: no policy, stock behaviour
+  // The QoS-Classes 1-255 the passive side tries (passive_classes); null: worked out per call.
+  std::shared_ptr<const std::vector<uint16_t>> passive_classes;
 };
+
+// The QoS-Classes 1-255 a passive side has to try to find the active side's level: one in each
+// run of classes that every qos-class criterion of the policy treats alike (the lowest), since
+// a class no rule tells apart from its neighbour matches as that neighbour does. Ascending.
+std::vector<uint16_t> passive_classes(const policy::CompiledPolicy& policy);
+// Works passive_classes out once for `s.policy` (call after setting it).
+void index_passive_classes(CmSettings& s);
 
 // Settings from the knobs' text; invalid text was reported by the loader and means "not set".
 CmSettings cm_settings_from(const std::string& qos_class, const std::string& tos,
@@ -79,6 +92,7 @@ struct CmDecision {
   std::optional<uint8_t> traffic_class;  // from roce_sl2tclass; nullopt: TOS left alone
   std::optional<uint8_t> mtu_limit;      // enum ibv_mtu (IBA code)
   std::optional<uint8_t> rate_limit;     // enum ibv_rate (IBA code)
+  std::optional<uint8_t> packet_life;    // the level's packet lifetime (IBA code, 0..31)
   std::optional<size_t> rule;
   std::string level;
 };
@@ -117,7 +131,8 @@ std::optional<uint32_t> ud_flow_label(const providers::CmConnection& cm,
 // Passive side: the REQ carries the active side's traffic class (its TOS) but not the QoS-Class
 // it matched on. Both hosts share the configuration, so the passive side looks for the match
 // that gives that traffic class: the Service-ID alone first, then the QoS-Class equal to the
-// received traffic class, then every other QoS-Class 1-255 (a class a program set as TOS);
+// received traffic class, then every other QoS-Class 1-255 (a class a program set as TOS) in
+// ascending order, trying one class per run of classes the policy treats alike;
 // without one it matches on the Service-ID alone. `received_tclass` is the connection's path
 // record traffic class; nullopt when unknown.
 std::optional<CmDecision> decide_roce_passive(uint64_t sid, std::optional<uint8_t> received_tclass,

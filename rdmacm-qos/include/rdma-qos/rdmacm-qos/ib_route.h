@@ -1,7 +1,9 @@
 // InfiniBand route resolution with the policy's inputs: the PathRecord query carrying the
 // Service-ID and (when the SA advertises QoS) the QoS-Class, and the path installed through
-// rdma_set_option(RDMA_OPTION_IB, RDMA_OPTION_IB_PATH) in place of rdma_resolve_route. The
-// sequence runs over injected operations so tests drive it with a fake librdmacm and SA.
+// rdma_set_option(RDMA_OPTION_IB, RDMA_OPTION_IB_PATH) in place of rdma_resolve_route. Queries
+// and answers are sa::PathRecord values; the one conversion to the kernel's wire layout is
+// path_data(). The sequence runs over injected operations so tests drive it with a fake
+// librdmacm and SA (the preload module wires them to sa::SharedClient and librdmacm).
 #pragma once
 
 #include <infiniband/sa.h>
@@ -11,51 +13,56 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "rdma-qos/rdmacm-qos/cm_qos.h"
+#include "rdma-qos/sa-client/client.h"
+#include "rdma-qos/sa-client/gid.h"
+#include "rdma-qos/sa-client/path_record.h"
+#include "rdma-qos/sa-client/result.h"
 
 namespace rdmaqos::rdmacm {
 
-// The only flags the kernel accepts for the path it uses (Documentation/sa-wire-format.md): 0x2B.
+// The only flags the kernel accepts for the path it uses: GMP | PRIMARY | BIDIRECTIONAL (0x2B).
 inline constexpr uint32_t kInstalledPathFlags =
     IBV_PATH_FLAG_GMP | IBV_PATH_FLAG_PRIMARY | IBV_PATH_FLAG_BIDIRECTIONAL;
 
 struct IbRouteInputs {
-  ibv_gid sgid{};
-  ibv_gid dgid{};
+  sa::Gid sgid{};
+  sa::Gid dgid{};
   uint16_t pkey = 0xFFFF;
   uint64_t service_id = 0;
   std::optional<uint16_t> qos_class;  // sent only when the SA advertises QoS
   std::optional<uint8_t> tclass;      // IPv6: the source's traffic class
 };
 
-struct PathQuery {
-  ibv_path_record record{};  // wire layout
-  uint64_t comp_mask = 0;    // IBA 15.2.5.16 bits (sa_client.h rdma_qos_pr_comp)
-};
+// An rdma_cm id's GID (network byte order, as in its route) as a value.
+sa::Gid gid_of(const ibv_gid& gid);
 
 // The query: SGID, DGID, PKey, Service-ID, reversible, one path; QoS-Class only when
 // `sa_advertises_qos`; TClass when given.
-PathQuery build_path_query(const IbRouteInputs& in, bool sa_advertises_qos);
+sa::PathQuery build_path_query(const IbRouteInputs& in, bool sa_advertises_qos);
 
-// What rdma_set_option(RDMA_OPTION_IB_PATH) gets for an answer.
-ibv_path_data path_data(const ibv_path_record& answer);
+// What rdma_set_option(RDMA_OPTION_IB_PATH) gets for an answer: the record in the kernel's wire
+// layout; nullopt when it cannot be encoded.
+std::optional<ibv_path_data> path_data(const sa::PathRecord& answer);
 
 // The decision rdma_qos_query reports for an installed SA answer: what the query matched on, and
 // the answer's SL, MTU and rate (the SA does not say which rule or level matched: rule and
 // level stay unset, and InfiniBand has no traffic class of ours).
-CmDecision decision_from_path(const ibv_path_record& answer, uint64_t service_id,
+CmDecision decision_from_path(const sa::PathRecord& answer, uint64_t service_id,
                               std::optional<uint16_t> qos_class);
 
+using PathAnswer = sa::Result<std::vector<sa::PathRecord>>;
+
 struct IbRouteOps {
-  // 1 when the SA advertises QoS, 0 when not, -1 when it cannot be asked.
-  std::function<int()> sa_qos_supported;
-  // Number of records the SA answered (the first stored in *answer), or -1.
-  std::function<int(const PathQuery& query, ibv_path_record* answer)> path_query;
-  // MultiPathRecord (used when asked for): 1 when the SA advertises it, 0 when not, -1; and
-  // the same query sent as a MultiPathRecord (the answers are PathRecords, as above).
-  std::function<int()> sa_mpr_supported;
-  std::function<int(const PathQuery& query, ibv_path_record* answer)> multipath_query;
+  // Whether the SA advertises QoS (an error: it cannot be asked).
+  std::function<sa::Result<bool>()> sa_qos_supported;
+  std::function<PathAnswer(const sa::PathQuery& query)> path_query;
+  // MultiPathRecord (used when asked for): whether the SA advertises it, and the same query sent
+  // as a MultiPathRecord (the answers are PathRecords, as above).
+  std::function<sa::Result<bool>()> sa_mpr_supported;
+  std::function<PathAnswer(const sa::PathQuery& query)> multipath_query;
   // rdma_set_option(id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, data, len): 0 or -1.
   std::function<int(ibv_path_data* data, size_t len)> set_path;
   // Synchronous ids: take the ROUTE_RESOLVED event the kernel queued (0, or -1).
@@ -65,7 +72,7 @@ struct IbRouteOps {
 struct IbRouteResult {
   bool installed = false;  // false: call the real rdma_resolve_route (nothing was changed)
   std::string why;         // for the log when not installed
-  std::optional<ibv_path_record> path;
+  std::optional<sa::PathRecord> path;
   bool multipath = false;  // the installed path came from a MultiPathRecord query
   std::string note;        // MultiPathRecord asked for but not used, and why
 };

@@ -1,57 +1,16 @@
-// Result type of the SA client: a value or a structured error (code, message, MAD status),
-// so callers handle failures without exceptions and the C API can pass them through.
+// The SA client's results are the project's one result type (rdma-qos/common/result.h), named
+// in this namespace too so the client's API reads sa::Result, sa::Error.
 #pragma once
 
-#include <cstdint>
-#include <string>
-#include <utility>
-#include <variant>
+#include "rdma-qos/common/result.h"
 
 namespace rdmaqos::sa {
 
-enum class ErrorCode {
-  kTruncated,        // input shorter than the layout needs
-  kMalformed,        // a field holds a value the layout forbids
-  kMadStatus,        // the SA answered with a non-zero MAD status
-  kTimeout,          // no answer within the timeout after every retry
-  kTransport,        // the umad layer failed (open, register, send, receive)
-  kInvalidArgument,  // the caller's query cannot be encoded
-};
-
-const char* error_code_name(ErrorCode code);
-
-struct Error {
-  ErrorCode code = ErrorCode::kMalformed;
-  std::string message;
-  uint16_t mad_status = 0;  // set with kMadStatus
-};
-
-template <typename T>
-class [[nodiscard]] Result {
- public:
-  Result(T value) : v_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
-  Result(Error error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
-
-  bool ok() const { return v_.index() == 0; }
-  explicit operator bool() const { return ok(); }
-  T& value() & { return std::get<0>(v_); }
-  const T& value() const& { return std::get<0>(v_); }
-  T&& value() && { return std::get<0>(std::move(v_)); }
-  const T& operator*() const { return value(); }
-  T& operator*() { return value(); }
-  const T* operator->() const { return &value(); }
-  T* operator->() { return &value(); }
-  const Error& error() const { return std::get<1>(v_); }
-
- private:
-  std::variant<T, Error> v_;
-};
-
-// Success without a value.
-struct Ok {};
-
-inline Error make_error(ErrorCode code, std::string message, uint16_t mad_status = 0) {
-  return Error{code, std::move(message), mad_status};
-}
+using rdmaqos::Error;
+using rdmaqos::error_code_name;
+using rdmaqos::ErrorCode;
+using rdmaqos::make_error;
+using rdmaqos::Ok;
+using rdmaqos::Result;
 
 }  // namespace rdmaqos::sa

@@ -1,4 +1,4 @@
-/* Plain C API of the SA client for the preload shim and other C callers: open a client on a
+/* Plain C API of the SA client for C programs (C++ code uses shared_client.h): open a client on a
  * port, ask for paths (struct ibv_path_record in, wire layout out), read the SA's QoS
  * capability. No exception crosses this boundary; errors carry the MAD status name. */
 #pragma once

@@ -1,0 +1,109 @@
+// Loading the module's configuration and the host policy, once (see config.h).
+#include "config.h"
+
+#include <chrono>
+#include <cstdint>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "log.h"
+#include "rdma-qos/config/knobs.h"
+
+namespace rdmaqos::preload {
+namespace {
+
+void load_policy(const config::HostConfig& c, CmConfig& out) {
+  const auto& file = c.get("policy_file");
+  std::ifstream in(file.text);
+  if (!in) {
+    // The default file is optional; one named by the administrator must exist.
+    if (file.source != config::Source::kDefault)
+      log_once("policy_open", fmt::format("cannot read the policy file {}; rdma_cm connections "
+                                          "keep the stock QoS",
+                                          file.text));
+    return;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  rdmacm::HostPolicy p = rdmacm::load_host_policy(text.str(), file.text);
+  for (const auto& m : p.messages) log_once(m, m);
+  if (!p.policy)
+    log_once_at(
+        LogLevel::kError, "policy_errors",
+        fmt::format("the policy {} has errors; rdma_cm connections keep the stock QoS", file.text));
+  out.settings.policy = p.policy;
+  rdmacm::index_passive_classes(out.settings);
+}
+
+}  // namespace
+
+const config::HostConfig* preload_config() {
+  static const config::HostConfig* loaded = []() -> const config::HostConfig* {
+    try {
+      auto r = config::load_host_config();
+      // A rejected value leaves the one it would have replaced (the file's, or the default):
+      // say so without guessing which.
+      for (const auto& e : r.errors)
+        log_once(e.message, e.message + " (ignored; 'rdma-qos env' shows the value in use)");
+      return new config::HostConfig(std::move(r.config));
+    } catch (...) {
+      log_once("config", "cannot load the host configuration; using defaults");
+      return nullptr;
+    }
+  }();
+  return loaded;
+}
+
+const CmConfig& cm_config() {
+  static CmConfig* loaded = [] {
+    auto* out = new CmConfig;
+    try {
+      const config::HostConfig* c = preload_config();
+      if (c == nullptr) return out;
+      for (const auto& k : config::knobs())
+        if (!k.deprecated_env.empty() && c->get(k.key).origin == k.deprecated_env)
+          log_once_at(LogLevel::kWarn, std::string(k.deprecated_env),
+                      fmt::format("{} is a deprecated name; use {}", k.deprecated_env, k.env));
+      out->settings = rdmacm::cm_settings_from(c->text("class"), c->text("tos"),
+                                               c->text("service_id"), c->text("roce_sl2tclass"));
+      out->record_path = c->text("test_record");
+      out->sa = c->text("sa") == "off"  ? CmConfig::Sa::kOff
+                : c->text("sa") == "on" ? CmConfig::Sa::kOn
+                                        : CmConfig::Sa::kAuto;
+      out->mpr = c->text("mpr") == "1";
+      if (auto f = providers::parse_flow_label_setting(c->text("flow_label"))) out->flow_label = *f;
+      if (auto lid = c->number("sa_lid", 0, 0xFFFF))
+        out->sa_options.sa_lid = static_cast<uint16_t>(lid);
+      if (auto ms = c->number("sa_timeout_ms", 0, INT32_MAX))
+        out->sa_options.timeout = std::chrono::milliseconds(ms);
+      if (!c->text("sa_retries").empty())
+        out->sa_options.retries = static_cast<int>(c->number("sa_retries", 3, INT32_MAX));
+      if (auto ttl = c->number("cache_ttl", 0, UINT32_MAX)) {
+        out->path_cache.emplace();
+        out->path_cache->ttl = std::chrono::seconds(ttl);
+        out->path_cache->capacity = 1024;
+      }
+      load_policy(*c, *out);
+    } catch (...) {
+      log_once_at(LogLevel::kError, "cm_config",
+                  "cannot load the rdma_cm settings; stock behaviour");
+    }
+    return out;
+  }();
+  return *loaded;
+}
+
+namespace {
+// The configuration and the policy are read when the program starts, not inside its first
+// connection setup (parsing and compiling a policy costs milliseconds).
+__attribute__((constructor)) void load_at_start() {
+  try {
+    cm_config();
+  } catch (...) {
+  }
+}
+}  // namespace
+
+}  // namespace rdmaqos::preload

@@ -1,0 +1,36 @@
+// The module's configuration, loaded once per process: the host configuration (knobs, file,
+// environment) and what the rdma_cm layer derives from it (settings, the host policy, the SA
+// options). Failures are logged once and leave stock behaviour.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "rdma-qos/config/host_config.h"
+#include "rdma-qos/providers/flow_label_mode.h"
+#include "rdma-qos/rdmacm-qos/cm_qos.h"
+#include "rdma-qos/sa-client/client.h"
+#include "rdma-qos/sa-client/path_cache.h"
+
+namespace rdmaqos::preload {
+
+// Null when the configuration could not be loaded at all (then: stock behaviour).
+const config::HostConfig* preload_config();
+
+struct CmConfig {
+  rdmacm::CmSettings settings;  // classes, TOS, Service-ID, the host policy
+  std::string record_path;      // test hook; empty: none
+  // sa knob: auto and on query the SA on InfiniBand ports and fall back to the kernel's route
+  // resolution when it fails (a warning once per reason); on also warns when MultiPathRecord
+  // cannot be used (info under auto); off never queries.
+  enum class Sa { kAuto, kOn, kOff } sa = Sa::kAuto;
+  bool mpr = false;              // mpr knob: MultiPathRecord when the SA advertises it
+  sa::ClientOptions sa_options;  // SA LID, timeout, retries (the port is the id's)
+  std::optional<sa::PathCacheOptions> path_cache;  // cache_ttl knob; none when 0
+  providers::FlowLabelSetting flow_label;          // for the labels of UD address handles
+};
+
+// Loaded on first use (or when the module is loaded), once.
+const CmConfig& cm_config();
+
+}  // namespace rdmaqos::preload

@@ -1,0 +1,65 @@
+// The module's once-per-process log (see log.h).
+#include "log.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <mutex>
+#include <set>
+
+#include "rdma-qos/config/host_config.h"
+
+namespace rdmaqos::preload {
+namespace {
+
+// Read from the configuration here, not through preload_config(): that reports its own errors
+// through this log while it loads. A bad value was reported there; warn is used.
+LogLevel configured_log_level() {
+  static const LogLevel level = [] {
+    try {
+      const std::string text = config::load_host_config().config.text("log_level");
+      if (text == "error") return LogLevel::kError;
+      if (text == "info") return LogLevel::kInfo;
+      if (text == "debug") return LogLevel::kDebug;
+    } catch (...) {
+    }
+    return LogLevel::kWarn;
+  }();
+  return level;
+}
+
+std::mutex log_mutex;
+
+}  // namespace
+
+bool log_enabled(LogLevel level) {
+  return static_cast<int>(level) <= static_cast<int>(configured_log_level());
+}
+
+// These run in the interposers' catch blocks, right at the C boundary: nothing may escape them
+// (a full set of seen keys or a failed lock only loses the line).
+void log_at(LogLevel level, const std::string& message) noexcept {
+  try {
+    if (!log_enabled(level)) return;
+    std::lock_guard lock(log_mutex);
+    fprintf(stderr, "rdma-qos[%d]: %s\n", static_cast<int>(getpid()), message.c_str());
+  } catch (...) {
+  }
+}
+
+void log_once_at(LogLevel level, const std::string& key, const std::string& message) noexcept {
+  try {
+    if (!log_enabled(level)) return;
+    static std::set<std::string>* seen = new std::set<std::string>;  // never destroyed: atexit
+    std::lock_guard lock(log_mutex);
+    if (!seen->insert(key).second) return;
+    fprintf(stderr, "rdma-qos[%d]: %s\n", static_cast<int>(getpid()), message.c_str());
+  } catch (...) {
+  }
+}
+
+void log_once(const std::string& key, const std::string& message) noexcept {
+  log_once_at(LogLevel::kWarn, key, message);
+}
+
+}  // namespace rdmaqos::preload

@@ -1,0 +1,21 @@
+// The module's log: stderr lines prefixed "rdma-qos[PID]: ", filtered by the log_level knob
+// (RDMA_QOS_LOG), most of them once per process and key so a condition met on every connection
+// is reported once.
+#pragma once
+
+#include <string>
+
+namespace rdmaqos::preload {
+
+// error < warn < info < debug in verbosity; the knob prints those at or above it.
+enum class LogLevel { kError = 0, kWarn = 1, kInfo = 2, kDebug = 3 };
+
+bool log_enabled(LogLevel level);
+// Every time (per-connection detail, for debug and info), when the level lets it through.
+void log_at(LogLevel level, const std::string& message) noexcept;
+// Once per process and key, when the level lets it through.
+void log_once_at(LogLevel level, const std::string& key, const std::string& message) noexcept;
+// A warning, once per key.
+void log_once(const std::string& key, const std::string& message) noexcept;
+
+}  // namespace rdmaqos::preload

@@ -1,0 +1,118 @@
+// Port and GID queries with their small caches (see ports.h).
+#include "ports.h"
+
+#include <array>
+#include <cstring>
+#include <ctime>
+#include <mutex>
+#include <optional>
+
+#include "real_calls.h"
+
+namespace rdmaqos::preload {
+namespace {
+
+// A small table keyed by device name and port, scanned linearly: a host has a handful of ports,
+// and under connection setup this runs several times per connection, so it must not allocate.
+// Full: the caller queries without caching.
+template <typename Value, size_t kSize>
+class PortTable {
+ public:
+  struct Entry {
+    char device[IBV_SYSFS_NAME_MAX] = {};
+    uint8_t port = 0;
+    uint8_t index = 0;  // GID index, for tables keyed by one
+    Value value{};
+  };
+  // The entry for (device, port, index) if present; `fresh` decides whether it still counts.
+  template <typename Fresh>
+  std::optional<Value> find(const char* device, uint8_t port, uint8_t index, Fresh fresh) {
+    std::lock_guard lock(mutex_);
+    for (size_t i = 0; i < used_; ++i) {
+      const Entry& e = entries_[i];
+      if (e.port == port && e.index == index && std::strcmp(e.device, device) == 0)
+        return fresh(e.value) ? std::optional<Value>(e.value) : std::nullopt;
+    }
+    return std::nullopt;
+  }
+  void put(const char* device, uint8_t port, uint8_t index, Value value) {
+    std::lock_guard lock(mutex_);
+    Entry* slot = nullptr;
+    for (size_t i = 0; i < used_ && slot == nullptr; ++i)
+      if (entries_[i].port == port && entries_[i].index == index &&
+          std::strcmp(entries_[i].device, device) == 0)
+        slot = &entries_[i];
+    if (slot == nullptr) {
+      if (used_ == kSize || std::strlen(device) >= sizeof slot->device) return;
+      slot = &entries_[used_++];
+      std::strcpy(slot->device, device);
+      slot->port = port;
+      slot->index = index;
+    }
+    slot->value = value;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::array<Entry, kSize> entries_{};
+  size_t used_ = 0;
+};
+
+uint64_t coarse_now_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
+  return static_cast<uint64_t>(t.tv_sec) * 1000 + static_cast<uint64_t>(t.tv_nsec) / 1000000;
+}
+
+// A GID index's type (v1 or v2) changes only when the port's GID table is rebuilt (an address
+// added or removed), so it is remembered for a second: a burst of connection setups queries it
+// once, not once per QP on each side. A connection made within that second after such a change
+// may get the old index's label decision (a label on a RoCE v1 QP, which only the GRH carries,
+// or none on a v2 one); its SL and traffic class do not depend on it.
+constexpr uint64_t kGidTypeTtlMs = 1000;
+
+struct GidType {
+  providers::LinkKind kind = providers::LinkKind::kUnknown;
+  uint64_t when_ms = 0;
+};
+
+}  // namespace
+
+int port_link_layer(ibv_context* ctx, uint8_t port) {
+  if (ctx == nullptr || ctx->device == nullptr || port == 0) return -1;
+  static auto* cache = new PortTable<int, 32>;
+  const char* device = ctx->device->name;
+  if (auto link = cache->find(device, port, 0, [](int) { return true; })) return *link;
+  ibv_port_attr pa{};
+  if (ibv_query_port(ctx, port, &pa) != 0) return -1;
+  cache->put(device, port, 0, pa.link_layer);
+  return pa.link_layer;
+}
+
+providers::LinkKind link_kind(ibv_context* ctx, uint8_t port, uint8_t sgid_index) {
+  using providers::LinkKind;
+  int link = port_link_layer(ctx, port);
+  if (link == IBV_LINK_LAYER_INFINIBAND) return LinkKind::kInfiniBand;
+  if (link != IBV_LINK_LAYER_ETHERNET) return LinkKind::kUnknown;
+  static auto* cache = new PortTable<GidType, 64>;
+  const char* device = ctx->device->name;
+  const uint64_t now = coarse_now_ms();
+  auto fresh = [now](const GidType& g) { return now - g.when_ms < kGidTypeTtlMs; };
+  if (auto known = cache->find(device, port, sgid_index, fresh)) return known->kind;
+  ibv_gid_entry entry{};
+  if (ibv_query_gid_ex(ctx, port, sgid_index, &entry, 0) != 0) return LinkKind::kUnknown;
+  LinkKind kind = entry.gid_type == IBV_GID_TYPE_ROCE_V2 ? LinkKind::kRoceV2 : LinkKind::kRoceV1;
+  cache->put(device, port, sgid_index, GidType{kind, now});
+  return kind;
+}
+
+uint8_t qp_port(ibv_qp* qp) {
+  auto query = real_verbs().query_qp;
+  if (query == nullptr) return 0;
+  ibv_qp_attr attr{};
+  ibv_qp_init_attr init{};
+  if (query(qp, &attr, IBV_QP_PORT, &init) != 0) return 0;
+  return attr.port_num;
+}
+
+}  // namespace rdmaqos::preload

@@ -1,0 +1,21 @@
+// What the module asks devices about ports and GIDs, cached where connection setup would
+// otherwise pay several queries per connection.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <cstdint>
+
+#include "rdma-qos/providers/av_policy.h"
+
+namespace rdmaqos::preload {
+
+// The link layer of a device's port (IBV_LINK_LAYER_*), or -1 when it cannot be queried.
+// Queried once per device name and port: it never changes.
+int port_link_layer(ibv_context* ctx, uint8_t port);
+// The link kind of (port, GID index): InfiniBand, RoCE v1 or v2 (the GID's type, kept a second).
+providers::LinkKind link_kind(ibv_context* ctx, uint8_t port, uint8_t sgid_index);
+// The port a QP is bound to (ibv_query_qp), or 0.
+uint8_t qp_port(ibv_qp* qp);
+
+}  // namespace rdmaqos::preload

@@ -1,0 +1,149 @@
+// The rdma_cm interposers: rdma_create_id, rdma_set_option, rdma_resolve_route, rdma_connect,
+// rdma_accept, rdma_get_cm_event and rdma_destroy_id in unmodified programs. Each passes the
+// call on through the table of real functions and runs one step of the rdma_cm layer
+// (cm_layer.h) around it; any failure of a step is logged once and the call goes on as the
+// program made it.
+#include <rdma/rdma_cma.h>
+
+#include <cerrno>
+
+#include "cm_layer.h"
+#include "log.h"
+#include "real_calls.h"
+#include "rsockets.h"
+#include "ud_peers.h"
+
+using rdmaqos::preload::log_once;
+using rdmaqos::preload::real_rdmacm;
+using rdmaqos::rdmacm::IdRegistry;
+
+namespace {
+// No librdmacm behind us: nothing could have succeeded.
+int no_librdmacm() {
+  errno = ENOSYS;
+  return -1;
+}
+}  // namespace
+
+extern "C" {
+
+// Ids created without an event channel are synchronous: librdmacm gives them a private
+// channel, and an event the kernel raises for them must be consumed by whoever caused it.
+__attribute__((visibility("default"))) int rdma_create_id(rdma_event_channel* channel,
+                                                          rdma_cm_id** id, void* context,
+                                                          rdma_port_space ps) {
+  auto next = real_rdmacm().create_id;
+  if (next == nullptr) return no_librdmacm();
+  int rc = next(channel, id, context, ps);
+  if (rc == 0 && channel == nullptr && id != nullptr && *id != nullptr) {
+    try {
+      IdRegistry::instance().set_synchronous(*id);
+    } catch (...) {
+    }
+  }
+  return rc;
+}
+
+__attribute__((visibility("default"))) int rdma_set_option(rdma_cm_id* id, int level, int optname,
+                                                           void* optval, size_t optlen) {
+  auto next = real_rdmacm().set_option;
+  if (next == nullptr) return no_librdmacm();
+  if (rdmaqos::preload::capturing_id && level == RDMA_OPTION_ID &&
+      optname == RDMA_OPTION_ID_REUSEADDR) {
+    rdmaqos::preload::captured_id = id;
+    return 0;
+  }
+  // The kernel takes the TOS as one byte; socket-style callers pass an int.
+  uint8_t tos_byte = 0;
+  if (level == RDMA_OPTION_ID && optname == RDMA_OPTION_ID_TOS && optval != nullptr &&
+      optlen == sizeof(int) && *static_cast<int*>(optval) >= 0 &&
+      *static_cast<int*>(optval) <= 255) {
+    tos_byte = static_cast<uint8_t>(*static_cast<int*>(optval));
+    optval = &tos_byte;
+    optlen = sizeof tos_byte;
+  }
+  int rc = next(id, level, optname, optval, optlen);
+  if (rc == 0 && id != nullptr && level == RDMA_OPTION_ID && optname == RDMA_OPTION_ID_TOS &&
+      optval != nullptr && optlen >= 1) {
+    try {
+      IdRegistry::instance().set_program_tos(id, *static_cast<uint8_t*>(optval));
+    } catch (...) {
+    }
+  }
+  return rc;
+}
+
+__attribute__((visibility("default"))) int rdma_resolve_route(rdma_cm_id* id, int timeout_ms) {
+  auto next = real_rdmacm().resolve_route;
+  if (next == nullptr) return no_librdmacm();
+  if (id != nullptr) {
+    try {
+      if (rdmaqos::preload::resolve_ib(id, timeout_ms)) return 0;
+      rdmaqos::preload::before_resolve_route(id);
+    } catch (...) {
+      log_once("resolve_route_exception", "internal error before rdma_resolve_route; stock QoS");
+    }
+  }
+  return next(id, timeout_ms);
+}
+
+__attribute__((visibility("default"))) int rdma_connect(rdma_cm_id* id,
+                                                        rdma_conn_param* conn_param) {
+  auto next = real_rdmacm().connect;
+  if (next == nullptr) return no_librdmacm();
+  if (id != nullptr) {
+    try {
+      rdmaqos::preload::register_qp(id, false);
+    } catch (...) {
+      log_once("connect_exception", "internal error in rdma_connect; stock QoS");
+    }
+  }
+  return next(id, conn_param);
+}
+
+__attribute__((visibility("default"))) int rdma_accept(rdma_cm_id* id,
+                                                       rdma_conn_param* conn_param) {
+  auto next = real_rdmacm().accept;
+  if (next == nullptr) return no_librdmacm();
+  if (id != nullptr) {
+    try {
+      rdmaqos::preload::register_qp(id, true);
+    } catch (...) {
+      log_once("accept_exception", "internal error in rdma_accept; stock QoS");
+    }
+  }
+  return next(id, conn_param);
+}
+
+__attribute__((visibility("default"))) int rdma_get_cm_event(rdma_event_channel* channel,
+                                                             rdma_cm_event** event) {
+  auto next = real_rdmacm().get_cm_event;
+  if (next == nullptr) return no_librdmacm();
+  int rc = next(channel, event);
+  if (rc == 0 && event != nullptr && *event != nullptr) {
+    int saved = errno;
+    try {
+      rdmaqos::preload::on_ud_event(*event);
+    } catch (...) {
+      log_once("cm_event_exception", "internal error in rdma_get_cm_event; UD QoS unchanged");
+    }
+    errno = saved;
+  }
+  return rc;
+}
+
+__attribute__((visibility("default"))) int rdma_destroy_id(rdma_cm_id* id) {
+  auto next = real_rdmacm().destroy_id;
+  if (next == nullptr) return no_librdmacm();
+  int rc = next(id);
+  if (rc == 0) {
+    try {
+      IdRegistry::instance().erase(id);
+      rdmaqos::preload::erase_ud_peer(id);
+    } catch (...) {
+    }
+  }
+  return rc;
+}
+
+}  // extern "C"

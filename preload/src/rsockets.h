@@ -1,0 +1,25 @@
+// The rsockets part: what rsetsockopt(IP_TOS / SO_PRIORITY) asked for each socket, given to the
+// socket's rdma_cm id when it connects (rsockets itself rejects both options, or passes an int
+// where one byte is required). The interposers rsetsockopt, rconnect and rclose live in
+// rsockets.cpp; the rdma_cm layer reads what is below.
+#pragma once
+
+#include <rdma/rdma_cma.h>
+
+#include <optional>
+
+#include "rdma-qos/rdmacm-qos/socket_qos.h"
+
+namespace rdmaqos::preload {
+
+// While rconnect runs on this thread: the QoS of the socket it connects (rsockets resolves the
+// route inside rconnect, on this thread, for blocking sockets).
+extern thread_local std::optional<rdmacm::SocketQos> connecting_socket;
+
+// rsockets keeps each stream socket's rdma_cm id private, but passes it to rdma_set_option for
+// SO_REUSEADDR: while this is set, rdma_set_option only notes the id (take_captured_id), so the
+// socket's QoS is tied to its id before it connects, blocking or not.
+extern thread_local bool capturing_id;
+extern thread_local rdma_cm_id* captured_id;
+
+}  // namespace rdmaqos::preload

@@ -1,0 +1,18 @@
+// The test hook's file writer (see test_record.h).
+#include "test_record.h"
+
+#include <cstdio>
+#include <mutex>
+
+namespace rdmaqos::preload {
+
+void append_record(const std::string& path, const std::string& line) {
+  static std::mutex mutex;
+  std::lock_guard lock(mutex);
+  if (FILE* f = fopen(path.c_str(), "a")) {
+    fprintf(f, "%s\n", line.c_str());
+    fclose(f);
+  }
+}
+
+}  // namespace rdmaqos::preload

@@ -1,0 +1,21 @@
+// UD peers: address handles a program creates for an rdma_cm UD id's peer (from a work
+// completion, say) get the id's decision too. Which (PD, GID) each id registered is kept, to
+// forget it with the id.
+#pragma once
+
+#include <rdma/rdma_cma.h>
+
+#include <optional>
+
+#include "rdma-qos/providers/av_policy.h"
+#include "rdma-qos/rdmacm-qos/cm_qos.h"
+
+namespace rdmaqos::preload {
+
+bool is_ud(rdma_cm_id* id);
+void register_ud_peer(rdma_cm_id* id, const std::optional<rdmacm::CmDecision>& d,
+                      const providers::CmConnection& cm);
+// Another live id on the same PD reaching the same peer keeps the peer's decision.
+void erase_ud_peer(const rdma_cm_id* id);
+
+}  // namespace rdmaqos::preload

@@ -1,0 +1,117 @@
+// The SA client for many threads: each call bounded by its caller's deadline, the port's lock
+// included, and every thread getting the answer to its own query.
+#include "rdma-qos/sa-client/shared_client.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "fake_transport.h"
+
+namespace rdmaqos::sa {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+// An SA that never answers, with retries that would take 2 s without a deadline.
+std::unique_ptr<SharedClient> silent_sa() {
+  auto t = std::make_unique<testing::FakeTransport>(
+      [](const SaMad&) { return std::vector<ReceivedMad>{}; });
+  ClientOptions o;
+  o.timeout = 200ms;
+  o.retries = 10;
+  o.backoff = 1ms;
+  return std::make_unique<SharedClient>(std::make_unique<Client>(std::move(t), o));
+}
+
+// An SA that answers every PathRecord query with the query itself and SL 3.
+std::unique_ptr<SharedClient> echoing_sa() {
+  auto t = std::make_unique<testing::FakeTransport>([](const SaMad& r) {
+    SaMad m = testing::response_to(r, method::kGetTableResp);
+    m.sa.attr_offset = 8;
+    PathRecord p = *decode_path_record(r.data);
+    p.sl = 3;
+    auto b = encode_path_record(p);
+    m.data.assign(b->begin(), b->end());
+    return std::vector<ReceivedMad>{testing::received(m)};
+  });
+  ClientOptions o;
+  o.timeout = 100ms;
+  return std::make_unique<SharedClient>(std::make_unique<Client>(std::move(t), o));
+}
+
+PathQuery query_for(uint64_t service_id) {
+  PathQuery q;
+  q.record.service_id = service_id;
+  q.record.dlid = 3;
+  q.comp_mask = pr_mask::kServiceId | pr_mask::kDlid;
+  return q;
+}
+
+TEST(SharedClient, TheCallersDeadlineEndsAQueryToASilentSa) {
+  auto c = silent_sa();
+  auto start = Clock::now();
+  auto r = c->path_records(query_for(1), deadline_after(30ms));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::kTimeout);
+  EXPECT_LT(Clock::now() - start, 200ms);  // not even one full attempt
+}
+
+TEST(SharedClient, AWaiterForABusyPortGivesUpAtItsOwnDeadline) {
+  auto c = silent_sa();
+  std::atomic<bool> holding{false};
+  std::thread first([&] {
+    holding = true;
+    (void)c->path_records(query_for(1), deadline_after(400ms));
+  });
+  while (!holding) std::this_thread::yield();
+  std::this_thread::sleep_for(20ms);  // the first thread holds the port's lock by now
+  auto start = Clock::now();
+  auto r = c->path_records(query_for(2), deadline_after(30ms));
+  auto took = Clock::now() - start;
+  first.join();
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::kTimeout);
+  EXPECT_NE(r.error().message.find("busy"), std::string::npos) << r.error().message;
+  EXPECT_LT(took, 300ms);  // did not wait for the first thread's query to end
+}
+
+TEST(SharedClient, ManyThreadsEachGetTheAnswerToTheirOwnQuery) {
+  auto c = echoing_sa();
+  constexpr int kThreads = 8, kQueries = 40;
+  std::atomic<int> wrong{0}, failed{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kQueries; ++i) {
+        uint64_t sid = 0x1000000 + static_cast<uint64_t>(t * kQueries + i);
+        auto r = c->path_records(query_for(sid), deadline_after(2000ms));
+        if (!r || r->size() != 1)
+          ++failed;
+        else if ((*r)[0].service_id != sid || (*r)[0].sl != 3)
+          ++wrong;
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failed, 0);
+  EXPECT_EQ(wrong, 0);
+}
+
+TEST(SharedClient, WithoutADeadlineTheClientsOwnRetriesApply) {
+  auto c = echoing_sa();
+  auto r = c->path_records(query_for(7), std::nullopt);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ((*r)[0].service_id, 7u);
+}
+
+TEST(SharedClient, NoBudgetMeansNoDeadline) {
+  EXPECT_EQ(deadline_after(0ms), std::nullopt);
+  EXPECT_EQ(deadline_after(-5ms), std::nullopt);
+  EXPECT_TRUE(deadline_after(5ms).has_value());
+}
+
+}  // namespace
+}  // namespace rdmaqos::sa
