@@ -15,7 +15,6 @@
 namespace rdmaqos::sad {
 namespace {
 
-constexpr uint32_t kCapExtendedSpeeds = 1u << 14;
 constexpr int kPortStateActive = 4;
 
 struct FabricDeleter {
@@ -60,17 +59,26 @@ Sl2Vl decode_sl2vl(const uint8_t (&buf)[IB_SMP_DATA_SIZE]) {
   return t;
 }
 
-void fill_port_info(PortModel& pm, uint8_t* info) {
+// MTU, rate and capability masks from a PortInfo. `governing_capmask`: the CapabilityMask whose
+// IsExtendedSpeedsSupported bit decides whether LinkSpeedExtActive counts (a switch's port 0
+// for every port of the switch, as OpenSM reads it). A width/speed combination IBA does not
+// define is reported in `warnings` with the rate OpenSM would use.
+void fill_port_info(PortModel& pm, uint8_t* info, uint32_t governing_capmask, bool linked,
+                    const std::string& where, std::vector<std::string>& warnings) {
   pm.mtu_cap = static_cast<uint8_t>(mad_get_field(info, 0, IB_PORT_MTU_CAP_F));
-  uint32_t width = mad_get_field(info, 0, IB_PORT_LINK_WIDTH_ACTIVE_F);
-  uint32_t speed = mad_get_field(info, 0, IB_PORT_LINK_SPEED_ACTIVE_F);
-  uint32_t ext = 0;
-  if (mad_get_field(info, 0, IB_PORT_CAPMASK_F) & kCapExtendedSpeeds) {
-    ext = mad_get_field(info, 0, IB_PORT_LINK_SPEED_EXT_ACTIVE_F);
+  pm.capability_mask = mad_get_field(info, 0, IB_PORT_CAPMASK_F);
+  pm.capability_mask2 = static_cast<uint16_t>(mad_get_field(info, 0, IB_PORT_CAPMASK2_F));
+  auto width = static_cast<uint8_t>(mad_get_field(info, 0, IB_PORT_LINK_WIDTH_ACTIVE_F));
+  auto speed = static_cast<uint8_t>(mad_get_field(info, 0, IB_PORT_LINK_SPEED_ACTIVE_F));
+  auto ext = static_cast<uint8_t>(mad_get_field(info, 0, IB_PORT_LINK_SPEED_EXT_ACTIVE_F));
+  PortRate rate = port_rate(width, speed, ext, (governing_capmask & kCapHasExtendedSpeeds) != 0);
+  pm.rate = rate.rate;
+  if (!rate.known && linked) {
+    warnings.push_back(fmt::format(
+        "{}: LinkWidthActive {} LinkSpeedActive {} LinkSpeedExtActive {} is no rate IBA "
+        "defines; its paths get rate code {} (as OpenSM computes it)",
+        where, width, speed, ext, rate.rate));
   }
-  auto rate = rate_from_link(static_cast<uint8_t>(width), static_cast<uint8_t>(speed),
-                             static_cast<uint8_t>(ext));
-  pm.rate = rate.value_or(2);
 }
 
 }  // namespace
@@ -130,16 +138,20 @@ sa::Result<Discovery> discover_fabric(const DiscoveryOptions& options) {
       }
     };
 
+    uint32_t p0_capmask = 0;
     if (is_switch) {
       PortModel& p0 = node.ports[0];
       p0.present = true;
       p0.guid = n->guid;
       p0.lid = n->smalid;
       p0.lmc = n->smalmc;
+      const std::string where = fmt::format("switch {:#x} port 0", n->guid);
       if (n->ports[0] != nullptr) {
-        fill_port_info(p0, n->ports[0]->info);
+        p0_capmask = mad_get_field(n->ports[0]->info, 0, IB_PORT_CAPMASK_F);
+        fill_port_info(p0, n->ports[0]->info, p0_capmask, true, where, out.warnings);
       } else if (smp.query(n->smalid, IB_ATTR_PORT_INFO, 0, buf)) {
-        fill_port_info(p0, buf);
+        p0_capmask = mad_get_field(buf, 0, IB_PORT_CAPMASK_F);
+        fill_port_info(p0, buf, p0_capmask, true, where, out.warnings);
       }
       read_pkeys(p0, n->smalid);
       uint32_t top = mad_get_field(n->switchinfo, 0, IB_SW_LINEAR_FDB_TOP_F);
@@ -159,8 +171,12 @@ sa::Result<Discovery> discover_fabric(const DiscoveryOptions& options) {
       PortModel& pm = node.ports[static_cast<size_t>(p)];
       pm.present = true;
       pm.guid = is_switch ? n->guid : port->guid;
-      fill_port_info(pm, port->info);
       const bool active = mad_get_field(port->info, 0, IB_PORT_STATE_F) == kPortStateActive;
+      const uint32_t capmask =
+          is_switch ? p0_capmask : mad_get_field(port->info, 0, IB_PORT_CAPMASK_F);
+      fill_port_info(pm, port->info, capmask, active,
+                     fmt::format("{} {:#x} port {}", is_switch ? "switch" : "CA", n->guid, p),
+                     out.warnings);
       if (port->remoteport != nullptr && active) {
         pm.peer_node = index[port->remoteport->node];
         pm.peer_port = static_cast<uint8_t>(port->remoteport->portnum);

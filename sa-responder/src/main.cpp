@@ -252,6 +252,7 @@ class Daemon {
     // With no model yet, an incomplete one is all there is: answer from it, say so, and let the
     // next complete re-discovery replace it.
     for (const auto& w : found->missing) log("discovery: " + w);
+    for (const auto& w : found->warnings) log_error("discovery: " + w);
     if (auto why = rdmaqos::sad::replacement_refused(*found)) {
       log("discovery " + *why + ": answering from it until a complete re-discovery");
     }
@@ -447,6 +448,7 @@ class Daemon {
       reply["message"] = failure + ": the previous model stays in force";
     } else {
       for (const auto& w : found->missing) reply["diagnostics"].push_back("discovery: " + w);
+      for (const auto& w : found->warnings) log_error("re-discovery: " + w);
       size_t endpoints = found->model.endpoints().size();
       if (auto refused = rdmaqos::sad::replacement_refused(*found)) {
         // A model missing PKey or SL2VL tables would answer paths the fabric forbids.

@@ -25,6 +25,9 @@ struct Discovery {
   // SL dropped), so it is incomplete: answers from it could grant a path a partition forbids
   // or an SL the fabric drops.
   std::vector<std::string> missing;
+  // What the model holds but an administrator should hear of (a link speed IBA does not
+  // define); the model is complete.
+  std::vector<std::string> warnings;
 };
 
 // Why `found` must not replace a model in force (a re-discovery that missed tables gives a
