@@ -9,7 +9,8 @@
 namespace rdmaqos::sad::differential {
 namespace {
 
-// Rate limits of 100, 56, 25, 200, 28 and 300 Gb/s by Service-ID; SL 1 to 6.
+// Rate limits of 100, 56, 25, 200, 28 and 300 Gb/s by Service-ID; SL 1 to 6; a packet life
+// above 31 (the field has 6 bits).
 const std::string kSpeedPolicy = R"(qos-levels
   qos-level
     name: DEFAULT
@@ -44,6 +45,7 @@ const std::string kSpeedPolicy = R"(qos-levels
     name: EDR12
     sl: 6
     rate-limit: 18
+    packet-life: 40
   end-qos-level
 end-qos-levels
 qos-match-rules
@@ -119,6 +121,8 @@ std::vector<Query> speed_queries() {
       {"--service-id", "0x300", "--rate", "=16"},
       {"--service-id", "0x301", "--rate", "<12"},
       {"--service-id", "0x305", "--rate", "+17"},
+      {"--service-id", "0x305", "--pkt-life", ">39"},
+      {"--service-id", "0x305", "--pkt-life", "<40"},
   };
   // From node004 (8x HDR, the fastest CA link) every destination's link decides: every
   // variant by GetTable; from node007 (12x EDR) the rate variants by Get, whose refusals carry
