@@ -131,6 +131,7 @@ Topology make_fat_tree(const FatTreeSpec& spec) {
     topo.netfile += fmt::format("caguid=0x{:x}\nCa 1 \"{}\" # \"{}\"\n[1] \"{}\"[{}] {} lid {}\n\n",
                                 ca_guid, id, desc, leaf, leaf_port, port_options(link), lid);
     ca_guid += 0x10;
+    topo.port_count += 2;
     topo.nodes.push_back(std::move(n));
   };
 
@@ -161,6 +162,7 @@ Topology make_fat_tree(const FatTreeSpec& spec) {
     topo.netfile += "\n";
     topo.nodes.push_back(
         TopoNode{id, id + " switch", NodeKind::kSwitch, lid, sw_guid, sw_guid, {}, {}});
+    topo.port_count += leaf_ports + 1;
     ++sw_guid;
   }
   for (int s = 0; s < spec.spines; ++s) {
@@ -174,6 +176,7 @@ Topology make_fat_tree(const FatTreeSpec& spec) {
     topo.netfile += "\n";
     topo.nodes.push_back(
         TopoNode{id, id + " switch", NodeKind::kSwitch, lid, sw_guid, sw_guid, {}, {}});
+    topo.port_count += spine_ports + 1;
     ++sw_guid;
   }
   return topo;

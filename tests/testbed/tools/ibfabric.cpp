@@ -45,12 +45,12 @@ int main(int argc, char** argv) {
   int timeout_s = 60;
   std::vector<std::string> command, opensm_args;
   app.add_option("--cas", spec.cas, "compute CAs in the generated fat tree")
-      ->check(CLI::Range(1, 512));
+      ->check(CLI::Range(1, 16000));
   app.add_flag("--mixed-speeds", mixed_speeds,
                "CA links of FDR, EDR and HDR at 1x..12x beside QDR and DDR, 12x HDR uplinks");
   app.add_option("--cas-per-leaf", spec.cas_per_leaf, "CAs per leaf switch")
-      ->check(CLI::Range(1, 32));
-  app.add_option("--spines", spec.spines, "spine switches")->check(CLI::Range(1, 16));
+      ->check(CLI::Range(1, 200));
+  app.add_option("--spines", spec.spines, "spine switches")->check(CLI::Range(1, 64));
   app.add_option("--lmc", spec.lmc, "OpenSM's LMC (-l), the fat tree's LIDs aligned for it")
       ->check(CLI::Range(0, 7));
   app.add_option("--topology", topology_file, "ibsim topology file instead of the fat tree")

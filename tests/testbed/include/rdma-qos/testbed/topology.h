@@ -43,6 +43,7 @@ struct TopoNode {
 struct Topology {
   std::string netfile;  // ibsim's topology text
   std::vector<TopoNode> nodes;
+  int port_count = 0;  // ports ibsim allocates (a switch's port 0 included); 0: not known
 
   const TopoNode& node(const std::string& id) const;  // throws std::out_of_range
   std::vector<const TopoNode*> cas() const;           // compute CAs, the SM's CA excluded
