@@ -37,17 +37,28 @@ ibmad_port* smp_port(const std::string& ca, int port) {
 
 class Smp {
  public:
-  Smp(ibmad_port* port, int timeout_ms) : port_(port), timeout_(timeout_ms) {}
-  // Attribute `attr` with modifier `mod` from the port at `lid`; false when it does not answer.
+  Smp(ibmad_port* port, int timeout_ms, int attempts)
+      : port_(port), timeout_(timeout_ms), attempts_(std::max(attempts, 1)) {}
+  // Attribute `attr` with modifier `mod` from the port at `lid`; false when no attempt is
+  // answered.
   bool query(uint16_t lid, unsigned attr, unsigned mod, uint8_t (&buf)[IB_SMP_DATA_SIZE]) {
     ib_portid_t id{};
     ib_portid_set(&id, lid, 0, 0);
-    return smp_query_via(buf, &id, attr, mod, static_cast<unsigned>(timeout_), port_) != nullptr;
+    for (int a = 0; a < attempts_; ++a) {
+      if (smp_query_via(buf, &id, attr, mod, static_cast<unsigned>(timeout_), port_) != nullptr) {
+        return true;
+      }
+      ++retried_;
+    }
+    return false;
   }
+  int retried() const { return retried_; }
 
  private:
   ibmad_port* port_;
   int timeout_;
+  int attempts_;
+  int retried_ = 0;
 };
 
 Sl2Vl decode_sl2vl(const uint8_t (&buf)[IB_SMP_DATA_SIZE]) {
@@ -104,7 +115,10 @@ sa::Result<Discovery> discover_fabric(const DiscoveryOptions& options) {
     return sa::make_error(sa::ErrorCode::kTransport, "cannot open the port for SMPs");
   }
   if (options.retries > 0) mad_rpc_set_retries(mad, options.retries);
-  Smp smp(mad, options.timeout_ms);
+  Smp smp(mad, options.timeout_ms, options.attempts);
+  auto progress = [&options](const std::string& what) {
+    if (options.progress) options.progress(what);
+  };
 
   Discovery out;
   FabricModel& model = out.model;
@@ -115,8 +129,17 @@ sa::Result<Discovery> discover_fabric(const DiscoveryOptions& options) {
   model.nodes.resize(index.size());
   uint8_t buf[IB_SMP_DATA_SIZE];
   bool have_prefix = false;
+  size_t switches = 0;
+  for (ibnd_node_t* n = fabric->switches; n != nullptr; n = n->type_next) ++switches;
+  progress(fmt::format("topology: {} nodes ({} switches); reading PKey, SL2VL and LFT tables",
+                       index.size(), switches));
+  size_t done = 0;
+  const size_t step = std::max<size_t>(index.size() / 10, 1);
 
   for (ibnd_node_t* n = fabric->nodes; n != nullptr; n = n->next) {
+    if (++done % step == 0) {
+      progress(fmt::format("tables: {}/{} nodes", done, index.size()));
+    }
     NodeModel& node = model.nodes[static_cast<size_t>(index[n])];
     node.guid = n->guid;
     node.type = static_cast<policy::NodeType>(n->type);
@@ -222,6 +245,8 @@ sa::Result<Discovery> discover_fabric(const DiscoveryOptions& options) {
     model.sm_port_guid = model.port(out.self).guid;
   }
   model.index();
+  progress(fmt::format("done: {} endpoints, {} table(s) missing, {} SMP(s) sent again",
+                       model.endpoints().size(), out.missing.size(), smp.retried()));
   return out;
 }
 

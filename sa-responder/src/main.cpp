@@ -164,7 +164,7 @@ struct ChildDiscovery {
   pid_t pid = -1;
   int fd = -1;
   std::string output;
-  Clock::time_point started;
+  Clock::time_point last_output;  // the start, then each output: the time limit counts from it
 };
 
 std::optional<ChildDiscovery> spawn_discovery(const rdmaqos::sad::DiscoveryOptions& options) {
@@ -244,7 +244,9 @@ class Daemon {
 
   // Discovery, policy, SA port and control socket; false (logged) when the daemon cannot run.
   bool start() {
-    auto found = rdmaqos::sad::discover_fabric(discovery_);
+    rdmaqos::sad::DiscoveryOptions first = discovery_;
+    first.progress = [](const std::string& s) { log("discovery: " + s); };
+    auto found = rdmaqos::sad::discover_fabric(first);
     if (!found) {
       log_error("discovery failed: " + found.error().message);
       return false;
@@ -378,7 +380,7 @@ class Daemon {
       if (options_.rediscover_interval.count() > 0 && Clock::now() >= next_discovery_) {
         start_rediscovery(std::nullopt);
       }
-      if (child_ && Clock::now() - child_->started > options_.discovery_timeout) {
+      if (child_ && Clock::now() - child_->last_output > options_.discovery_timeout) {
         kill(child_->pid, SIGKILL);
       }
       std::vector<pollfd> fds;
@@ -431,6 +433,7 @@ class Daemon {
       ssize_t n = read(child_->fd, buf, sizeof(buf));
       if (n > 0) {
         child_->output.append(buf, static_cast<size_t>(n));
+        child_->last_output = Clock::now();
         continue;
       }
       if (n < 0 && errno == EINTR) continue;
@@ -658,6 +661,9 @@ int main(int argc, char** argv) {
     discovery.ca.resize(colon);
   }
   if (dump_fabric) {
+    // Progress lines before the JSON line: the daemon logs them, and its time limit counts
+    // from the last one (a discovery that advances is never killed half-way).
+    discovery.progress = [](const std::string& s) { std::cout << "discovery: " << s << std::endl; };
     auto result = rdmaqos::sad::discover_fabric(discovery);
     if (!result) {
       std::cerr << "rdma-qos-sad: discovery failed: " << result.error().message << "\n";

@@ -2,6 +2,7 @@
 // PKey and SL2VL tables and each switch's linear forwarding table with libibmad queries.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,7 +16,13 @@ struct DiscoveryOptions {
   std::string ca;      // empty: the first CA
   int port = 0;        // 0: the first active port
   int timeout_ms = 0;  // per SMP; 0: libibmad's default
-  int retries = 0;
+  int retries = 0;     // libibmad's resends of one SMP
+  // Whole attempts of one table read (each with libibmad's resends) before the table counts
+  // as missing: one lost answer costs a retry of that block, not the discovery.
+  int attempts = 3;
+  // Told what the discovery has done so far (topology, then every tenth of the nodes' tables);
+  // a library never prints, the caller logs.
+  std::function<void(const std::string&)> progress;
 };
 
 struct Discovery {
