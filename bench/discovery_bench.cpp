@@ -107,7 +107,8 @@ int main(int argc, char** argv) {
   std::vector<int> sizes = {300, 1000, 1980};
   int runs = 3;
   app.add_option("--sad", sad, "the rdma-qos-sad binary")->required();
-  app.add_option("--cas", sizes, "fabric sizes (compute CAs; 32 per leaf, 4 spines)");
+  app.add_option("--cas", sizes, "fabric sizes (compute CAs; 32 per leaf, 4 spines)")
+      ->delimiter(',');
   app.add_option("--runs", runs, "discoveries per size (the median is shown)");
   CLI11_PARSE(app, argc, argv);
   sad = std::filesystem::absolute(sad).string();  // clients run inside the fabric's directory
