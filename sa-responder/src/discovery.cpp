@@ -1,7 +1,10 @@
 // Discovery over SMPs. libibnetdisc walks the topology and keeps each node's NodeInfo,
 // SwitchInfo and each port's PortInfo; the tables it does not read (PKey, SL2VL, LFT) are
-// queried here, LID-routed, once the SM has assigned LIDs.
+// queried here, LID-routed, once the SM has assigned LIDs: the switches' SL2VL tables (most of
+// the SMPs) several at once, the rest one at a time.
 #include "rdma-qos/sa-responder/discovery.h"
+
+#include "smp_window.h"
 
 #include <infiniband/ibnetdisc.h>
 #include <infiniband/mad.h>
@@ -61,7 +64,18 @@ class Smp {
   int retried_ = 0;
 };
 
-Sl2Vl decode_sl2vl(const uint8_t (&buf)[IB_SMP_DATA_SIZE]) {
+// SMPs in flight at once for the switches' SL2VL tables: modest, as OpenSM's max_wire_smps (4)
+// is. ibsim answers one SMP at a time, so on the simulator any window takes as long as one.
+constexpr size_t kSmpWindow = 8;
+
+// Where a switch's SL2VL table goes: node index, output port, input port.
+struct SwitchTable {
+  int node = 0;
+  int out = 0;
+  int in = 0;
+};
+
+Sl2Vl decode_sl2vl(const uint8_t* buf) {
   Sl2Vl t{};
   for (size_t sl = 0; sl < 16; ++sl) {
     uint8_t byte = buf[sl / 2];
@@ -133,6 +147,8 @@ sa::Result<Discovery> discover_fabric(const DiscoveryOptions& options) {
   for (ibnd_node_t* n = fabric->switches; n != nullptr; n = n->type_next) ++switches;
   progress(fmt::format("topology: {} nodes ({} switches); reading PKey, SL2VL and LFT tables",
                        index.size(), switches));
+  std::vector<SwitchTable> switch_tables;
+  std::vector<SmpGet> switch_gets;
   size_t done = 0;
   const size_t step = std::max<size_t>(index.size() / 10, 1);
 
@@ -225,17 +241,37 @@ sa::Result<Discovery> discover_fabric(const DiscoveryOptions& options) {
       if (!active) continue;
       // A switch maps SLs per (input port, output port): this output port's table for every
       // input, port 0 included (paths that start at the switch).
+      // Read below, many at once.
       pm.sl2vl.assign(static_cast<size_t>(n->numports) + 1, Sl2Vl{});
       for (int in = 0; in <= n->numports; ++in) {
         if (in == p) continue;
         if (in != 0 && (n->ports[in] == nullptr || n->ports[in]->remoteport == nullptr)) continue;
-        if (smp.query(n->smalid, IB_ATTR_SLVL_TABLE, static_cast<unsigned>(in << 8 | p), buf)) {
-          pm.sl2vl[static_cast<size_t>(in)] = decode_sl2vl(buf);
-        } else {
-          out.missing.push_back(
-              fmt::format("no SL2VL table {}->{} from switch {:#x}", in, p, n->guid));
-        }
+        switch_tables.push_back({index[n], p, in});
+        switch_gets.push_back({n->smalid, IB_ATTR_SLVL_TABLE, static_cast<uint32_t>(in << 8 | p)});
       }
+    }
+  }
+
+  // The switches' SL2VL tables, one per (input, output) port pair: most of the SMPs, so many
+  // in flight at once; one at a time where the port cannot do that.
+  progress(fmt::format("SL2VL tables of the switches: {}", switch_gets.size()));
+  auto tables = smp_get_window(mad, switch_gets, kSmpWindow,
+                               options.timeout_ms > 0 ? options.timeout_ms : 1000,
+                               std::max(options.attempts, 1));
+  for (size_t i = 0; i < switch_tables.size(); ++i) {
+    const SwitchTable& t = switch_tables[i];
+    NodeModel& node = model.nodes[static_cast<size_t>(t.node)];
+    std::optional<Sl2Vl> table;
+    if (tables) {
+      if ((*tables)[i]) table = decode_sl2vl((*tables)[i]->data());
+    } else if (smp.query(switch_gets[i].lid, switch_gets[i].attr, switch_gets[i].mod, buf)) {
+      table = decode_sl2vl(buf);
+    }
+    if (table) {
+      node.ports[static_cast<size_t>(t.out)].sl2vl[static_cast<size_t>(t.in)] = *table;
+    } else {
+      out.missing.push_back(
+          fmt::format("no SL2VL table {}->{} from switch {:#x}", t.in, t.out, node.guid));
     }
   }
   if (fabric->from_node != nullptr) {
