@@ -107,6 +107,8 @@ void BM_Compile(benchmark::State& state) {
   }
   state.counters["rules"] = n;
   state.counters["bytes"] = static_cast<double>(bytes);
+  // Target: at most 200 bytes per rule at 100k rules.
+  state.counters["bytes_per_rule"] = static_cast<double>(bytes) / n;
 }
 
 }  // namespace

@@ -646,7 +646,8 @@ class Parser : public ValueReader {
         l.rate_limit = static_cast<uint8_t>(*v);
     } else if (field == "packet-life") {
       if (!once(field, at)) return;
-      if (auto v = single_number(value, line_no, col0, field, 0, 31))
+      // 6 bits in a PathRecord: only a larger value would spill into the selector bits.
+      if (auto v = single_number(value, line_no, col0, field, 0, 63))
         l.packet_life = static_cast<uint8_t>(*v);
     } else if (field == "pkey") {
       range_list(value, line_no, col0, field, 0xFFFF, l.pkeys, true);

@@ -643,6 +643,17 @@ PairAnswer answer_lid_pair(const AnswerContext& ctx, const PathRequest& request,
     return out;
   }
   forward.record.reversible = reversible;
+  // The rate a record announces: only what both ends say they support (OpenSM checks the
+  // source, and the destination of a reversible path), after the selectors chose it.
+  const FabricModel& fabric = *ctx.fabric;
+  const PortModel& src = fabric.port(source);
+  forward.record.rate =
+      announced_rate(forward.record.rate, src.capability_mask, src.capability_mask2);
+  if (reversible) {
+    const PortModel& dst = fabric.port(destination);
+    forward.record.rate =
+        announced_rate(forward.record.rate, dst.capability_mask, dst.capability_mask2);
+  }
   out.record = forward.record;
   out.links = forward.links;
   return out;

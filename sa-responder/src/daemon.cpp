@@ -156,7 +156,7 @@ struct ChildDiscovery {
   pid_t pid = -1;
   int fd = -1;
   std::string output;
-  Clock::time_point started;
+  Clock::time_point last_output;  // the start, then each output: the time limit counts from it
 };
 
 std::optional<ChildDiscovery> spawn_discovery(const rdmaqos::sad::DiscoveryOptions& options) {
@@ -244,7 +244,9 @@ class Daemon::Impl {
         return kExitConfig;
       }
     }
-    auto found = rdmaqos::sad::discover_fabric(discovery_);
+    rdmaqos::sad::DiscoveryOptions first = discovery_;
+    first.progress = [](const std::string& s) { log("discovery: " + s); };
+    auto found = rdmaqos::sad::discover_fabric(first);
     if (!found) {
       log_error("discovery failed: " + found.error().message);
       return kExitFailure;
@@ -252,6 +254,7 @@ class Daemon::Impl {
     // With no model yet, an incomplete one is all there is: answer from it, say so, and let the
     // next complete re-discovery replace it.
     for (const auto& w : found->missing) log("discovery: " + w);
+    for (const auto& w : found->warnings) log_error("discovery: " + w);
     if (auto why = rdmaqos::sad::replacement_refused(*found)) {
       log("discovery " + *why + ": answering from it until a complete re-discovery");
     }
@@ -388,7 +391,7 @@ class Daemon::Impl {
       if (options_.rediscover_interval.count() > 0 && Clock::now() >= next_discovery_) {
         start_rediscovery(std::nullopt);
       }
-      if (child_ && Clock::now() - child_->started > options_.discovery_timeout) {
+      if (child_ && Clock::now() - child_->last_output > options_.discovery_timeout) {
         kill(child_->pid, SIGKILL);
       }
       std::vector<pollfd> fds;
@@ -459,6 +462,7 @@ class Daemon::Impl {
       ssize_t n = read(child_->fd, buf, sizeof(buf));
       if (n > 0) {
         child_->output.append(buf, static_cast<size_t>(n));
+        child_->last_output = Clock::now();
         continue;
       }
       if (n < 0 && errno == EINTR) continue;
@@ -476,6 +480,7 @@ class Daemon::Impl {
       reply["message"] = failure + ": the previous model stays in force";
     } else {
       for (const auto& w : found->missing) reply["diagnostics"].push_back("discovery: " + w);
+      for (const auto& w : found->warnings) log_error("re-discovery: " + w);
       size_t endpoints = found->model.endpoints().size();
       if (auto refused = rdmaqos::sad::replacement_refused(*found)) {
         // A model missing PKey or SL2VL tables would answer paths the fabric forbids.

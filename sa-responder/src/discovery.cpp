@@ -1,7 +1,10 @@
 // Discovery over SMPs. libibnetdisc walks the topology and keeps each node's NodeInfo,
 // SwitchInfo and each port's PortInfo; the tables it does not read (PKey, SL2VL, LFT) are
-// queried here, LID-routed, once the SM has assigned LIDs.
+// queried here, LID-routed, once the SM has assigned LIDs: the switches' SL2VL tables (most of
+// the SMPs) several at once, the rest one at a time.
 #include "rdma-qos/sa-responder/discovery.h"
+
+#include "smp_window.h"
 
 #include <infiniband/ibnetdisc.h>
 #include <infiniband/mad.h>
@@ -15,7 +18,6 @@
 namespace rdmaqos::sad {
 namespace {
 
-constexpr uint32_t kCapExtendedSpeeds = 1u << 14;
 constexpr int kPortStateActive = 4;
 
 struct FabricDeleter {
@@ -38,20 +40,42 @@ ibmad_port* smp_port(const std::string& ca, int port) {
 
 class Smp {
  public:
-  Smp(ibmad_port* port, int timeout_ms) : port_(port), timeout_(timeout_ms) {}
-  // Attribute `attr` with modifier `mod` from the port at `lid`; false when it does not answer.
+  Smp(ibmad_port* port, int timeout_ms, int attempts)
+      : port_(port), timeout_(timeout_ms), attempts_(std::max(attempts, 1)) {}
+  // Attribute `attr` with modifier `mod` from the port at `lid`; false when no attempt is
+  // answered.
   bool query(uint16_t lid, unsigned attr, unsigned mod, uint8_t (&buf)[IB_SMP_DATA_SIZE]) {
     ib_portid_t id{};
     ib_portid_set(&id, lid, 0, 0);
-    return smp_query_via(buf, &id, attr, mod, static_cast<unsigned>(timeout_), port_) != nullptr;
+    for (int a = 0; a < attempts_; ++a) {
+      if (smp_query_via(buf, &id, attr, mod, static_cast<unsigned>(timeout_), port_) != nullptr) {
+        return true;
+      }
+      ++retried_;
+    }
+    return false;
   }
+  int retried() const { return retried_; }
 
  private:
   ibmad_port* port_;
   int timeout_;
+  int attempts_;
+  int retried_ = 0;
 };
 
-Sl2Vl decode_sl2vl(const uint8_t (&buf)[IB_SMP_DATA_SIZE]) {
+// SMPs in flight at once for the switches' SL2VL tables: modest, as OpenSM's max_wire_smps (4)
+// is. ibsim answers one SMP at a time, so on the simulator any window takes as long as one.
+constexpr size_t kSmpWindow = 8;
+
+// Where a switch's SL2VL table goes: node index, output port, input port.
+struct SwitchTable {
+  int node = 0;
+  int out = 0;
+  int in = 0;
+};
+
+Sl2Vl decode_sl2vl(const uint8_t* buf) {
   Sl2Vl t{};
   for (size_t sl = 0; sl < 16; ++sl) {
     uint8_t byte = buf[sl / 2];
@@ -60,17 +84,26 @@ Sl2Vl decode_sl2vl(const uint8_t (&buf)[IB_SMP_DATA_SIZE]) {
   return t;
 }
 
-void fill_port_info(PortModel& pm, uint8_t* info) {
+// MTU, rate and capability masks from a PortInfo. `governing_capmask`: the CapabilityMask whose
+// IsExtendedSpeedsSupported bit decides whether LinkSpeedExtActive counts (a switch's port 0
+// for every port of the switch, as OpenSM reads it). A width/speed combination IBA does not
+// define is reported in `warnings` with the rate OpenSM would use.
+void fill_port_info(PortModel& pm, uint8_t* info, uint32_t governing_capmask, bool linked,
+                    const std::string& where, std::vector<std::string>& warnings) {
   pm.mtu_cap = static_cast<uint8_t>(mad_get_field(info, 0, IB_PORT_MTU_CAP_F));
-  uint32_t width = mad_get_field(info, 0, IB_PORT_LINK_WIDTH_ACTIVE_F);
-  uint32_t speed = mad_get_field(info, 0, IB_PORT_LINK_SPEED_ACTIVE_F);
-  uint32_t ext = 0;
-  if (mad_get_field(info, 0, IB_PORT_CAPMASK_F) & kCapExtendedSpeeds) {
-    ext = mad_get_field(info, 0, IB_PORT_LINK_SPEED_EXT_ACTIVE_F);
+  pm.capability_mask = mad_get_field(info, 0, IB_PORT_CAPMASK_F);
+  pm.capability_mask2 = static_cast<uint16_t>(mad_get_field(info, 0, IB_PORT_CAPMASK2_F));
+  auto width = static_cast<uint8_t>(mad_get_field(info, 0, IB_PORT_LINK_WIDTH_ACTIVE_F));
+  auto speed = static_cast<uint8_t>(mad_get_field(info, 0, IB_PORT_LINK_SPEED_ACTIVE_F));
+  auto ext = static_cast<uint8_t>(mad_get_field(info, 0, IB_PORT_LINK_SPEED_EXT_ACTIVE_F));
+  PortRate rate = port_rate(width, speed, ext, (governing_capmask & kCapHasExtendedSpeeds) != 0);
+  pm.rate = rate.rate;
+  if (!rate.known && linked) {
+    warnings.push_back(fmt::format(
+        "{}: LinkWidthActive {} LinkSpeedActive {} LinkSpeedExtActive {} is no rate IBA "
+        "defines; its paths get rate code {} (as OpenSM computes it)",
+        where, width, speed, ext, rate.rate));
   }
-  auto rate = rate_from_link(static_cast<uint8_t>(width), static_cast<uint8_t>(speed),
-                             static_cast<uint8_t>(ext));
-  pm.rate = rate.value_or(2);
 }
 
 }  // namespace
@@ -96,7 +129,10 @@ sa::Result<Discovery> discover_fabric(const DiscoveryOptions& options) {
     return sa::make_error(sa::ErrorCode::kTransport, "cannot open the port for SMPs");
   }
   if (options.retries > 0) mad_rpc_set_retries(mad, options.retries);
-  Smp smp(mad, options.timeout_ms);
+  Smp smp(mad, options.timeout_ms, options.attempts);
+  auto progress = [&options](const std::string& what) {
+    if (options.progress) options.progress(what);
+  };
 
   Discovery out;
   FabricModel& model = out.model;
@@ -107,8 +143,19 @@ sa::Result<Discovery> discover_fabric(const DiscoveryOptions& options) {
   model.nodes.resize(index.size());
   uint8_t buf[IB_SMP_DATA_SIZE];
   bool have_prefix = false;
+  size_t switches = 0;
+  for (ibnd_node_t* n = fabric->switches; n != nullptr; n = n->type_next) ++switches;
+  progress(fmt::format("topology: {} nodes ({} switches); reading PKey, SL2VL and LFT tables",
+                       index.size(), switches));
+  std::vector<SwitchTable> switch_tables;
+  std::vector<SmpGet> switch_gets;
+  size_t done = 0;
+  const size_t step = std::max<size_t>(index.size() / 10, 1);
 
   for (ibnd_node_t* n = fabric->nodes; n != nullptr; n = n->next) {
+    if (++done % step == 0) {
+      progress(fmt::format("tables: {}/{} nodes", done, index.size()));
+    }
     NodeModel& node = model.nodes[static_cast<size_t>(index[n])];
     node.guid = n->guid;
     node.type = static_cast<policy::NodeType>(n->type);
@@ -130,16 +177,20 @@ sa::Result<Discovery> discover_fabric(const DiscoveryOptions& options) {
       }
     };
 
+    uint32_t p0_capmask = 0;
     if (is_switch) {
       PortModel& p0 = node.ports[0];
       p0.present = true;
       p0.guid = n->guid;
       p0.lid = n->smalid;
       p0.lmc = n->smalmc;
+      const std::string where = fmt::format("switch {:#x} port 0", n->guid);
       if (n->ports[0] != nullptr) {
-        fill_port_info(p0, n->ports[0]->info);
+        p0_capmask = mad_get_field(n->ports[0]->info, 0, IB_PORT_CAPMASK_F);
+        fill_port_info(p0, n->ports[0]->info, p0_capmask, true, where, out.warnings);
       } else if (smp.query(n->smalid, IB_ATTR_PORT_INFO, 0, buf)) {
-        fill_port_info(p0, buf);
+        p0_capmask = mad_get_field(buf, 0, IB_PORT_CAPMASK_F);
+        fill_port_info(p0, buf, p0_capmask, true, where, out.warnings);
       }
       read_pkeys(p0, n->smalid);
       uint32_t top = mad_get_field(n->switchinfo, 0, IB_SW_LINEAR_FDB_TOP_F);
@@ -159,8 +210,12 @@ sa::Result<Discovery> discover_fabric(const DiscoveryOptions& options) {
       PortModel& pm = node.ports[static_cast<size_t>(p)];
       pm.present = true;
       pm.guid = is_switch ? n->guid : port->guid;
-      fill_port_info(pm, port->info);
       const bool active = mad_get_field(port->info, 0, IB_PORT_STATE_F) == kPortStateActive;
+      const uint32_t capmask =
+          is_switch ? p0_capmask : mad_get_field(port->info, 0, IB_PORT_CAPMASK_F);
+      fill_port_info(pm, port->info, capmask, active,
+                     fmt::format("{} {:#x} port {}", is_switch ? "switch" : "CA", n->guid, p),
+                     out.warnings);
       if (port->remoteport != nullptr && active) {
         pm.peer_node = index[port->remoteport->node];
         pm.peer_port = static_cast<uint8_t>(port->remoteport->portnum);
@@ -186,17 +241,37 @@ sa::Result<Discovery> discover_fabric(const DiscoveryOptions& options) {
       if (!active) continue;
       // A switch maps SLs per (input port, output port): this output port's table for every
       // input, port 0 included (paths that start at the switch).
+      // Read below, many at once.
       pm.sl2vl.assign(static_cast<size_t>(n->numports) + 1, Sl2Vl{});
       for (int in = 0; in <= n->numports; ++in) {
         if (in == p) continue;
         if (in != 0 && (n->ports[in] == nullptr || n->ports[in]->remoteport == nullptr)) continue;
-        if (smp.query(n->smalid, IB_ATTR_SLVL_TABLE, static_cast<unsigned>(in << 8 | p), buf)) {
-          pm.sl2vl[static_cast<size_t>(in)] = decode_sl2vl(buf);
-        } else {
-          out.missing.push_back(
-              fmt::format("no SL2VL table {}->{} from switch {:#x}", in, p, n->guid));
-        }
+        switch_tables.push_back({index[n], p, in});
+        switch_gets.push_back({n->smalid, IB_ATTR_SLVL_TABLE, static_cast<uint32_t>(in << 8 | p)});
       }
+    }
+  }
+
+  // The switches' SL2VL tables, one per (input, output) port pair: most of the SMPs, so many
+  // in flight at once; one at a time where the port cannot do that.
+  progress(fmt::format("SL2VL tables of the switches: {}", switch_gets.size()));
+  auto tables = smp_get_window(mad, switch_gets, kSmpWindow,
+                               options.timeout_ms > 0 ? options.timeout_ms : 1000,
+                               std::max(options.attempts, 1));
+  for (size_t i = 0; i < switch_tables.size(); ++i) {
+    const SwitchTable& t = switch_tables[i];
+    NodeModel& node = model.nodes[static_cast<size_t>(t.node)];
+    std::optional<Sl2Vl> table;
+    if (tables) {
+      if ((*tables)[i]) table = decode_sl2vl((*tables)[i]->data());
+    } else if (smp.query(switch_gets[i].lid, switch_gets[i].attr, switch_gets[i].mod, buf)) {
+      table = decode_sl2vl(buf);
+    }
+    if (table) {
+      node.ports[static_cast<size_t>(t.out)].sl2vl[static_cast<size_t>(t.in)] = *table;
+    } else {
+      out.missing.push_back(
+          fmt::format("no SL2VL table {}->{} from switch {:#x}", t.in, t.out, node.guid));
     }
   }
   if (fabric->from_node != nullptr) {
@@ -206,6 +281,8 @@ sa::Result<Discovery> discover_fabric(const DiscoveryOptions& options) {
     model.sm_port_guid = model.port(out.self).guid;
   }
   model.index();
+  progress(fmt::format("done: {} endpoints, {} table(s) missing, {} SMP(s) sent again",
+                       model.endpoints().size(), out.missing.size(), smp.retried()));
   return out;
 }
 

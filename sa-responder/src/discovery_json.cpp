@@ -24,6 +24,8 @@ nlohmann::json fabric_json(const Discovery& d) {
                        {"lmc", pm.lmc},
                        {"mtu_cap", pm.mtu_cap},
                        {"rate", pm.rate},
+                       {"capability_mask", pm.capability_mask},
+                       {"capability_mask2", pm.capability_mask2},
                        {"pkeys", pm.pkeys},
                        {"sl2vl", sl2vl},
                        {"peer_node", pm.peer_node},
@@ -57,7 +59,8 @@ nlohmann::json fabric_json(const Discovery& d) {
           {"self", {{"node", d.self.node}, {"port", d.self.port}}},
           {"nodes", nodes},
           {"paths", paths},
-          {"missing", d.missing}};
+          {"missing", d.missing},
+          {"warnings", d.warnings}};
 }
 
 // The model back from --dump-fabric --json.
@@ -70,6 +73,7 @@ std::optional<Discovery> discovery_from_json(const nlohmann::json& j) {
     d.model.subnet_prefix = hex(j.at("subnet_prefix"));
     // A discovery that missed tables says so: the daemon must not install its model.
     d.missing = j.at("missing").get<std::vector<std::string>>();
+    d.warnings = j.value("warnings", std::vector<std::string>{});
     d.self.node = j.at("self").at("node").get<int>();
     d.self.port = j.at("self").at("port").get<uint8_t>();
     for (const auto& jn : j.at("nodes")) {
@@ -89,6 +93,8 @@ std::optional<Discovery> discovery_from_json(const nlohmann::json& j) {
         p.lmc = jp.at("lmc").get<uint8_t>();
         p.mtu_cap = jp.at("mtu_cap").get<uint8_t>();
         p.rate = jp.at("rate").get<uint8_t>();
+        p.capability_mask = jp.value("capability_mask", p.capability_mask);
+        p.capability_mask2 = jp.value("capability_mask2", p.capability_mask2);
         p.pkeys = jp.at("pkeys").get<std::vector<uint16_t>>();
         p.sl2vl = jp.at("sl2vl").get<std::vector<Sl2Vl>>();
         p.peer_node = jp.at("peer_node").get<int>();

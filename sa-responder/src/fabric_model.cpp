@@ -9,9 +9,10 @@ namespace rdmaqos::sad {
 namespace {
 
 // Rate codes from slowest to fastest by effective data rate (OpenSM's ordering, which clients
-// see in the answers): 2.5 5 10 14 20 30 25 28 40 60 50 56 80 120 100 112 168 200 300 400 600.
-constexpr std::array<uint8_t, 21> kOrderedRates = {2,  5, 3,  11, 6,  4,  15, 19, 7,  8, 20,
-                                                   12, 9, 10, 16, 13, 14, 17, 18, 21, 22};
+// see in the answers): 2.5 5 10 14 20 30 25 28 40 60 50 56 80 120 100 112 168 200 300 400 600
+// 800 1200.
+constexpr std::array<uint8_t, 23> kOrderedRates = {2, 5,  3,  11, 6,  4,  15, 19, 7,  8,  20, 12,
+                                                   9, 10, 16, 13, 14, 17, 18, 21, 22, 23, 24};
 
 int rate_rank(uint8_t rate) {
   auto it = std::find(kOrderedRates.begin(), kOrderedRates.end(), rate);
@@ -36,39 +37,71 @@ bool valid_rate(uint8_t rate) {
   return rate >= 2 && rate <= 22;
 }
 
-std::optional<uint8_t> rate_from_link(uint8_t width_active, uint8_t speed_active,
-                                      uint8_t speed_ext_active) {
-  // Rows: lane speed SDR DDR QDR FDR EDR HDR; columns: width 1x 2x 4x 8x 12x.
-  static constexpr uint8_t kTable[6][5] = {
-      {2, 5, 3, 6, 4},      {5, 3, 6, 7, 8},      {3, 6, 7, 9, 10},
-      {11, 19, 12, 13, 14}, {15, 20, 16, 17, 18}, {20, 16, 17, 21, 22},
+PortRate port_rate(uint8_t width_active, uint8_t speed_active, uint8_t speed_ext_active,
+                   bool extended) {
+  // Columns: width 1x 2x 4x 8x 12x. Rows: lane speed SDR DDR QDR, then FDR EDR HDR NDR.
+  static constexpr uint8_t kRates[7][5] = {
+      {2, 5, 3, 6, 4},      {5, 3, 6, 7, 8},      {3, 6, 7, 9, 10},     {11, 19, 12, 13, 14},
+      {15, 20, 16, 17, 18}, {20, 16, 17, 21, 22}, {16, 17, 21, 23, 24},
   };
-  int column = -1;
+  bool width_known = true;
+  size_t column = 0;  // OpenSM: an unknown width counts as 1x
   switch (width_active) {
     case 1: column = 0; break;
     case 16: column = 1; break;
     case 2: column = 2; break;
     case 4: column = 3; break;
     case 8: column = 4; break;
-    default: return std::nullopt;
+    default: width_known = false; break;
   }
-  int row = -1;
-  if (speed_ext_active != 0) {
+  if (extended) {
+    std::optional<size_t> row;
     switch (speed_ext_active) {
       case 1: row = 3; break;
       case 2: row = 4; break;
       case 4: row = 5; break;
-      default: return std::nullopt;
+      case 8: row = 6; break;
+      default: break;  // none, or unknown: LinkSpeedActive decides
     }
-  } else {
-    switch (speed_active) {
-      case 1: row = 0; break;
-      case 2: row = 1; break;
-      case 4: row = 2; break;
-      default: return std::nullopt;
-    }
+    if (row) return {kRates[*row][column], width_known};
   }
-  return kTable[row][column];
+  const bool ext_known = !extended || speed_ext_active == 0;
+  switch (speed_active) {
+    case 1: return {kRates[0][column], width_known && ext_known};
+    case 2: return {kRates[1][column], width_known && ext_known};
+    case 4: return {kRates[2][column], width_known && ext_known};
+    default: return {2, false};  // OpenSM: 2.5G whatever the width
+  }
+}
+
+std::optional<uint8_t> rate_from_link(uint8_t width_active, uint8_t speed_active,
+                                      uint8_t speed_ext_active) {
+  PortRate r = port_rate(width_active, speed_active, speed_ext_active, speed_ext_active != 0);
+  if (!r.known) return std::nullopt;
+  return r.rate;
+}
+
+uint8_t announced_rate(uint8_t rate, uint32_t capability_mask, uint16_t capability_mask2) {
+  // Without CapabilityMask2 a port announces none of the newer widths and speeds.
+  const uint16_t cap2 = (capability_mask & kCapHasCapabilityMask2) != 0 ? capability_mask2 : 0;
+  constexpr uint8_t k20 = 6, k25 = 15, k40 = 7, k300 = 18, k600 = 22;
+  switch (rate) {
+    case 19:  // 28G: 2x FDR only
+      if ((cap2 & kCap2Width2x) == 0) {
+        return (capability_mask & kCapHasExtendedSpeeds) != 0 ? k25 : k20;
+      }
+      return rate;
+    case 20:  // 50G: 2x EDR or 1x HDR
+      return (cap2 & (kCap2Width2x | kCap2SpeedHdr)) == 0 ? k40 : rate;
+    case 21:  // 400G, 600G: HDR or NDR only
+    case 22: return (cap2 & (kCap2SpeedHdr | kCap2SpeedNdr)) == 0 ? k300 : rate;
+    case 23:  // 800G, 1200G: NDR only
+    case 24:
+      if ((cap2 & kCap2SpeedNdr) != 0) return rate;
+      return (capability_mask & kCapHasCapabilityMask2) != 0 && (cap2 & kCap2SpeedHdr) == 0 ? k300
+                                                                                            : k600;
+    default: return rate;
+  }
 }
 
 void FabricModel::index() {

@@ -168,6 +168,9 @@ int main(int argc, char** argv) {
     discovery.ca.resize(colon);
   }
   if (dump_fabric) {
+    // Progress lines before the JSON line: the daemon logs them, and its time limit counts
+    // from the last one (a discovery that advances is never killed half-way).
+    discovery.progress = [](const std::string& s) { std::cout << "discovery: " << s << std::endl; };
     auto result = rdmaqos::sad::discover_fabric(discovery);
     if (!result) {
       std::cerr << "rdma-qos-sad: discovery failed: " << result.error().message << "\n";

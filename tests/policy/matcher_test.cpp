@@ -166,6 +166,24 @@ TEST(PolicyMatcher, SourceAndDestinationMustBothMatch) {
   EXPECT_EQ(sl_of(*p, path(0x21, 0x22)), 0);
 }
 
+// A rule side naming more groups than a rule keeps inline (two) still matches any of them, by
+// the index (match) and by the scan (explain).
+TEST(PolicyMatcher, SourceOfFourGroupsMatchesAnyOfThem) {
+  const std::string groups =
+      "port-groups\n"
+      "port-group\nname: A\nport-guid: 0x11\nend-port-group\n"
+      "port-group\nname: B\nport-guid: 0x21\nend-port-group\n"
+      "port-group\nname: C\nport-guid: 0x22\nend-port-group\n"
+      "port-group\nname: D\nport-guid: 0x31\nend-port-group\n"
+      "end-port-groups\n";
+  auto p = load(groups + levels() + rules(rule("source: A, B, C, D\n", "L1")));
+  for (uint64_t src : {0x11, 0x21, 0x22, 0x31}) {
+    EXPECT_EQ(sl_of(*p, path(src, 0x51)), 1) << std::hex << src;
+    EXPECT_EQ(p->explain(path(src, 0x51)).result.rule, 0u) << std::hex << src;
+  }
+  EXPECT_EQ(sl_of(*p, path(0x41, 0x51)), 0);
+}
+
 TEST(PolicyMatcher, RuleWithoutCriteriaMatchesEverything) {
   auto p = load(levels() + rules(rule("", "L3") + rule("qos-class: 1\n", "L1")));
   EXPECT_EQ(sl_of(*p, with_class(path(0x11, 0x21), 1)), 3);

@@ -249,9 +249,17 @@ TEST(PolicyParser, RateLimitOutOfRangeIsAnError) {
               ElementsAre("p.conf:5:13: error: rate-limit 1 is out of range (2..22)"));
 }
 
-TEST(PolicyParser, PacketLifeAbove31IsAnError) {
+TEST(PolicyParser, PacketLifeAbove63IsAnError) {
   EXPECT_THAT(level_diagnostics("sl: 0\npacket-life: 100\n"),
-              ElementsAre("p.conf:5:14: error: packet-life 100 is out of range (0..31)"));
+              ElementsAre("p.conf:5:14: error: packet-life 100 is out of range (0..63)"));
+  EXPECT_THAT(level_diagnostics("sl: 0\npacket-life: 64\n"),
+              ElementsAre("p.conf:5:14: error: packet-life 64 is out of range (0..63)"));
+}
+
+// The PathRecord's PacketLifeTime has 6 bits: 32..63 are values OpenSM answers as they are.
+TEST(PolicyParser, PacketLifeUpTo63IsAccepted) {
+  EXPECT_THAT(level_diagnostics("sl: 0\npacket-life: 63\n"), IsEmpty());
+  EXPECT_THAT(level_diagnostics("sl: 0\npacket-life: 32\n"), IsEmpty());
 }
 
 TEST(PolicyParser, PkeyAbove16BitsIsAnError) {

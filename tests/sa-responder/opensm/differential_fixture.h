@@ -60,6 +60,8 @@ struct Scenario {
   int lmc = 0;  // OpenSM's LMC, and the topology's LIDs aligned for it
   // opensm.conf text given to OpenSM (-F) and to rdma-qos-sad (--opensm-conf); empty: none.
   std::string opensm_conf = {};
+  // The fat tree; empty: make_fat_tree({}) (its LMC is the scenario's).
+  std::optional<testbed::FatTreeSpec> tree = {};
 };
 
 class SadDifferential : public ::testing::Test {
@@ -67,7 +69,7 @@ class SadDifferential : public ::testing::Test {
   static void SetUpTestSuite() { start({kPolicy, "", make_queries}); }
 
   static void start(const Scenario& scenario) {
-    testbed::FatTreeSpec spec;
+    testbed::FatTreeSpec spec = scenario.tree.value_or(testbed::FatTreeSpec{});
     spec.lmc = scenario.lmc;
     IbFabricOptions o = testbed::fabric_options(testbed::make_fat_tree(spec));
     o.lmc = scenario.lmc;

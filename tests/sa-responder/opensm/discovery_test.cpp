@@ -39,10 +39,12 @@ class DiscoveryTest : public ::testing::Test {
     auto r = fabric_->run_at(fabric_->topology().sm_node().id,
                              {RDMA_QOS_SAD, "--dump-fabric", "--json"}, std::chrono::seconds(60));
     ASSERT_EQ(r.exit_code, 0) << r.output;
+    output_ = new std::string(r.output);
     dump_ = new json(dump_line(r.output));
   }
   static void TearDownTestSuite() {
     delete dump_;
+    delete output_;
     delete fabric_;
     dump_ = nullptr;
     fabric_ = nullptr;
@@ -57,10 +59,12 @@ class DiscoveryTest : public ::testing::Test {
 
   static IbFabric* fabric_;
   static json* dump_;
+  static std::string* output_;
 };
 
 IbFabric* DiscoveryTest::fabric_ = nullptr;
 json* DiscoveryTest::dump_ = nullptr;
+std::string* DiscoveryTest::output_ = nullptr;
 
 TEST_F(DiscoveryTest, FindsEveryNodeOfTheTopology) {
   ASSERT_TRUE(dump_->contains("nodes"));
@@ -98,6 +102,19 @@ TEST_F(DiscoveryTest, CaPortRatesFollowTheLinkOptions) {
         EXPECT_EQ(p["rate"], testbed::link_rate_code(t.link)) << t.id;
       }
   }
+}
+
+// Progress comes before the model: the size of the topology, then the end (the daemon logs
+// these lines, and its re-discovery time limit counts from the last one).
+TEST_F(DiscoveryTest, ReportsProgressBeforeTheModel) {
+  const std::string& out = *output_;
+  auto topology = out.find("discovery: topology: 13 nodes (4 switches)");
+  auto done = out.find("discovery: done: 13 endpoints, 0 table(s) missing, 0 SMP(s) sent again");
+  auto model = out.find("\n{");
+  ASSERT_NE(topology, std::string::npos) << out.substr(0, 2000);
+  ASSERT_NE(done, std::string::npos) << out.substr(0, 2000);
+  EXPECT_LT(topology, done);
+  EXPECT_LT(done, model);
 }
 
 TEST_F(DiscoveryTest, CaPortsHoldTheDefaultPartitionAsFullMembers) {

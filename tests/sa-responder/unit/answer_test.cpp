@@ -269,6 +269,39 @@ TEST_F(AnswerTest, ReverseFailureClearsReversibleOrDropsTheRecord) {
   EXPECT_FALSE(record(get(2, 4, q, pr::kSl | pr::kReversible)).reversible);
 }
 
+// a and c linked at 4x HDR on every port of the path (rate 17, 200G) would keep it; at 8x HDR
+// (400G, rate 21) the record says 300G unless both ends announce HDR in CapabilityMask2.
+TEST_F(AnswerTest, HdrOnlyRateNeedsBothEndsToAnnounceHdr) {
+  for (int p : {1, 3}) fabric.nodes[0].ports[static_cast<size_t>(p)].rate = 21;
+  for (int n : {1, 3}) {
+    PortModel& port = fabric.nodes[static_cast<size_t>(n)].ports[1];
+    port.rate = 21;
+    port.capability_mask = kCapHasExtendedSpeeds | kCapHasCapabilityMask2;
+    port.capability_mask2 = kCap2SpeedHdr;
+  }
+  EXPECT_EQ(record(get(2, 4)).rate, 21);
+  fabric.nodes[3].ports[1].capability_mask2 = 0;  // c does not announce HDR
+  EXPECT_EQ(record(get(2, 4)).rate, 18);
+  fabric.nodes[3].ports[1].capability_mask2 = kCap2SpeedHdr;
+  fabric.nodes[1].ports[1].capability_mask = kCapHasExtendedSpeeds;  // a: no CapabilityMask2
+  EXPECT_EQ(record(get(2, 4)).rate, 18);
+}
+
+// The destination counts only on a reversible path: with c unable to send on SL 5, a's
+// announcement alone decides.
+TEST_F(AnswerTest, AnnouncedRateIgnoresTheDestinationOfAOneWayPath) {
+  for (int p : {1, 3}) fabric.nodes[0].ports[static_cast<size_t>(p)].rate = 21;
+  fabric.nodes[1].ports[1].rate = 21;
+  fabric.nodes[3].ports[1].rate = 21;
+  fabric.nodes[3].ports[1].capability_mask2 = 0;
+  fabric.nodes[3].ports[1].sl2vl[0][5] = 15;
+  sa::PathRecord q;
+  q.sl = 5;
+  sa::PathRecord r = record(get(2, 4, q, pr::kSl));
+  EXPECT_FALSE(r.reversible);
+  EXPECT_EQ(r.rate, 21);
+}
+
 TEST_F(AnswerTest, HalfAServiceIdIsInsufficientComponents) {
   EXPECT_EQ(status(get(2, 4, {}, pr::kServiceIdMsb)), kInsufComps);
   EXPECT_EQ(status(get(2, 4, {}, pr::kServiceIdLsb)), kInsufComps);

@@ -44,6 +44,19 @@ TEST(SadDiscovery, MissingTablesSurviveTheJsonFromTheDiscoveryChild) {
   EXPECT_EQ(back->model.port(testing::kB).pkeys, (std::vector<uint16_t>{0xFFFF, 0x0010}));
 }
 
+TEST(SadDiscovery, CapabilityMasksAndWarningsSurviveTheJson) {
+  Discovery d = complete_discovery();
+  d.model.nodes[1].ports[1].capability_mask = 0x0050C048;
+  d.model.nodes[1].ports[1].capability_mask2 = 0x0020;
+  d.warnings = {"CA 0x10 port 1: LinkWidthActive 3 ..."};
+  auto back = discovery_from_json(nlohmann::json::parse(fabric_json(d).dump()));
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->model.port(testing::kA).capability_mask, 0x0050C048u);
+  EXPECT_EQ(back->model.port(testing::kA).capability_mask2, 0x0020);
+  EXPECT_EQ(back->warnings, d.warnings);
+  EXPECT_EQ(replacement_refused(*back), std::nullopt);  // a warning does not refuse the model
+}
+
 // Output without the field (not from this version's --dump-fabric) is not a model: the
 // daemon cannot tell whether it is complete.
 TEST(SadDiscovery, JsonWithoutTheMissingListIsNotAModel) {

@@ -22,11 +22,75 @@ TEST(RateOrder, RateFromWidthAndSpeed) {
   EXPECT_EQ(rate_from_link(3, 1, 0), std::nullopt);
 }
 
+// Every width at every lane speed: IBA rate codes (enum ibv_rate) of lanes x lane speed.
+TEST(RateOrder, EveryWidthAtEverySpeed) {
+  constexpr uint8_t k1x = 1, k2x = 16, k4x = 2, k8x = 4, k12x = 8;
+  struct Case {
+    uint8_t width, speed, ext, rate;
+  };
+  const Case cases[] = {
+      {k1x, 1, 0, 2},  {k2x, 1, 0, 5},  {k4x, 1, 0, 3},  {k8x, 1, 0, 6},  {k12x, 1, 0, 4},
+      {k1x, 2, 0, 5},  {k2x, 2, 0, 3},  {k4x, 2, 0, 6},  {k8x, 2, 0, 7},  {k12x, 2, 0, 8},
+      {k1x, 4, 0, 3},  {k2x, 4, 0, 6},  {k4x, 4, 0, 7},  {k8x, 4, 0, 9},  {k12x, 4, 0, 10},
+      {k1x, 4, 1, 11}, {k2x, 4, 1, 19}, {k4x, 4, 1, 12}, {k8x, 4, 1, 13}, {k12x, 4, 1, 14},
+      {k1x, 4, 2, 15}, {k2x, 4, 2, 20}, {k4x, 4, 2, 16}, {k8x, 4, 2, 17}, {k12x, 4, 2, 18},
+      {k1x, 4, 4, 20}, {k2x, 4, 4, 16}, {k4x, 4, 4, 17}, {k8x, 4, 4, 21}, {k12x, 4, 4, 22},
+      {k1x, 4, 8, 16}, {k2x, 4, 8, 17}, {k4x, 4, 8, 21}, {k8x, 4, 8, 23}, {k12x, 4, 8, 24},
+  };
+  for (const Case& c : cases) {
+    PortRate r = port_rate(c.width, c.speed, c.ext, true);
+    EXPECT_EQ(r.rate, c.rate) << int(c.width) << " " << int(c.speed) << " " << int(c.ext);
+    EXPECT_TRUE(r.known);
+  }
+}
+
+TEST(RateOrder, ExtendedSpeedCountsOnlyWhenTheCapabilityMaskSaysSo) {
+  EXPECT_EQ(port_rate(2, 4, 2, false).rate, 7);  // 4x EDR link of a port without the bit: 40G
+  EXPECT_TRUE(port_rate(2, 4, 2, false).known);
+  EXPECT_EQ(port_rate(2, 4, 0, true).rate, 7);  // extended, none active: LinkSpeedActive
+  EXPECT_TRUE(port_rate(2, 4, 0, true).known);
+}
+
+TEST(RateOrder, UnknownCombinationsAreFlaggedWithOpenSmsFallback) {
+  PortRate width = port_rate(3, 4, 0, true);  // width 3 is no width: counted as 1x
+  EXPECT_FALSE(width.known);
+  EXPECT_EQ(width.rate, 3);
+  PortRate ext = port_rate(2, 2, 3, true);  // extended speed 3 is none: LinkSpeedActive (4x DDR)
+  EXPECT_FALSE(ext.known);
+  EXPECT_EQ(ext.rate, 6);
+  PortRate speed = port_rate(2, 0, 0, false);  // no speed at all: 2.5G
+  EXPECT_FALSE(speed.known);
+  EXPECT_EQ(speed.rate, 2);
+}
+
+TEST(RateOrder, AnnouncedRateNeedsTheEndPortsSupport) {
+  const uint32_t ext_cm2 = kCapHasExtendedSpeeds | kCapHasCapabilityMask2;
+  // No CapabilityMask2 (ibsim's ports): the 2x-only and HDR-only rates are lowered.
+  EXPECT_EQ(announced_rate(19, kCapHasExtendedSpeeds, 0), 15);  // 28G -> 25G
+  EXPECT_EQ(announced_rate(19, 0, 0), 6);                       // 28G -> 20G
+  EXPECT_EQ(announced_rate(20, kCapHasExtendedSpeeds, 0), 7);   // 50G -> 40G
+  EXPECT_EQ(announced_rate(21, kCapHasExtendedSpeeds, 0), 18);  // 400G -> 300G
+  EXPECT_EQ(announced_rate(22, kCapHasExtendedSpeeds, 0), 18);  // 600G -> 300G
+  EXPECT_EQ(announced_rate(23, kCapHasExtendedSpeeds, 0), 22);  // 800G -> 600G
+  EXPECT_EQ(announced_rate(24, ext_cm2, kCap2SpeedHdr), 22);    // 1200G, HDR only: 600G
+  EXPECT_EQ(announced_rate(24, ext_cm2, 0), 18);                // 1200G, neither: 300G
+  // Announced support keeps them.
+  EXPECT_EQ(announced_rate(19, ext_cm2, kCap2Width2x), 19);
+  EXPECT_EQ(announced_rate(20, ext_cm2, kCap2SpeedHdr), 20);
+  EXPECT_EQ(announced_rate(21, ext_cm2, kCap2SpeedNdr), 21);
+  EXPECT_EQ(announced_rate(23, ext_cm2, kCap2SpeedNdr), 23);
+  // Every other rate stands.
+  EXPECT_EQ(announced_rate(16, 0, 0), 16);
+  EXPECT_EQ(announced_rate(12, 0, 0), 12);
+}
+
 TEST(RateOrder, OrderIsByDataRateNotCode) {
   EXPECT_LT(compare_rates(4, 15), 0);   // 30G (12x SDR) below 25G
   EXPECT_LT(compare_rates(10, 16), 0);  // 120G (12x QDR) below 100G
   EXPECT_GT(compare_rates(7, 19), 0);   // 40G above 28G
   EXPECT_EQ(compare_rates(3, 3), 0);
+  EXPECT_GT(compare_rates(23, 22), 0);  // 800G above 600G
+  EXPECT_GT(compare_rates(24, 23), 0);
 }
 
 TEST(RateOrder, SlowerRateFollowsTheOrder) {

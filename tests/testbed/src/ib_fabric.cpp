@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -93,7 +94,20 @@ void IbFabric::start() {
   write_file(dir_ + "/opensm.conf", options_.opensm_conf);
 
   ProcessOptions sim;
-  sim.argv = {"ibsim", "-s", "-n", dir_ + "/net"};  // -n: no console, so no spin on EOF
+  sim.argv = {"ibsim", "-s", "-n"};  // -n: no console, so no spin on EOF
+  // ibsim's tables hold 2048 nodes, 256 switches and 13312 ports unless told more (-N -S -P).
+  const Topology& topo = options_.topology;
+  if (topo.port_count > 0) {
+    const int switches =
+        static_cast<int>(std::count_if(topo.nodes.begin(), topo.nodes.end(), [](const TopoNode& n) {
+          return n.kind == NodeKind::kSwitch;
+        }));
+    sim.argv.insert(sim.argv.end(),
+                    {"-N", std::to_string(std::max<size_t>(2048, topo.nodes.size())), "-S",
+                     std::to_string(std::max(256, switches)), "-P",
+                     std::to_string(std::max(13312, topo.port_count))});
+  }
+  sim.argv.push_back(dir_ + "/net");
   sim.env = {{"IBSIM_SOCKNAME", sockname_}};
   sim.cwd = dir_;
   sim.output_path = dir_ + "/ibsim.log";

@@ -15,6 +15,7 @@ constexpr int kMinSwitchPorts = 8;
 int lanes(Width w) {
   switch (w) {
     case Width::k1x: return 1;
+    case Width::k2x: return 2;
     case Width::k4x: return 4;
     case Width::k8x: return 8;
     case Width::k12x: return 12;
@@ -27,29 +28,44 @@ double lane_gbps(Speed s) {
     case Speed::kSdr: return 2.5;
     case Speed::kDdr: return 5.0;
     case Speed::kQdr: return 10.0;
+    case Speed::kFdr: return 14.0;
+    case Speed::kEdr: return 25.0;
+    case Speed::kHdr: return 50.0;
   }
   return 0;
 }
 
-std::string port_options(Link l) {
-  return fmt::format("w={} s={}", static_cast<int>(l.width), static_cast<int>(l.speed));
+// LinkSpeedExtEnabled bit of an extended speed (FDR 1, EDR 2, HDR 4); 0 for SDR..QDR.
+int ext_bit(Speed s) {
+  return static_cast<int>(s) >> 4;
 }
 
 }  // namespace
+
+std::string port_options(Link l) {
+  // An extended speed needs the base speeds below it enabled as well (as a real port has them):
+  // the link then runs at QDR as LinkSpeedActive and at the extended speed above it.
+  if (ext_bit(l.speed) != 0) {
+    return fmt::format("w={} s=7 e={}", static_cast<int>(l.width), ext_bit(l.speed));
+  }
+  return fmt::format("w={} s={}", static_cast<int>(l.width), static_cast<int>(l.speed));
+}
 
 double link_gbps(Link link) {
   return lanes(link.width) * lane_gbps(link.speed);
 }
 
 int link_rate_code(Link link) {
-  // enum ibv_rate codes for the products an SDR/DDR/QDR link can have.
+  // enum ibv_rate codes for the products of lanes and lane speed.
   double g = link_gbps(link);
   struct Code {
     double gbps;
     int code;
   };
-  static constexpr Code kCodes[] = {{2.5, 2}, {5, 5},  {10, 3}, {20, 6},  {30, 4},
-                                    {40, 7},  {60, 8}, {80, 9}, {120, 10}};
+  static constexpr Code kCodes[] = {{2.5, 2},  {5, 5},    {10, 3},   {20, 6},  {30, 4},   {40, 7},
+                                    {60, 8},   {80, 9},   {120, 10}, {14, 11}, {28, 19},  {56, 12},
+                                    {112, 13}, {168, 14}, {25, 15},  {50, 20}, {100, 16}, {200, 17},
+                                    {300, 18}, {400, 21}, {600, 22}};
   for (const auto& c : kCodes)
     if (c.gbps == g) return c.code;
   throw std::invalid_argument(fmt::format("no IBA rate code for {} Gb/s", g));
@@ -70,6 +86,27 @@ std::vector<const TopoNode*> Topology::cas() const {
 
 const TopoNode& Topology::sm_node() const {
   return nodes.at(0);
+}
+
+FatTreeSpec mixed_speed_tree(int cas) {
+  FatTreeSpec spec;
+  spec.cas = cas;
+  spec.ca_links = {
+      {Width::k4x, Speed::kEdr},   // 100 Gb/s
+      {Width::k4x, Speed::kFdr},   // 56
+      {Width::k1x, Speed::kEdr},   // 25
+      {Width::k8x, Speed::kHdr},   // 400
+      {Width::k2x, Speed::kFdr},   // 28
+      {Width::k4x, Speed::kQdr},   // 40
+      {Width::k12x, Speed::kEdr},  // 300
+      {Width::k4x, Speed::kHdr},   // 200
+      {Width::k1x, Speed::kHdr},   // 50
+      {Width::k12x, Speed::kFdr},  // 168
+      {Width::k4x, Speed::kDdr},   // 20
+  };
+  spec.uplink = {Width::k12x, Speed::kHdr};
+  spec.sm_link = {Width::k4x, Speed::kEdr};
+  return spec;
 }
 
 Topology make_fat_tree(const FatTreeSpec& spec) {
@@ -94,6 +131,7 @@ Topology make_fat_tree(const FatTreeSpec& spec) {
     topo.netfile += fmt::format("caguid=0x{:x}\nCa 1 \"{}\" # \"{}\"\n[1] \"{}\"[{}] {} lid {}\n\n",
                                 ca_guid, id, desc, leaf, leaf_port, port_options(link), lid);
     ca_guid += 0x10;
+    topo.port_count += 2;
     topo.nodes.push_back(std::move(n));
   };
 
@@ -124,6 +162,7 @@ Topology make_fat_tree(const FatTreeSpec& spec) {
     topo.netfile += "\n";
     topo.nodes.push_back(
         TopoNode{id, id + " switch", NodeKind::kSwitch, lid, sw_guid, sw_guid, {}, {}});
+    topo.port_count += leaf_ports + 1;
     ++sw_guid;
   }
   for (int s = 0; s < spec.spines; ++s) {
@@ -137,6 +176,7 @@ Topology make_fat_tree(const FatTreeSpec& spec) {
     topo.netfile += "\n";
     topo.nodes.push_back(
         TopoNode{id, id + " switch", NodeKind::kSwitch, lid, sw_guid, sw_guid, {}, {}});
+    topo.port_count += spine_ports + 1;
     ++sw_guid;
   }
   return topo;

@@ -39,15 +39,18 @@ int main(int argc, char** argv) {
       "program on the fabric with: SIM_HOST=node001 LD_PRELOAD=$IBFABRIC_PRELOAD saquery ...",
       "ibfabric"};
   FatTreeSpec spec;
+  bool mixed_speeds = false;
   std::string topology_file, policy_file, partitions_file;
   bool no_qos = false, keep = false;
   int timeout_s = 60;
   std::vector<std::string> command, opensm_args;
   app.add_option("--cas", spec.cas, "compute CAs in the generated fat tree")
-      ->check(CLI::Range(1, 512));
+      ->check(CLI::Range(1, 16000));
+  app.add_flag("--mixed-speeds", mixed_speeds,
+               "CA links of FDR, EDR and HDR at 1x..12x beside QDR and DDR, 12x HDR uplinks");
   app.add_option("--cas-per-leaf", spec.cas_per_leaf, "CAs per leaf switch")
-      ->check(CLI::Range(1, 32));
-  app.add_option("--spines", spec.spines, "spine switches")->check(CLI::Range(1, 16));
+      ->check(CLI::Range(1, 200));
+  app.add_option("--spines", spec.spines, "spine switches")->check(CLI::Range(1, 64));
   app.add_option("--lmc", spec.lmc, "OpenSM's LMC (-l), the fat tree's LIDs aligned for it")
       ->check(CLI::Range(0, 7));
   app.add_option("--topology", topology_file, "ibsim topology file instead of the fat tree")
@@ -66,6 +69,12 @@ int main(int argc, char** argv) {
 
   try {
     IbFabricOptions options;
+    if (mixed_speeds) {
+      FatTreeSpec mixed = mixed_speed_tree(spec.cas);
+      spec.ca_links = mixed.ca_links;
+      spec.uplink = mixed.uplink;
+      spec.sm_link = mixed.sm_link;
+    }
     options.topology = make_fat_tree(spec);
     if (!topology_file.empty()) {
       // A hand-written topology: node metadata is unknown, only the text is used.

@@ -70,12 +70,26 @@ TEST(Topology, RateCodesAreIbaCodes) {
   EXPECT_EQ(link_rate_code({Width::k4x, Speed::kQdr}), 7);
   EXPECT_EQ(link_rate_code({Width::k12x, Speed::kDdr}), 8);
   EXPECT_EQ(link_rate_code({Width::k12x, Speed::kQdr}), 10);
+  EXPECT_EQ(link_rate_code({Width::k4x, Speed::kFdr}), 12);   // 56G
+  EXPECT_EQ(link_rate_code({Width::k2x, Speed::kFdr}), 19);   // 28G
+  EXPECT_EQ(link_rate_code({Width::k1x, Speed::kEdr}), 15);   // 25G
+  EXPECT_EQ(link_rate_code({Width::k4x, Speed::kEdr}), 16);   // 100G
+  EXPECT_EQ(link_rate_code({Width::k4x, Speed::kHdr}), 17);   // 200G
+  EXPECT_EQ(link_rate_code({Width::k8x, Speed::kHdr}), 21);   // 400G
+  EXPECT_EQ(link_rate_code({Width::k12x, Speed::kHdr}), 22);  // 600G
 }
 
 TEST(Topology, RejectsEmptyFabric) {
   FatTreeSpec spec;
   spec.cas = 0;
   EXPECT_THROW(make_fat_tree(spec), std::invalid_argument);
+}
+
+TEST(Topology, ExtendedSpeedsEnableTheBaseSpeedsAndOneExtendedBit) {
+  EXPECT_EQ(port_options({Width::k4x, Speed::kQdr}), "w=2 s=4");
+  EXPECT_EQ(port_options({Width::k4x, Speed::kFdr}), "w=2 s=7 e=1");
+  EXPECT_EQ(port_options({Width::k2x, Speed::kEdr}), "w=16 s=7 e=2");
+  EXPECT_EQ(port_options({Width::k12x, Speed::kHdr}), "w=8 s=7 e=4");
 }
 
 }  // namespace

@@ -55,7 +55,7 @@ struct QosLevel {
   uint8_t sl = 0;
   std::optional<uint8_t> mtu_limit;    // IBA MTU code 1..5
   std::optional<uint8_t> rate_limit;   // IBA rate code 2..22
-  std::optional<uint8_t> packet_life;  // 0..31
+  std::optional<uint8_t> packet_life;  // 0..63
   RangeList pkeys;                     // masked with 0x7FFF
   RangeList path_bits;                 // parsed and kept; OpenSM's SA never uses them
 };

@@ -1,7 +1,9 @@
 // Fabric discovery with SMPs from a local port: topology with libibnetdisc, then each port's
-// PKey and SL2VL tables and each switch's linear forwarding table with libibmad queries.
+// PKey and SL2VL tables and each switch's linear forwarding table with libibmad queries (the
+// switches' SL2VL tables several in flight at once over libibumad).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,7 +17,13 @@ struct DiscoveryOptions {
   std::string ca;      // empty: the first CA
   int port = 0;        // 0: the first active port
   int timeout_ms = 0;  // per SMP; 0: libibmad's default
-  int retries = 0;
+  int retries = 0;     // libibmad's resends of one SMP
+  // Whole attempts of one table read (each with libibmad's resends) before the table counts
+  // as missing: one lost answer costs a retry of that block, not the discovery.
+  int attempts = 3;
+  // Told what the discovery has done so far (topology, then every tenth of the nodes' tables);
+  // a library never prints, the caller logs.
+  std::function<void(const std::string&)> progress;
 };
 
 struct Discovery {
@@ -25,6 +33,9 @@ struct Discovery {
   // SL dropped), so it is incomplete: answers from it could grant a path a partition forbids
   // or an SL the fabric drops.
   std::vector<std::string> missing;
+  // What the model holds but an administrator should hear of (a link speed IBA does not
+  // define); the model is complete.
+  std::vector<std::string> warnings;
 };
 
 // Why `found` must not replace a model in force (a re-discovery that missed tables gives a

@@ -20,11 +20,39 @@ using Sl2Vl = std::array<uint8_t, 16>;  // SL -> VL
 int compare_rates(uint8_t a, uint8_t b);
 // The next slower rate in that order; nullopt below 2.5G or for an unknown code.
 std::optional<uint8_t> slower_rate(uint8_t rate);
-bool valid_rate(uint8_t rate);  // 2..22
-// Rate code of a link from PortInfo's LinkWidthActive, LinkSpeedActive and
-// LinkSpeedExtActive (the extended speed wins when non-zero); nullopt for an unknown mix.
+bool valid_rate(uint8_t rate);  // 2..22: the rates a request may name (OpenSM 3.3.23's range)
+
+// PortInfo CapabilityMask bits the rate computation reads.
+constexpr uint32_t kCapHasExtendedSpeeds = 1u << 14;  // IsExtendedSpeedsSupported
+constexpr uint32_t kCapHasCapabilityMask2 = 1u << 15;
+// CapabilityMask2 bits.
+constexpr uint16_t kCap2Width2x = 0x0010;   // IsLinkWidth2xSupported
+constexpr uint16_t kCap2SpeedHdr = 0x0020;  // IsLinkSpeedHDRSupported
+constexpr uint16_t kCap2SpeedNdr = 0x0400;  // IsLinkSpeedNDRSupported
+
+// A port's rate from PortInfo's LinkWidthActive (1 = 1x, 16 = 2x, 2 = 4x, 4 = 8x, 8 = 12x),
+// LinkSpeedActive (1 SDR, 2 DDR, 4 QDR) and LinkSpeedExtActive (1 FDR, 2 EDR, 4 HDR, 8 NDR),
+// computed as OpenSM does: LinkSpeedExtActive counts only when `extended` (the
+// IsExtendedSpeedsSupported bit of the CapabilityMask that governs the port: a CA port's own,
+// a switch's port 0 for all its ports) and when it names a speed; else LinkSpeedActive.
+// A combination IBA does not define gives known = false and the rate OpenSM falls back to (an
+// unknown width counts as 1x, an unknown speed as 2.5G): the caller must report it.
+// NDR follows OpenSM after 3.3.23 (which reads NDR links as their LinkSpeedActive).
+struct PortRate {
+  uint8_t rate = 2;
+  bool known = false;
+};
+PortRate port_rate(uint8_t width_active, uint8_t speed_active, uint8_t speed_ext_active,
+                   bool extended);
+// The same with `extended` set whenever LinkSpeedExtActive is non-zero; nullopt when the
+// combination is unknown.
 std::optional<uint8_t> rate_from_link(uint8_t width_active, uint8_t speed_active,
                                       uint8_t speed_ext_active);
+// The rate a PathRecord carries for a path rate that only 2x widths or HDR/NDR speeds give
+// (28, 50, 400, 600, 800 and 1200 Gb/s) when an end port does not announce support for them in
+// its CapabilityMask2: OpenSM lowers it (to 25/20, 40, 300 or 600 Gb/s) for the source port
+// and, on a reversible path, for the destination port.
+uint8_t announced_rate(uint8_t rate, uint32_t capability_mask, uint16_t capability_mask2);
 
 struct PortModel {
   bool present = false;  // a port that exists (CA ports, switch port 0 and external ports)
@@ -32,7 +60,11 @@ struct PortModel {
   uint16_t lid = 0;      // endpoints only (CA ports, switch port 0)
   uint8_t lmc = 0;
   uint8_t mtu_cap = 4;  // IBA MTU code
-  uint8_t rate = 3;     // IBA rate code of the active link
+  uint8_t rate = 3;     // IBA rate code of the active link (port_rate)
+  // Endpoints (CA ports, switch port 0): PortInfo CapabilityMask and CapabilityMask2, which
+  // decide the rate a path record announces (announced_rate).
+  uint32_t capability_mask = kCapHasExtendedSpeeds | kCapHasCapabilityMask2;
+  uint16_t capability_mask2 = kCap2Width2x | kCap2SpeedHdr | kCap2SpeedNdr;
   // PKey table, membership bit included; zero entries are empty slots.
   std::vector<uint16_t> pkeys;
   // CA ports: one table (index 0). Switch external ports: indexed by input port.

@@ -10,18 +10,22 @@
 namespace rdmaqos::testbed {
 
 // ibsim's per-port enabled width / speed bit masks (IBA PortInfo LinkWidthEnabled /
-// LinkSpeedEnabled). The active value is the highest bit both ends enable.
-enum class Width : int { k1x = 1, k4x = 2, k8x = 4, k12x = 8 };
-enum class Speed : int { kSdr = 1, kDdr = 2, kQdr = 4 };
+// LinkSpeedEnabled, and LinkSpeedExtEnabled for FDR and faster). The active value is the
+// highest bit both ends enable. Debian's ibsim 0.10 simulates FDR, EDR and HDR (no NDR).
+enum class Width : int { k1x = 1, k4x = 2, k8x = 4, k12x = 8, k2x = 16 };
+enum class Speed : int { kSdr = 1, kDdr = 2, kQdr = 4, kFdr = 0x10, kEdr = 0x20, kHdr = 0x40 };
 
 struct Link {
   Width width = Width::k4x;
   Speed speed = Speed::kQdr;
 };
 
-// Gb/s of an active link, and its IBA rate code (enum ibv_rate).
+// Gb/s of an active link (the IBA names: 14 per FDR lane, 25 per EDR lane, 50 per HDR lane),
+// and its IBA rate code (enum ibv_rate).
 double link_gbps(Link link);
 int link_rate_code(Link link);
+// ibsim's port options for a link: "w=2 s=4" (QDR), "w=2 s=7 e=2" (EDR).
+std::string port_options(Link link);
 
 enum class NodeKind { kCa, kSwitch };
 
@@ -39,6 +43,7 @@ struct TopoNode {
 struct Topology {
   std::string netfile;  // ibsim's topology text
   std::vector<TopoNode> nodes;
+  int port_count = 0;  // ports ibsim allocates (a switch's port 0 included); 0: not known
 
   const TopoNode& node(const std::string& id) const;  // throws std::out_of_range
   std::vector<const TopoNode*> cas() const;           // compute CAs, the SM's CA excluded
@@ -63,6 +68,10 @@ struct FatTreeSpec {
   // same LMC (IbFabricOptions::lmc) keeps them.
   int lmc = 0;
 };
+
+// A fabric of every speed ibsim simulates: CA links of FDR, EDR and HDR at 1x..12x mixed
+// with QDR and DDR ones, switches linked at 12x HDR (600 Gb/s) so the CA links decide.
+FatTreeSpec mixed_speed_tree(int cas = 8);
 
 // The SM's CA "sm01" comes first (ibsim makes the first port the SM port), on leaf01.
 // LIDs: sm01 = 1, nodeNNN = 1 + NNN, then leaves, then spines.
