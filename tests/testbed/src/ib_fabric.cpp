@@ -90,7 +90,12 @@ void IbFabric::start() {
   write_file(dir_ + "/net", options_.topology.netfile);
   // A configuration file of our own (empty by default) keeps the host's /etc/opensm out of the
   // test.
-  write_file(dir_ + "/opensm.conf", options_.opensm_conf);
+  std::string conf = options_.opensm_conf;
+  for (size_t at = conf.find("@DIR@"); at != std::string::npos;
+       at = conf.find("@DIR@", at + dir_.size()))
+    conf.replace(at, 5, dir_);
+  write_file(dir_ + "/opensm.conf", conf);
+  for (const auto& [name, text] : options_.files) write_file(dir_ + "/" + name, text);
 
   ProcessOptions sim;
   sim.argv = {"ibsim", "-s", "-n", dir_ + "/net"};  // -n: no console, so no spin on EOF
@@ -125,6 +130,7 @@ void IbFabric::start() {
   sm.env = client_env(options_.topology.sm_node().id);
   sm.env["OSM_TMP_DIR"] = dir_;
   sm.env["OSM_CACHE_DIR"] = dir_;
+  for (const auto& [name, value] : options_.opensm_env) sm.env[name] = value;
   sm.cwd = dir_;
   sm.output_path = dir_ + "/opensm.out";
   opensm_ = std::make_unique<Process>(Process::spawn(sm));

@@ -23,8 +23,13 @@ struct IbFabricOptions {
   bool qos = true;         // run OpenSM with -Q (QoS on; SA advertises CapabilityMask2 bit 1)
   std::vector<std::string> opensm_args;  // appended to OpenSM's command line
   // The text of OpenSM's opensm.conf (-F), e.g. "subnet_timeout 16\n" or qos_ca_sl2vl tables;
-  // empty: an empty file, so the host's /etc/opensm stays out of the test.
+  // empty: an empty file, so the host's /etc/opensm stays out of the test. "@DIR@" in it stands
+  // for the fabric's private directory (files a plugin reads, its control socket).
   std::string opensm_conf;
+  // Files (name -> text) written into the fabric's directory before OpenSM starts.
+  std::map<std::string, std::string> files;
+  // Added to OpenSM's environment, e.g. LD_LIBRARY_PATH to an event plugin's directory.
+  std::map<std::string, std::string> opensm_env;
   // OpenSM's LMC (-l): each CA port gets 2^lmc LIDs. Pair it with FatTreeSpec::lmc so the
   // topology's LIDs are aligned and kept.
   int lmc = 0;
