@@ -67,6 +67,8 @@ void Engine::start() {
       log_(true, "no control socket: " + server.error().message);
     }
   }
+  log_(false,
+       rmpp_ ? "RMPP on: table answers of any length" : "RMPP off: table answers cut to one MAD");
   thread_ = std::thread([this] { run(); });
 }
 
@@ -291,10 +293,15 @@ void Engine::handle(int connection, const nlohmann::json& body) {
   } else if (command == "stats") {
     control_->reply(connection, {{"ok", true}, {"stats", stats()}});
   } else if (command == "rediscover") {
+    // No discovery of our own: OpenSM's subnet is read again.
     bool ok = rebuild();
-    control_->reply(connection, {{"ok", ok},
-                                 {"message", ok ? "model rebuilt from OpenSM's subnet"
-                                                : "the previous model stays in force"}});
+    auto now = current_.load();
+    std::string message =
+        ok ? fmt::format("fabric re-discovered: {} endpoints (OpenSM's subnet)",
+                         now->model->endpoints().size())
+           : std::string("re-discovery failed: the previous model stays in force");
+    log_(!ok, message);
+    control_->reply(connection, {{"ok", ok}, {"message", message}});
   } else {
     control_->reply(
         connection,
