@@ -5,7 +5,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <signal.h>
+
 #include <fstream>
+#include <thread>
 
 #include "plugin_fabric.h"
 #include "rdma-qos/testbed/process.h"
@@ -101,6 +104,26 @@ TEST(PluginInOpenSm, TheControlSocketReloadsThePolicyAndKeepsItWhenTheNewOneIsBa
   EXPECT_GE(stats["requests"].get<int>(), 3) << stats.dump();
   EXPECT_EQ(stats["policy"]["reloads"], 1) << stats.dump();
   EXPECT_EQ(stats["policy"]["reload_failures"], 1) << stats.dump();
+}
+
+// OpenSM re-reads its configuration on SIGHUP and sweeps again; the plugin builds a new model at
+// the end of that sweep and reads its policy file again with it.
+TEST(PluginInOpenSm, ThePolicyIsReadAgainWhenOpenSmRereadsItsConfiguration) {
+  auto o = plugin_fabric_options("policy=@DIR@/plugin-policy.conf");
+  o.files["plugin-policy.conf"] = kSl5Policy;
+  IbFabric f(o);
+  ASSERT_TRUE(wait_for_log(f, kAnswering)) << f.opensm_log();
+  ASSERT_EQ(path_sl(f), 5);
+  std::ofstream(f.dir() + "/plugin-policy.conf")
+      << "qos-levels\nqos-level\nname: DEFAULT\nsl: 7\nend-qos-level\nend-qos-levels\n";
+  ASSERT_EQ(f.pids().size(), 2u);
+  ::kill(f.pids()[1], SIGHUP);  // OpenSM
+  int sl = -1;
+  for (int i = 0; i < 100 && sl != 7; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    sl = path_sl(f);
+  }
+  EXPECT_EQ(sl, 7) << f.opensm_log();
 }
 
 }  // namespace

@@ -1,9 +1,11 @@
 // ibsim + OpenSM lifecycle for tests and the demo (see ib_fabric.h).
 #include "rdma-qos/testbed/ib_fabric.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -99,6 +101,15 @@ void IbFabric::start() {
 
   ProcessOptions sim;
   sim.argv = {"ibsim", "-s", "-n", dir_ + "/net"};  // -n: no console, so no spin on EOF
+  if (options_.ibsim_console) {
+    // A FIFO we keep open for writing: ibsim's console never sees EOF.
+    const std::string fifo = dir_ + "/ibsim.console";
+    if (mkfifo(fifo.c_str(), 0600) != 0) throw std::runtime_error("mkfifo " + fifo);
+    console_fd_ = open(fifo.c_str(), O_RDWR | O_CLOEXEC);
+    if (console_fd_ < 0) throw std::runtime_error("open " + fifo);
+    sim.argv = {"ibsim", "-s", dir_ + "/net"};
+    sim.input_path = fifo;
+  }
   sim.env = {{"IBSIM_SOCKNAME", sockname_}};
   sim.cwd = dir_;
   sim.output_path = dir_ + "/ibsim.log";
@@ -210,6 +221,13 @@ std::vector<pid_t> IbFabric::pids() const {
   return out;
 }
 
+void IbFabric::ibsim_command(const std::string& line) const {
+  if (console_fd_ < 0) throw std::logic_error("ibsim runs without a console (ibsim_console)");
+  std::string text = line + "\n";
+  if (write(console_fd_, text.data(), text.size()) != static_cast<ssize_t>(text.size()))
+    throw std::runtime_error("cannot write to ibsim's console");
+}
+
 std::string IbFabric::opensm_log() const {
   return read_file(dir_ + "/osm.log");
 }
@@ -234,6 +252,8 @@ void IbFabric::stop() {
   if (ibsim_) ibsim_->stop();
   opensm_.reset();
   ibsim_.reset();
+  if (console_fd_ >= 0) close(console_fd_);
+  console_fd_ = -1;
   if (!dir_.empty() && !options_.keep_dir) {
     std::error_code ec;
     fs::remove_all(dir_, ec);
