@@ -37,10 +37,10 @@ int path_sl(const IbFabric& f) {
   return a ? a->sl : -1;
 }
 
-// `rdma-qos sad COMMAND --json` at the plugin's control socket: its JSON reply.
+// `rdma-qos opensm-plugin COMMAND --json` at the plugin's control socket: its JSON reply.
 nlohmann::json control(const IbFabric& f, const std::string& command) {
   testbed::ProcessOptions p;
-  p.argv = {RDMA_QOS_CLI, "sad", command, "--json", "--socket", f.dir() + "/plugin.sock"};
+  p.argv = {RDMA_QOS_CLI, "opensm-plugin", command, "--json", "--socket", f.dir() + "/plugin.sock"};
   auto r = testbed::run(p, std::chrono::seconds(20));
   size_t start = r.output.find('{');
   if (start == std::string::npos) return nlohmann::json();
@@ -104,6 +104,12 @@ TEST(PluginInOpenSm, TheControlSocketReloadsThePolicyAndKeepsItWhenTheNewOneIsBa
   EXPECT_GE(stats["requests"].get<int>(), 3) << stats.dump();
   EXPECT_EQ(stats["policy"]["reloads"], 1) << stats.dump();
   EXPECT_EQ(stats["policy"]["reload_failures"], 1) << stats.dump();
+
+  testbed::ProcessOptions text;
+  text.argv = {RDMA_QOS_CLI, "opensm-plugin", "stats", "--socket", f.dir() + "/plugin.sock"};
+  auto shown = testbed::run(text, std::chrono::seconds(20));
+  EXPECT_EQ(shown.exit_code, 0) << shown.output;
+  EXPECT_NE(shown.output.find("answering"), std::string::npos) << shown.output;
 }
 
 // OpenSM re-reads its configuration on SIGHUP and sweeps again; the plugin builds a new model at
