@@ -1,8 +1,9 @@
-// sa-throughput: PathRecord queries per second of three SAs side by side on the same ibsim
+// sa-throughput: PathRecord queries per second of four SAs side by side on the same ibsim
 // fabric, in one run: OpenSM's SA enforcing a policy, rdma-qos-sad enforcing the same policy
-// at the SM's port once OpenSM has configured the fabric and stopped, and sa-null-responder
-// (a canned record: the transport limit). Policies of several sizes are generated with a mix
-// of Service-ID, QoS-Class and port-group rules; the queries carry the Service-ID of the last
+// at the SM's port once OpenSM has configured the fabric and stopped, sa-null-responder
+// (a canned record: the transport limit), and OpenSM with the rdma-qos OpenSM plugin (the policy
+// given to the plugin only, on a fabric of its own). Policies of several sizes are generated with a
+// mix of Service-ID, QoS-Class and port-group rules; the queries carry the Service-ID of the last
 // rule, so OpenSM's first-match scan reads every rule. One client (sa-client-bench at node001),
 // windows 1 and 16, the best of a few rounds each. Prints a table (or JSON) with the ratios
 // ours/null and ours/OpenSM.
@@ -106,6 +107,7 @@ struct Options {
   int opensm_min_queries = 1000;
   int rounds = 3;
   std::string sad, null_responder, client;
+  std::string plugin_dir;  // the directory of librdma-qos-opensm.so; empty: no plugin column
   std::string client_node = "node001";
 };
 
@@ -161,6 +163,31 @@ std::unique_ptr<Process> start_sa(const IbFabric& fabric, std::vector<std::strin
                                        std::string(std::istreambuf_iterator<char>(in), {})));
 }
 
+// OpenSM with the plugin on a fabric of its own, the policy given to the plugin only; returns
+// once the plugin answers. `startup_s`: until then.
+std::unique_ptr<IbFabric> start_plugin_fabric(const Options& o, const std::string& policy,
+                                              double* startup_s) {
+  IbFabricOptions fo = fabric_options(make_fat_tree({}));
+  fo.files["plugin-policy.conf"] = policy;
+  fo.opensm_conf =
+      "force_log_flush TRUE\nevent_plugin_name rdma-qos-opensm\n"
+      "event_plugin_options policy=@DIR@/plugin-policy.conf control-socket=@DIR@/plugin.sock\n";
+  fo.opensm_env["LD_LIBRARY_PATH"] = o.plugin_dir;
+  fo.start_timeout = std::chrono::minutes(30);
+  auto start = Clock::now();
+  auto fabric = std::make_unique<IbFabric>(fo);
+  for (int i = 0; i < 18000; ++i) {
+    const std::string log = fabric->opensm_log();
+    if (log.find("cannot load plugin") != std::string::npos) break;
+    if (log.find("rdma-qos plugin: answering") != std::string::npos) {
+      *startup_s = std::chrono::duration<double>(Clock::now() - start).count();
+      return fabric;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  throw std::runtime_error("the plugin did not answer:\n" + fabric->opensm_log());
+}
+
 std::string cell(const std::optional<double>& v, const char* f = "{:.0f}") {
   return v ? fmt::format(fmt::runtime(f), *v) : std::string("-");
 }
@@ -191,12 +218,15 @@ int main(int argc, char** argv) {
   app.add_option("--sad", o.sad, "rdma-qos-sad")->required();
   app.add_option("--null-responder", o.null_responder, "sa-null-responder")->required();
   app.add_option("--client", o.client, "sa-client-bench")->required();
+  app.add_option("--plugin-dir", o.plugin_dir,
+                 "directory of librdma-qos-opensm.so: adds OpenSM with the plugin");
   app.add_flag("--json", as_json, "print JSON lines instead of the table");
   CLI11_PARSE(app, argc, argv);
 
   // The programs run with the fabric's directory as working directory.
   for (std::string* path : {&o.sad, &o.null_responder, &o.client})
     *path = std::filesystem::absolute(*path).string();
+  if (!o.plugin_dir.empty()) o.plugin_dir = std::filesystem::absolute(o.plugin_dir).string();
   json rows = json::array();
   int failures = 0;
   try {
@@ -251,6 +281,14 @@ int main(int argc, char** argv) {
           nr->stop();
         }
       }
+      std::map<int, Measure> plugin;
+      double plugin_start = 0;
+      if (!o.plugin_dir.empty()) {
+        auto pf = start_plugin_fabric(o, policy, &plugin_start);
+        std::cerr << fmt::format("  OpenSM + plugin answering in {:.1f} s, {} rounds\n",
+                                 plugin_start, o.rounds);
+        for (int r = 0; r < o.rounds; ++r) keep_best(plugin, measure(*pf, o, o.queries, sid));
+      }
       for (int w : o.windows) {
         json row = {{"rules", rules},
                     {"window", w},
@@ -268,6 +306,14 @@ int main(int argc, char** argv) {
           row["opensm_failed"] = opensm[w].failed;
           row["failed"] = row["failed"].get<size_t>() + opensm[w].failed;
         }
+        if (!o.plugin_dir.empty()) {
+          row["plugin_qps"] = plugin[w].qps;
+          row["plugin_over_null"] = plugin[w].qps / null[w].qps;
+          row["plugin_failed"] = plugin[w].failed;
+          row["plugin_start_s"] = plugin_start;
+          row["failed"] = row["failed"].get<size_t>() + plugin[w].failed;
+          if (with_opensm) row["plugin_over_opensm"] = plugin[w].qps / opensm[w].qps;
+        }
         if (row["failed"].get<size_t>() != 0) ++failures;
         if (as_json) std::cout << row.dump() << std::endl;
         rows.push_back(row);
@@ -283,24 +329,29 @@ int main(int argc, char** argv) {
       return r[k].get<double>();
     };
     std::cout << fmt::format(
-        "| {:>7} | {:>6} | {:>10} | {:>12} | {:>8} | {:>9} | {:>11} | {:>6} |\n", "rules", "window",
-        "OpenSM q/s", "rdma-qos-sad", "null q/s", "ours/null", "ours/OpenSM", "failed");
-    std::cout << "|--------:|-------:|-----------:|-------------:|---------:|----------:|"
-                 "------------:|-------:|\n";
+        "| {:>7} | {:>6} | {:>10} | {:>12} | {:>8} | {:>13} | {:>9} | {:>11} | {:>12} | {:>6} |\n",
+        "rules", "window", "OpenSM q/s", "rdma-qos-sad", "null q/s", "OpenSM+plugin", "ours/null",
+        "ours/OpenSM", "plugin/null", "failed");
+    std::cout << "|--------:|-------:|-----------:|-------------:|---------:|--------------:|"
+                 "----------:|------------:|-------------:|-------:|\n";
     for (const json& r : rows) {
       std::cout << fmt::format(
-          "| {:>7} | {:>6} | {:>10} | {:>12.0f} | {:>8.0f} | {:>9} | {:>11} | {:>6} |\n",
+          "| {:>7} | {:>6} | {:>10} | {:>12.0f} | {:>8.0f} | {:>13} | {:>9} | {:>11} | {:>12} | "
+          "{:>6} |\n",
           r["rules"].get<int>(), r["window"].get<int>(), cell(get(r, "opensm_qps")),
-          r["ours_qps"].get<double>(), r["null_qps"].get<double>(),
+          r["ours_qps"].get<double>(), r["null_qps"].get<double>(), cell(get(r, "plugin_qps")),
           cell(get(r, "ours_over_null"), "{:.2f}"), cell(get(r, "ours_over_opensm"), "{:.1f}x"),
-          r["failed"].get<size_t>());
+          cell(get(r, "plugin_over_null"), "{:.2f}"), r["failed"].get<size_t>());
     }
     std::cout << "\nstart-up (s): ";
     for (const json& r : rows)
       if (r["window"] == o.windows.front())
-        std::cout << fmt::format("{} rules: OpenSM+ibsim {:.1f}, rdma-qos-sad {:.1f}; ",
-                                 r["rules"].get<int>(), r["opensm_start_s"].get<double>(),
-                                 r["sad_start_s"].get<double>());
+        std::cout << fmt::format(
+            "{} rules: OpenSM+ibsim {:.1f}, rdma-qos-sad {:.1f}{}; ", r["rules"].get<int>(),
+            r["opensm_start_s"].get<double>(), r["sad_start_s"].get<double>(),
+            r.contains("plugin_start_s")
+                ? fmt::format(", OpenSM+plugin {:.1f}", r["plugin_start_s"].get<double>())
+                : std::string());
     std::cout << "\n";
   }
   return failures == 0 ? 0 : 1;

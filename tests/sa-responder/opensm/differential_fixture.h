@@ -81,6 +81,40 @@ class SadDifferential : public ::testing::Test {
     opensm_ = new std::vector<Outcome>();
     for (const Query& q : *queries_) opensm_->push_back(run(q));
 
+#ifdef RDMA_QOS_DIFFERENTIAL_PLUGIN
+    start_plugin(o, scenario);
+#else
+    start_sad(scenario);
+#endif
+  }
+
+#ifdef RDMA_QOS_DIFFERENTIAL_PLUGIN
+  // The third party: OpenSM once more on a fresh fabric (the same topology, LMC, policy,
+  // partitions and opensm.conf) with the rdma-qos OpenSM plugin loaded. The plugin reads the
+  // policy and partitions OpenSM reads (qos_policy_file, partition_config_file).
+  static void start_plugin(IbFabricOptions o, const Scenario& scenario) {
+    delete fabric_;
+    fabric_ = nullptr;
+    o.opensm_conf +=
+        "\nforce_log_flush TRUE\nevent_plugin_name rdma-qos-opensm\n"
+        "event_plugin_options control-socket=@DIR@/plugin.sock" +
+        std::string(scenario.policy.empty() ? " policy=none" : "") + "\n";
+    o.opensm_env["LD_LIBRARY_PATH"] = RDMA_QOS_OSM_PLUGIN_DIR;
+    fabric_ = new IbFabric(o);
+    bool answering = false;
+    for (int i = 0; i < 200 && !answering; ++i) {
+      answering = sad_log().find("rdma-qos plugin: answering") != std::string::npos;
+      if (!answering) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ASSERT_TRUE(answering) << sad_log();
+    ours_ = new std::vector<Outcome>();
+    for (const Query& q : *queries_) ours_->push_back(run(q));
+  }
+#endif
+
+  // The third party: rdma-qos-sad at the SM's port once OpenSM has configured the fabric and
+  // stopped.
+  static void start_sad(const Scenario& scenario) {
     fabric_->stop_sm();
     testbed::ProcessOptions p;
     p.argv = {RDMA_QOS_SAD, "--foreground", "--no-policy"};
@@ -123,9 +157,36 @@ class SadDifferential : public ::testing::Test {
     fabric_ = nullptr;
   }
 
+  // The log of the third party (rdma-qos-sad's, or OpenSM's with the plugin's lines).
   static std::string sad_log() {
+#ifdef RDMA_QOS_DIFFERENTIAL_PLUGIN
+    return fabric_->opensm_log();
+#else
     std::ifstream in(fabric_->dir() + "/sad.log");
     return std::string(std::istreambuf_iterator<char>(in), {});
+#endif
+  }
+
+  // SIGHUP (reload) or SIGUSR1 (re-discover) to rdma-qos-sad; the same commands through the
+  // plugin's control socket.
+  static void signal_ours(int sig) {
+#ifdef RDMA_QOS_DIFFERENTIAL_PLUGIN
+    testbed::ProcessOptions p;
+    p.argv = {RDMA_QOS_CLI, "sad", sig == SIGHUP ? "reload" : "rediscover", "--socket",
+              fabric_->dir() + "/plugin.sock"};
+    testbed::run(p, std::chrono::seconds(30));
+#else
+    ::kill(sad_->pid(), sig);
+#endif
+  }
+
+  // The policy file the third party reads.
+  static std::string our_policy_path() {
+#ifdef RDMA_QOS_DIFFERENTIAL_PLUGIN
+    return fabric_->dir() + "/qos-policy.conf";
+#else
+    return fabric_->dir() + "/sad-policy.conf";
+#endif
   }
 
   static Outcome run(const Query& q) {

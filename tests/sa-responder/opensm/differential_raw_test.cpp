@@ -289,7 +289,12 @@ TEST_F(SadRawMadDifferential, UnsupportedMethodsGetAStatusWhereOpenSmIsSilent) {
     if (q.deliberate.empty()) continue;
     SCOPED_TRACE(describe(q));
     EXPECT_EQ((*opensm_)[i].json, nlohmann::json({{"answered", false}})) << (*opensm_)[i].output;
+#ifdef RDMA_QOS_DIFFERENTIAL_PLUGIN
+    // Inside OpenSM, its SA MAD controller drops these before any handler: silent as OpenSM.
+    EXPECT_EQ((*ours_)[i].json, nlohmann::json({{"answered", false}})) << (*ours_)[i].output;
+#else
     EXPECT_EQ((*ours_)[i].json.value("status", std::string()), q.deliberate) << (*ours_)[i].output;
+#endif
     ++checked;
   }
   EXPECT_EQ(checked, 5);

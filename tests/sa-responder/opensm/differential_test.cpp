@@ -528,9 +528,9 @@ class SadReload : public SadDifferential {
   }
   // Writes `policy`, sends SIGHUP and waits until the daemon logged the outcome.
   static std::string reload(const std::string& policy) {
-    std::ofstream(fabric_->dir() + "/sad-policy.conf") << policy;
+    std::ofstream(our_policy_path()) << policy;
     size_t before = count_reloads();
-    ::kill(sad_->pid(), SIGHUP);
+    signal_ours(SIGHUP);
     for (int i = 0; i < 100 && count_reloads() == before; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
@@ -571,7 +571,7 @@ TEST_F(SadReload, UsrOneRediscoversAndKeepsAnswering) {
   Outcome answer_before = run(q);
   ASSERT_EQ(answer_before.records.size(), 1u) << answer_before.output;
   size_t before = count_reloads(markers);
-  ::kill(sad_->pid(), SIGUSR1);
+  signal_ours(SIGUSR1);
   for (int i = 0; i < 400 && count_reloads(markers) == before; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }

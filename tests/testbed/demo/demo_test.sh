@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
-# The demo: every sample service gets the SL the sample policy gives it from rdma-qos-sad, and
-# the same answer OpenSM gives.
+# The demo: every sample service gets the SL the sample policy gives it from rdma-qos-sad (or,
+# with a second argument, from OpenSM with the rdma-qos plugin in that directory), and the same
+# answer OpenSM alone gives.
 set -euo pipefail
-out=$("$1" --json)
+sa=rdma-qos-sad
+if [ $# -ge 2 ]; then
+  out=$("$1" --json --plugin-dir "$2")
+  sa="OpenSM + rdma-qos plugin"
+else
+  out=$("$1" --json)
+fi
 echo "$out"
 sl_of() { jq -r --arg s "$1" '.paths[] | select(.service == $s) | .sl' <<<"$out"; }
 expect() {
@@ -23,5 +30,5 @@ mtu=$(jq -r '.paths[] | select(.service == "MPI control, QoS-Class 1") | .mtu' <
 [ "$mtu" = 1024 ] || { echo "FAIL: low-latency MTU $mtu, expected 1024"; exit 1; }
 diffs=$(jq -r '.differences' <<<"$out")
 [ "$diffs" = 0 ] || { echo "FAIL: $diffs answers differ from OpenSM's"; exit 1; }
-[ "$(jq -r '.sa' <<<"$out")" = rdma-qos-sad ] || { echo "FAIL: not rdma-qos-sad's answers"; exit 1; }
+[ "$(jq -r '.sa' <<<"$out")" = "$sa" ] || { echo "FAIL: not $sa's answers"; exit 1; }
 echo PASS

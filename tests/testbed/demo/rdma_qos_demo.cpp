@@ -151,11 +151,15 @@ int main(int argc, char** argv) {
       "rdma-qos-demo"};
   std::string policy_file = RDMA_QOS_EXAMPLE_POLICY;
   std::string sad = RDMA_QOS_SAD;
+  std::string plugin_dir;
   bool json = false;
   app.add_option("--policy", policy_file, "QoS policy file (OpenSM syntax)")
       ->check(CLI::ExistingFile)
       ->capture_default_str();
   app.add_option("--sad", sad, "the rdma-qos-sad program")->capture_default_str();
+  app.add_option("--plugin-dir", plugin_dir,
+                 "directory of librdma-qos-opensm.so: answer with OpenSM and the rdma-qos plugin "
+                 "instead of rdma-qos-sad");
   app.add_flag("--json", json, "print JSON instead of a table");
   CLI11_PARSE(app, argc, argv);
 
@@ -166,11 +170,43 @@ int main(int argc, char** argv) {
     if (!json) std::cerr << "Starting ibsim and OpenSM (policy " << policy_file << ") ...\n";
     IbFabric fabric(options);
     const std::vector<Answer> opensm = ask(fabric);
-    if (!json) std::cerr << "OpenSM configured the fabric; starting rdma-qos-sad at its port ...\n";
-    fabric.stop_sm();
-    Process sa = start_sad(fabric, sad, policy_file);
-    const std::vector<Answer> ours = ask(fabric);
-    sa.stop();
+    std::vector<Answer> ours;
+    const std::string sa_name = plugin_dir.empty() ? "rdma-qos-sad" : "OpenSM + rdma-qos plugin";
+    if (plugin_dir.empty()) {
+      if (!json)
+        std::cerr << "OpenSM configured the fabric; starting rdma-qos-sad at its port ...\n";
+      fabric.stop_sm();
+      Process sa = start_sad(fabric, sad, policy_file);
+      ours = ask(fabric);
+      sa.stop();
+    } else {
+      // OpenSM once more, on a fabric of its own, with the plugin given the policy; OpenSM
+      // keeps running (and sweeping) while the plugin answers PathRecord.
+      fabric.stop();
+      IbFabricOptions po;
+      po.topology = make_fat_tree({});
+      po.files["plugin-policy.conf"] = slurp(policy_file);
+      po.opensm_conf =
+          "force_log_flush TRUE\nevent_plugin_name rdma-qos-opensm\n"
+          "event_plugin_options policy=@DIR@/plugin-policy.conf control-socket=@DIR@/plugin.sock\n";
+      po.opensm_env["LD_LIBRARY_PATH"] = std::filesystem::absolute(plugin_dir).string();
+      if (!json) std::cerr << "Starting OpenSM with the rdma-qos plugin ...\n";
+      IbFabric with_plugin(po);
+      for (int i = 0; i < 200; ++i) {
+        if (with_plugin.opensm_log().find("rdma-qos plugin: answering") != std::string::npos) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      if (with_plugin.opensm_log().find("rdma-qos plugin: answering") == std::string::npos)
+        throw std::runtime_error("the plugin did not answer:\n" + with_plugin.opensm_log());
+      ours = ask(with_plugin);
+      if (!json) {
+        std::cerr << "OpenSM's log, the plugin's lines:\n";
+        std::istringstream lines(with_plugin.opensm_log());
+        for (std::string line; std::getline(lines, line);)
+          if (line.find("rdma-qos plugin:") != std::string::npos) std::cerr << "  " << line << "\n";
+        std::cerr << "OpenSM (pid " << with_plugin.pids().at(1) << ") is still the SM and SA.\n";
+      }
+    }
 
     nlohmann::json rows = nlohmann::json::array();
     std::string table =
@@ -209,18 +245,18 @@ int main(int argc, char** argv) {
       rows.push_back(row);
     }
     if (json) {
-      std::cout << nlohmann::json{{"sa", "rdma-qos-sad"},
+      std::cout << nlohmann::json{{"sa", sa_name},
                                   {"compared_with", "OpenSM"},
                                   {"differences", differences},
                                   {"paths", rows}}
                        .dump(2)
                 << "\n";
     } else {
-      std::cout << "\nPaths answered by rdma-qos-sad on the simulated fabric (policy "
+      std::cout << "\nPaths answered by " << sa_name << " on the simulated fabric (policy "
                 << policy_file << "),\nnext to OpenSM's answers to the same queries:\n\n"
                 << table << "\n"
                 << (differences == 0
-                        ? "rdma-qos-sad and OpenSM gave the same answer to every query.\n"
+                        ? sa_name + " and OpenSM alone gave the same answer to every query.\n"
                         : fmt::format("{} of {} answers differ from OpenSM's (OpenSM column).\n",
                                       differences, kServices.size()));
     }

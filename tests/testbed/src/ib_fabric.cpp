@@ -1,9 +1,11 @@
 // ibsim + OpenSM lifecycle for tests and the demo (see ib_fabric.h).
 #include "rdma-qos/testbed/ib_fabric.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -91,10 +93,16 @@ void IbFabric::start() {
   write_file(dir_ + "/net", options_.topology.netfile);
   // A configuration file of our own (empty by default) keeps the host's /etc/opensm out of the
   // test.
-  write_file(dir_ + "/opensm.conf", options_.opensm_conf);
+  std::string conf = options_.opensm_conf;
+  for (size_t at = conf.find("@DIR@"); at != std::string::npos;
+       at = conf.find("@DIR@", at + dir_.size()))
+    conf.replace(at, 5, dir_);
+  write_file(dir_ + "/opensm.conf", conf);
+  for (const auto& [name, text] : options_.files) write_file(dir_ + "/" + name, text);
 
   ProcessOptions sim;
-  sim.argv = {"ibsim", "-s", "-n"};  // -n: no console, so no spin on EOF
+  sim.argv = {"ibsim", "-s"};
+  if (!options_.ibsim_console) sim.argv.push_back("-n");  // -n: no console, so no spin on EOF
   // ibsim's tables hold 2048 nodes, 256 switches and 13312 ports unless told more (-N -S -P).
   const Topology& topo = options_.topology;
   if (topo.port_count > 0) {
@@ -108,6 +116,14 @@ void IbFabric::start() {
                      std::to_string(std::max(13312, topo.port_count))});
   }
   sim.argv.push_back(dir_ + "/net");
+  if (options_.ibsim_console) {
+    // A FIFO we keep open for writing: ibsim's console never sees EOF.
+    const std::string fifo = dir_ + "/ibsim.console";
+    if (mkfifo(fifo.c_str(), 0600) != 0) throw std::runtime_error("mkfifo " + fifo);
+    console_fd_ = open(fifo.c_str(), O_RDWR | O_CLOEXEC);
+    if (console_fd_ < 0) throw std::runtime_error("open " + fifo);
+    sim.input_path = fifo;
+  }
   sim.env = {{"IBSIM_SOCKNAME", sockname_}};
   sim.cwd = dir_;
   sim.output_path = dir_ + "/ibsim.log";
@@ -139,6 +155,7 @@ void IbFabric::start() {
   sm.env = client_env(options_.topology.sm_node().id);
   sm.env["OSM_TMP_DIR"] = dir_;
   sm.env["OSM_CACHE_DIR"] = dir_;
+  for (const auto& [name, value] : options_.opensm_env) sm.env[name] = value;
   sm.cwd = dir_;
   sm.output_path = dir_ + "/opensm.out";
   opensm_ = std::make_unique<Process>(Process::spawn(sm));
@@ -218,6 +235,13 @@ std::vector<pid_t> IbFabric::pids() const {
   return out;
 }
 
+void IbFabric::ibsim_command(const std::string& line) const {
+  if (console_fd_ < 0) throw std::logic_error("ibsim runs without a console (ibsim_console)");
+  std::string text = line + "\n";
+  if (write(console_fd_, text.data(), text.size()) != static_cast<ssize_t>(text.size()))
+    throw std::runtime_error("cannot write to ibsim's console");
+}
+
 std::string IbFabric::opensm_log() const {
   return read_file(dir_ + "/osm.log");
 }
@@ -242,6 +266,8 @@ void IbFabric::stop() {
   if (ibsim_) ibsim_->stop();
   opensm_.reset();
   ibsim_.reset();
+  if (console_fd_ >= 0) close(console_fd_);
+  console_fd_ = -1;
   if (!dir_.empty() && !options_.keep_dir) {
     std::error_code ec;
     fs::remove_all(dir_, ec);

@@ -75,7 +75,7 @@ ExecImage build_image(const ProcessOptions& options, std::vector<std::string>& a
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
-  int in = open("/dev/null", O_RDONLY);
+  int in = open(options.input_path.empty() ? "/dev/null" : options.input_path.c_str(), O_RDONLY);
   if (in >= 0) dup2(in, 0);
   if (out_fd >= 0) {
     dup2(out_fd, 1);

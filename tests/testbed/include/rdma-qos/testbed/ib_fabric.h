@@ -23,8 +23,15 @@ struct IbFabricOptions {
   bool qos = true;         // run OpenSM with -Q (QoS on; SA advertises CapabilityMask2 bit 1)
   std::vector<std::string> opensm_args;  // appended to OpenSM's command line
   // The text of OpenSM's opensm.conf (-F), e.g. "subnet_timeout 16\n" or qos_ca_sl2vl tables;
-  // empty: an empty file, so the host's /etc/opensm stays out of the test.
+  // empty: an empty file, so the host's /etc/opensm stays out of the test. "@DIR@" in it stands
+  // for the fabric's private directory (files a plugin reads, its control socket).
   std::string opensm_conf;
+  // Files (name -> text) written into the fabric's directory before OpenSM starts.
+  std::map<std::string, std::string> files;
+  // ibsim reads console commands (IbFabric::ibsim_command) instead of running with -n.
+  bool ibsim_console = false;
+  // Added to OpenSM's environment, e.g. LD_LIBRARY_PATH to an event plugin's directory.
+  std::map<std::string, std::string> opensm_env;
   // OpenSM's LMC (-l): each CA port gets 2^lmc LIDs. Pair it with FatTreeSpec::lmc so the
   // topology's LIDs are aligned and kept.
   int lmc = 0;
@@ -78,6 +85,10 @@ class IbFabric {
                                 std::chrono::seconds budget = std::chrono::seconds(60)) const;
 
   std::vector<pid_t> pids() const;  // ibsim and OpenSM, while running
+  // One line to ibsim's console (options.ibsim_console), e.g. `Unlink "leaf01"[3]` or
+  // `ReLink "leaf01"[3]`; ibsim sends the ports' trap 128 and OpenSM sweeps. Throws without a
+  // console.
+  void ibsim_command(const std::string& line) const;
   std::string opensm_log() const;
   // Stops OpenSM and leaves ibsim running with the subnet as OpenSM configured it (LIDs,
   // routes, SL2VL tables), so an SA of our own can take over the SM's port. Idempotent.
@@ -95,6 +106,7 @@ class IbFabric {
   std::string sockname_;
   std::unique_ptr<Process> ibsim_;
   std::unique_ptr<Process> opensm_;
+  int console_fd_ = -1;  // the write end of ibsim's console FIFO
 };
 
 // The fabric most InfiniBand tests share: the default fat tree (make_fat_tree({})) with OpenSM

@@ -18,6 +18,7 @@ struct ProcessOptions {
   std::map<std::string, std::string> env;  // added to (or replacing) the environment
   std::string cwd;                         // empty: inherit
   std::string output_path;                 // stdout+stderr appended here; empty: inherit
+  std::string input_path = {};  // stdin from this file (a FIFO: a console); empty: /dev/null
 };
 
 class Process {

@@ -1,0 +1,124 @@
+// The plugin's engine: the fabric model from OpenSM's subnet and the compiled policy, swapped
+// as one snapshot; answers PathRecord / MultiPathRecord requests with rdma-qos-sad's answer
+// code; reloads the policy and serves the control socket on its own thread.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "rdma-qos/opensm-plugin/fabric_builder.h"
+#include "rdma-qos/opensm-plugin/options.h"
+#include "rdma-qos/policy/compiled_policy.h"
+#include "rdma-qos/sa-responder/counters.h"
+#include "rdma-qos/sa-responder/fabric_model.h"
+#include "rdma-qos/sa-responder/multicast.h"
+
+namespace rdmaqos::sad {
+class ControlServer;
+}
+
+namespace rdmaqos::osmp {
+
+// What the engine takes from OpenSM's own configuration.
+struct OsmConfig {
+  std::optional<std::string> qos_policy_file;  // used when the options name no policy
+  std::optional<std::string> partition_config_file;
+  uint8_t subnet_timeout = 18;
+  uint64_t sa_key = 1;
+};
+
+// Everything one answer reads; replaced as a whole.
+struct Snapshot {
+  std::shared_ptr<const sad::FabricModel> model;
+  std::shared_ptr<const policy::Fabric> policy_fabric;   // with the partitions
+  std::shared_ptr<const policy::CompiledPolicy> policy;  // null: partition SLs only
+  std::shared_ptr<const std::vector<sad::MulticastGroup>> groups;
+  std::shared_ptr<const sad::SaCounters::LevelBinding> levels;
+};
+
+// The policy and partitions files as read, with their paths (for diagnostics).
+struct Sources {
+  std::optional<std::string> policy_path, policy_text;          // no path: no policy
+  std::optional<std::string> partitions_path, partitions_text;  // no path: default partition
+};
+
+// The policy and partitions compiled against `model`; nullopt state when either has errors.
+struct LoadResult {
+  std::optional<Snapshot> snapshot;
+  std::vector<std::string> diagnostics;  // every error and warning, file:line:col first
+};
+
+class Engine {
+ public:
+  using Log = std::function<void(bool error, const std::string& line)>;
+  // Fills the builder from OpenSM's subnet; false when it could not.
+  using Snapshotter = std::function<bool(FabricBuilder&)>;
+  using Send = std::function<void(std::span<const uint8_t>)>;
+
+  Engine(Options options, OsmConfig osm, Log log, Snapshotter snapshotter);
+  ~Engine();  // stops the thread
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Starts the thread (and the control socket). Call once.
+  void start();
+  // A new model is wanted (never blocks).
+  void refresh();
+  bool ready() const { return current_.load() != nullptr; }
+
+  enum class Outcome { kAnswered, kDropped, kFallback };
+  // One request MAD; `send` gets the response bytes. Thread-safe.
+  Outcome answer(std::span<const uint8_t> mad, uint16_t slid, const Send& send);
+
+  // Reads the policy and partitions files; diagnostics when one cannot be read.
+  std::optional<Sources> read_sources(std::vector<std::string>& diagnostics) const;
+  // Compiles `sources` against `model` (pure: no state changes).
+  LoadResult load(std::shared_ptr<const sad::FabricModel> model, const Sources& sources) const;
+  // Builds a model from OpenSM and installs it with the policy; logs why not.
+  bool rebuild();
+  // Re-reads the policy against the current model; the reply of the control socket.
+  nlohmann::json reload();
+  nlohmann::json stats() const;
+  const Options& options() const { return options_; }
+
+ private:
+  void run();
+  void handle(int connection, const nlohmann::json& body);
+  void install(Snapshot s);
+
+  const Options options_;
+  const OsmConfig osm_;
+  const Log log_;
+  const Snapshotter snapshotter_;
+  const bool rmpp_;
+  mutable sad::SaCounters counters_;
+  std::atomic<std::shared_ptr<const Snapshot>> current_;
+  std::shared_ptr<const sad::FabricModel> last_model_;  // the thread's; may lack a policy
+  std::optional<Sources> last_good_;  // the files of the policy in force (the thread's)
+  std::unique_ptr<sad::ControlServer> control_;
+  std::thread thread_;
+  int wake_[2] = {-1, -1};
+  std::atomic<bool> stop_{false}, refresh_{false};
+  std::atomic<uint64_t> fallbacks_{0}, models_{0}, model_failures_{0}, reloads_{0},
+      reload_failures_{0};
+  bool policy_error_logged_ = false;
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+};
+
+// The policy file in force for these options: the plugin's own, else OpenSM's (when its QoS is
+// on and the file exists), else none.
+std::optional<std::string> policy_path(const Options& options, const OsmConfig& osm);
+
+}  // namespace rdmaqos::osmp

@@ -1,0 +1,101 @@
+// Parsing of the plugin's options string and config file.
+#include "rdma-qos/opensm-plugin/options.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace rdmaqos::osmp {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
+  return s;
+}
+
+// One key and value; false: unknown key.
+bool apply(std::string_view key, std::string_view value, OptionsResult& into, int depth);
+
+void read_config_file(const std::string& path, OptionsResult& into, int depth) {
+  if (depth > 2) {
+    into.errors.push_back(fmt::format("{}: config files nest too deep", path));
+    return;
+  }
+  std::ifstream in(path);
+  if (!in) {
+    into.errors.push_back(fmt::format("{}: cannot read the file", path));
+    return;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::string s = text.str();
+  int line_no = 0;
+  std::istringstream lines(s);
+  for (std::string line; std::getline(lines, line);) {
+    ++line_no;
+    std::string_view l = line;
+    if (auto hash = l.find('#'); hash != std::string_view::npos) l = l.substr(0, hash);
+    l = trim(l);
+    if (l.empty()) continue;
+    size_t cut = l.find_first_of("= \t");
+    std::string_view key = trim(l.substr(0, cut));
+    std::string_view value =
+        cut == std::string_view::npos ? std::string_view{} : trim(l.substr(cut + 1));
+    if (!value.empty() && value.front() == '=') value = trim(value.substr(1));
+    if (key.empty() || value.empty()) {
+      into.errors.push_back(fmt::format("{}:{}: expected 'key value'", path, line_no));
+    } else if (!apply(key, value, into, depth + 1)) {
+      into.errors.push_back(
+          fmt::format("{}:{}: unknown key '{}' (policy, partitions, control-socket, config)", path,
+                      line_no, key));
+    }
+  }
+}
+
+bool apply(std::string_view key, std::string_view value, OptionsResult& into, int depth) {
+  std::string k(key);
+  for (char& c : k) c = c == '_' ? '-' : c;
+  Options& o = into.options;
+  if (k == "policy") {
+    o.no_policy = value == "none";
+    o.policy = o.no_policy ? std::nullopt : std::optional<std::string>(value);
+  } else if (k == "partitions") {
+    o.partitions = std::string(value);
+  } else if (k == "control-socket") {
+    o.control_socket = value == "none" ? std::string() : std::string(value);
+  } else if (k == "config") {
+    read_config_file(std::string(value), into, depth);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+OptionsResult parse_options(std::string_view text) {
+  OptionsResult out;
+  std::string s(text);
+  for (char& c : s) c = c == ',' ? ' ' : c;
+  std::istringstream words(s);
+  for (std::string word; words >> word;) {
+    auto eq = word.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == word.size()) {
+      out.errors.push_back(fmt::format("event_plugin_options: '{}' is not key=value", word));
+      continue;
+    }
+    if (!apply(std::string_view(word).substr(0, eq), std::string_view(word).substr(eq + 1), out,
+               0)) {
+      out.errors.push_back(fmt::format(
+          "event_plugin_options: unknown key '{}' (policy, partitions, control-socket, config)",
+          word.substr(0, eq)));
+    }
+  }
+  return out;
+}
+
+}  // namespace rdmaqos::osmp

@@ -1,0 +1,267 @@
+/* The OpenSM event plugin: checks the OpenSM it is loaded into, puts rdma-qos's answer engine
+ * in place of the SA's PathRecord and MultiPathRecord handlers, and feeds the engine OpenSM's
+ * subnet whenever a sweep or routing pass ends. Everything else stays OpenSM's. */
+#include <opensm/osm_config.h> /* first: it sets the options that shape osm_opensm_t */
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+#include <syslog.h>
+
+#include <opensm/osm_event_plugin.h>
+#include <opensm/osm_log.h>
+#include <opensm/osm_mad_pool.h>
+#include <opensm/osm_madw.h>
+#include <opensm/osm_node.h>
+#include <opensm/osm_opensm.h>
+#include <opensm/osm_pkey.h>
+#include <opensm/osm_port.h>
+#include <opensm/osm_sa.h>
+#include <opensm/osm_switch.h>
+#include <opensm/osm_version.h>
+
+#include "osm_check.h"
+#include "rdma-qos/opensm-plugin/plugin.h"
+
+typedef void (*rcv_fn)(void* context, void* data);
+typedef ib_api_status_t (*sa_send_fn)(osm_sa_t* sa, osm_madw_t* madw, boolean_t resp_expected);
+
+struct plugin {
+  osm_opensm_t* osm;
+  rdma_qos_osmp* engine;
+  rcv_fn pr, mpr; /* OpenSM's own handlers: the fallback */
+  sa_send_fn sa_send;
+  volatile unsigned int* exit_flag;
+  cl_disp_reg_handle_t pr_h, mpr_h;
+};
+
+static void say(void* ctx, int error, const char* line) {
+  struct plugin* p = ctx;
+
+  osm_log(&p->osm->log, error ? OSM_LOG_ERROR : OSM_LOG_INFO, "rdma-qos plugin: %s\n", line);
+}
+
+/* Before the layout is known to be right, OpenSM's log cannot be trusted: stderr and syslog. */
+static void refuse(const char* why) {
+  fprintf(stderr, "rdma-qos plugin: not loaded (%s): OpenSM's own SA handlers answer\n", why);
+  syslog(LOG_ERR, "rdma-qos plugin: not loaded (%s): OpenSM's own SA handlers answer", why);
+}
+
+struct reply {
+  struct plugin* p;
+  osm_madw_t* request;
+};
+
+/* OpenSM's own response path: a MAD from its pool, addressed to the requester, sent by
+ * osm_sa_send (the vendor layer does RMPP for answers longer than one MAD). */
+static void send_response(void* ctx, const uint8_t* mad, size_t len) {
+  struct reply* r = ctx;
+  osm_madw_t* resp;
+
+  if (*r->p->exit_flag) return;
+  resp = osm_mad_pool_get(r->p->osm->sa.p_mad_pool, r->request->h_bind, (uint32_t)len,
+                          &r->request->mad_addr);
+  if (!resp) {
+    say(r->p, 1, "no MAD for a response (OpenSM's pool is exhausted)");
+    return;
+  }
+  memcpy(osm_madw_get_mad_ptr(resp), mad, len);
+  r->p->sa_send(&r->p->osm->sa, resp, FALSE);
+}
+
+static void answer(struct plugin* p, osm_madw_t* madw, rcv_fn fallback) {
+  struct reply r = {p, madw};
+  const uint8_t* mad = (const uint8_t*)osm_madw_get_mad_ptr(madw);
+
+  if (*p->exit_flag) return;
+  if (rdma_qos_osmp_answer(p->engine, mad, madw->mad_size, cl_ntoh16(madw->mad_addr.dest_lid),
+                           send_response, &r) == RDMA_QOS_OSMP_FALLBACK)
+    fallback(&p->osm->sa, madw);
+}
+
+static void pr_rcv(void* context, void* data) {
+  struct plugin* p = context;
+
+  answer(p, data, p->pr);
+}
+
+static void mpr_rcv(void* context, void* data) {
+  struct plugin* p = context;
+
+  answer(p, data, p->mpr);
+}
+
+static void copy_port(rdma_qos_osmp_builder* b, int node, uint8_t num, const osm_physp_t* physp) {
+  const ib_port_info_t* pi = &physp->port_info;
+  struct rdma_qos_osmp_port info;
+  uint16_t block, n_blocks, i;
+  size_t in, n_sl2vl;
+
+  memset(&info, 0, sizeof(info));
+  info.guid = cl_ntoh64(physp->port_guid);
+  info.base_lid = cl_ntoh16(pi->base_lid);
+  info.lmc = ib_port_info_get_lmc(pi);
+  info.mtu_cap = ib_port_info_get_mtu_cap(pi);
+  info.link_width_active = pi->link_width_active;
+  info.link_speed_active = ib_port_info_get_link_speed_active(pi);
+  info.link_speed_ext_active = ib_port_info_get_link_speed_ext_active(pi);
+  info.port_state = ib_port_info_get_port_state(pi);
+  info.capability_mask = cl_ntoh32(pi->capability_mask);
+  info.capability_mask2 = cl_ntoh16(pi->capability_mask2);
+  info.subnet_prefix = cl_ntoh64(pi->subnet_prefix);
+  if (physp->p_remote_physp && physp->p_remote_physp->p_node) {
+    info.peer_node_guid = cl_ntoh64(physp->p_remote_physp->p_node->node_info.node_guid);
+    info.peer_port = physp->p_remote_physp->port_num;
+  }
+  rdma_qos_osmp_builder_port(b, node, num, &info);
+
+  n_blocks = (uint16_t)cl_ptr_vector_get_size(&physp->pkeys.blocks);
+  for (block = 0; block < n_blocks; block++) {
+    const ib_pkey_table_t* t = osm_pkey_tbl_block_get(&physp->pkeys, block);
+
+    if (!t) continue;
+    for (i = 0; i < IB_NUM_PKEY_ELEMENTS_IN_BLOCK; i++)
+      rdma_qos_osmp_builder_pkey(b, node, num, cl_ntoh16(t->pkey_entry[i]));
+  }
+  n_sl2vl = cl_ptr_vector_get_size(&physp->slvl_by_port);
+  for (in = 0; in < n_sl2vl && in < 256; in++) {
+    const ib_slvl_table_t* t = cl_ptr_vector_get(&physp->slvl_by_port, in);
+
+    if (t) rdma_qos_osmp_builder_sl2vl(b, node, num, (uint8_t)in, t->raw_vl_by_sl);
+  }
+}
+
+/* Copies what the engine needs under OpenSM's lock (read side: SA queries go on, a sweep waits
+ * only for this copy); the model is built from the copy outside the lock. */
+static int snapshot(void* ctx, rdma_qos_osmp_builder* b) {
+  struct plugin* p = ctx;
+  osm_subn_t* subn = &p->osm->subn;
+  cl_map_item_t* item;
+
+  if (*p->exit_flag) return -1;
+  cl_plock_acquire(&p->osm->lock);
+  rdma_qos_osmp_builder_subnet(b, cl_ntoh64(subn->sm_port_guid));
+  for (item = cl_qmap_head(&subn->node_guid_tbl); item != cl_qmap_end(&subn->node_guid_tbl);
+       item = cl_qmap_next(item)) {
+    osm_node_t* node = (osm_node_t*)item;
+    uint8_t n = osm_node_get_num_physp(node), port;
+    char desc[IB_NODE_DESCRIPTION_SIZE + 1];
+    int index;
+
+    memcpy(desc, node->node_desc.description, IB_NODE_DESCRIPTION_SIZE);
+    desc[IB_NODE_DESCRIPTION_SIZE] = '\0';
+    index = rdma_qos_osmp_builder_node(b, cl_ntoh64(osm_node_get_node_guid(node)),
+                                       osm_node_get_type(node), desc, (uint8_t)(n > 0 ? n - 1 : 0));
+    for (port = 0; port < n; port++) {
+      osm_physp_t* physp = osm_node_get_physp_ptr(node, port);
+
+      if (physp) copy_port(b, index, port, physp);
+    }
+    if (node->sw && node->sw->lft) {
+      size_t top = cl_ntoh16(node->sw->switch_info.lin_top);
+
+      if (top > node->sw->max_lid_ho) top = node->sw->max_lid_ho;
+      rdma_qos_osmp_builder_lft(b, index, node->sw->lft, top + 1);
+    }
+  }
+  cl_plock_release(&p->osm->lock);
+  return 0;
+}
+
+/* Puts `rcv` in place of OpenSM's handler for `msg_id`; on failure OpenSM's comes back. */
+static int swap_handler(struct plugin* p, cl_disp_reg_handle_t* slot, cl_disp_msgid_t msg_id,
+                        cl_pfn_msgrcv_cb_t rcv, rcv_fn own, cl_disp_reg_handle_t* ours) {
+  cl_disp_unregister(*slot);
+  *ours = cl_disp_register(&p->osm->disp, msg_id, rcv, p);
+  if (*ours == CL_DISP_INVALID_HANDLE) {
+    *slot = cl_disp_register(&p->osm->disp, msg_id, own, &p->osm->sa);
+    return -1;
+  }
+  /* OpenSM's SA shutdown unregisters whatever this slot holds: ours, from now on. */
+  *slot = *ours;
+  return 0;
+}
+
+static void* create(osm_opensm_t* osm) {
+  struct plugin* p;
+  struct rdma_qos_osmp_osm_config config;
+  char why[256];
+  const osm_subn_opt_t* opt;
+  void* pr = dlsym(RTLD_DEFAULT, "osm_pr_rcv_process");
+  void* mpr = dlsym(RTLD_DEFAULT, "osm_mpr_rcv_process");
+
+  if (rdma_qos_osmp_check_opensm(osm, OSM_VERSION, pr, mpr, why, sizeof(why)) != 0) {
+    refuse(why);
+    return NULL;
+  }
+  p = calloc(1, sizeof(*p));
+  if (!p) return NULL;
+  p->osm = osm;
+  p->pr = (rcv_fn)pr;
+  p->mpr = (rcv_fn)mpr;
+  p->sa_send = (sa_send_fn)dlsym(RTLD_DEFAULT, "osm_sa_send");
+  p->exit_flag = dlsym(RTLD_DEFAULT, "osm_exit_flag");
+  if (!p->sa_send || !p->exit_flag) {
+    say(p, 1,
+        "not loaded: OpenSM does not export osm_sa_send / osm_exit_flag; OpenSM's "
+        "own SA handlers answer");
+    free(p);
+    return NULL;
+  }
+
+  opt = &osm->subn.opt;
+  memset(&config, 0, sizeof(config));
+  config.qos_policy_file = opt->qos_policy_file;
+  config.qos = opt->qos;
+  config.partition_config_file = opt->partition_config_file;
+  config.subnet_timeout = opt->subnet_timeout;
+  config.sa_key = cl_ntoh64(opt->sa_key);
+  p->engine = rdma_qos_osmp_create(opt->event_plugin_options, &config, say, snapshot, p);
+  if (!p->engine) {
+    free(p);
+    return NULL;
+  }
+  if (swap_handler(p, &osm->sa.pr_disp_h, OSM_MSG_MAD_PATH_RECORD, pr_rcv, p->pr, &p->pr_h) != 0) {
+    say(p, 1, "not loaded: cannot register for PathRecord; OpenSM's own SA handlers answer");
+    rdma_qos_osmp_destroy(p->engine);
+    free(p);
+    return NULL;
+  }
+  if (swap_handler(p, &osm->sa.mpr_disp_h, OSM_MSG_MAD_MULTIPATH_RECORD, mpr_rcv, p->mpr,
+                   &p->mpr_h) != 0) {
+    say(p, 1, "MultiPathRecord stays OpenSM's: cannot register for it");
+  }
+  say(p, 0,
+      "loaded into " OSM_VERSION
+      ": PathRecord and MultiPathRecord go to rdma-qos "
+      "(OpenSM's own handlers answer until the first model is in force)");
+  return p;
+}
+
+static void destroy(void* data) {
+  struct plugin* p = data;
+
+  /* OpenSM shut its SA and dispatcher down before this: no handler runs any more. */
+  rdma_qos_osmp_destroy(p->engine);
+  free(p);
+}
+
+static void report(void* data, osm_epi_event_id_t event_id, void* event_data) {
+  struct plugin* p = data;
+
+  (void)event_data;
+  switch (event_id) {
+    case OSM_EVENT_ID_SUBNET_UP:
+    case OSM_EVENT_ID_UCAST_ROUTING_DONE:
+    case OSM_EVENT_ID_STATE_CHANGE: rdma_qos_osmp_refresh(p->engine); break;
+    default: break;
+  }
+}
+
+/* What OpenSM looks up in lib<event_plugin_name>.so. */
+osm_event_plugin_t osm_event_plugin = {
+    .osm_version = OSM_VERSION,
+    .create = create,
+    .delete = destroy,
+    .report = report,
+};

@@ -1,0 +1,38 @@
+// OpenSM on ibsim with the rdma-qos plugin loaded: the options every plugin test starts from.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "rdma-qos/testbed/ib_fabric.h"
+
+namespace rdmaqos::osmp::testing {
+
+// The fat tree with OpenSM loading lib<rdma-qos-opensm>.so from the build tree, its control
+// socket in the fabric's directory and `options` appended to event_plugin_options.
+inline testbed::IbFabricOptions plugin_fabric_options(const std::string& options = {}) {
+  testbed::IbFabricOptions o = testbed::fabric_options(testbed::make_fat_tree({}));
+  // force_log_flush: the plugin's informational lines reach osm.log at once (tests wait for them).
+  o.opensm_conf =
+      "force_log_flush TRUE\nevent_plugin_name rdma-qos-opensm\nevent_plugin_options "
+      "control-socket=" +
+      std::string("@DIR@/plugin.sock") + (options.empty() ? "" : " " + options) + "\n";
+  o.opensm_env["LD_LIBRARY_PATH"] = RDMA_QOS_OSM_PLUGIN_DIR;
+  return o;
+}
+
+// Waits until OpenSM's log holds `text` (the plugin logs there); false after `budget`.
+inline bool wait_for_log(const testbed::IbFabric& fabric, const std::string& text,
+                         std::chrono::seconds budget = std::chrono::seconds(20)) {
+  auto deadline = std::chrono::steady_clock::now() + budget;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (fabric.opensm_log().find(text) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+inline constexpr const char* kAnswering = "rdma-qos plugin: answering PathRecord";
+
+}  // namespace rdmaqos::osmp::testing

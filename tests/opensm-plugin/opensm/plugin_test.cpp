@@ -1,0 +1,136 @@
+// The plugin inside OpenSM on ibsim: it loads, answers PathRecord queries with its own policy
+// (OpenSM itself runs with none), leaves OpenSM answering when its policy is bad, and refuses
+// to load with bad options while OpenSM goes on.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <signal.h>
+
+#include <fstream>
+#include <thread>
+
+#include "plugin_fabric.h"
+#include "rdma-qos/testbed/process.h"
+#include "rdma-qos/testbed/saquery.h"
+
+namespace rdmaqos::osmp {
+namespace {
+
+using testbed::IbFabric;
+using testing::kAnswering;
+using testing::plugin_fabric_options;
+using testing::wait_for_log;
+
+const std::string kSl5Policy =
+    "qos-levels\nqos-level\nname: DEFAULT\nsl: 5\nend-qos-level\nend-qos-levels\n";
+const std::string kBadPolicy =
+    "qos-levels\nqos-level\nname: DEFAULT\nsl: 99\nend-qos-level\nend-qos-levels\n";
+
+// saquery -p node001 -> node002, its SL; -1 without a record.
+int path_sl(const IbFabric& f) {
+  auto r = f.run_at(
+      "node001", {"saquery", "-p", "--slid", f.lid_arg("node001"), "--dlid", f.lid_arg("node002")});
+  auto records = testbed::parse_saquery_output(r.output);
+  if (r.exit_code != 0 || records.empty()) return -1;
+  auto a = testbed::path_answer(records[0]);
+  return a ? a->sl : -1;
+}
+
+// `rdma-qos opensm-plugin COMMAND --json` at the plugin's control socket: its JSON reply.
+nlohmann::json control(const IbFabric& f, const std::string& command) {
+  testbed::ProcessOptions p;
+  p.argv = {RDMA_QOS_CLI, "opensm-plugin", command, "--json", "--socket", f.dir() + "/plugin.sock"};
+  auto r = testbed::run(p, std::chrono::seconds(20));
+  size_t start = r.output.find('{');
+  if (start == std::string::npos) return nlohmann::json();
+  return nlohmann::json::parse(r.output.substr(start), nullptr, false);
+}
+
+TEST(PluginInOpenSm, AnswersPathRecordsWithItsOwnPolicy) {
+  auto o = plugin_fabric_options("policy=@DIR@/plugin-policy.conf");
+  o.files["plugin-policy.conf"] = kSl5Policy;
+  IbFabric f(o);
+  ASSERT_TRUE(wait_for_log(f, kAnswering)) << f.opensm_log();
+  EXPECT_NE(f.opensm_log().find("rdma-qos plugin: loaded into OpenSM 3.3.23"), std::string::npos);
+  EXPECT_EQ(path_sl(f), 5);  // OpenSM alone, without a policy, answers SL 0
+}
+
+TEST(PluginInOpenSm, ABadPolicyAtStartLeavesOpenSmAnsweringAndSaysWhere) {
+  auto o = plugin_fabric_options("policy=@DIR@/plugin-policy.conf");
+  o.files["plugin-policy.conf"] = kBadPolicy;
+  IbFabric f(o);
+  ASSERT_TRUE(wait_for_log(f, "OpenSM's own PathRecord and MultiPathRecord handlers answer"))
+      << f.opensm_log();
+  EXPECT_NE(f.opensm_log().find(f.dir() + "/plugin-policy.conf:4:"), std::string::npos)
+      << f.opensm_log();
+  EXPECT_EQ(path_sl(f), 0);  // OpenSM's own answer
+}
+
+TEST(PluginInOpenSm, BadOptionsRefuseTheLoadAndOpenSmGoesOn) {
+  auto o = plugin_fabric_options("polcy=/x");
+  IbFabric f(o);
+  EXPECT_NE(f.opensm_log().find("event_plugin_options: unknown key 'polcy'"), std::string::npos)
+      << f.opensm_log();
+  EXPECT_EQ(path_sl(f), 0);
+}
+
+TEST(PluginInOpenSm, TheControlSocketReloadsThePolicyAndKeepsItWhenTheNewOneIsBad) {
+  auto o = plugin_fabric_options("policy=@DIR@/plugin-policy.conf");
+  o.files["plugin-policy.conf"] = kSl5Policy;
+  IbFabric f(o);
+  ASSERT_TRUE(wait_for_log(f, kAnswering)) << f.opensm_log();
+  ASSERT_EQ(path_sl(f), 5);
+  const std::string policy = f.dir() + "/plugin-policy.conf";
+
+  std::ofstream(policy) << "qos-levels\nqos-level\nname: DEFAULT\nsl: 6\nend-qos-level\n"
+                           "end-qos-levels\n";
+  nlohmann::json reply = control(f, "reload");
+  ASSERT_TRUE(reply.is_object());
+  EXPECT_EQ(reply["ok"], true) << reply.dump();
+  EXPECT_EQ(path_sl(f), 6);
+
+  std::ofstream(policy) << kBadPolicy;
+  reply = control(f, "reload");
+  EXPECT_EQ(reply["ok"], false) << reply.dump();
+  ASSERT_TRUE(reply["diagnostics"].is_array() && !reply["diagnostics"].empty()) << reply.dump();
+  EXPECT_EQ(reply["diagnostics"][0].get<std::string>().rfind(policy + ":4:", 0), 0u)
+      << reply.dump();
+  EXPECT_EQ(path_sl(f), 6);
+
+  nlohmann::json stats = control(f, "stats");
+  ASSERT_TRUE(stats.is_object()) << stats.dump();
+  EXPECT_EQ(stats["plugin"]["answering"], true) << stats.dump();
+  EXPECT_GE(stats["requests"].get<int>(), 3) << stats.dump();
+  EXPECT_EQ(stats["policy"]["reloads"], 1) << stats.dump();
+  EXPECT_EQ(stats["policy"]["reload_failures"], 1) << stats.dump();
+
+  testbed::ProcessOptions text;
+  text.argv = {RDMA_QOS_CLI, "opensm-plugin", "stats", "--socket", f.dir() + "/plugin.sock"};
+  auto shown = testbed::run(text, std::chrono::seconds(20));
+  EXPECT_EQ(shown.exit_code, 0) << shown.output;
+  EXPECT_NE(shown.output.find("answering"), std::string::npos) << shown.output;
+}
+
+// OpenSM re-reads its configuration on SIGHUP and sweeps again; the plugin builds a new model at
+// the end of that sweep and reads its policy file again with it.
+TEST(PluginInOpenSm, ThePolicyIsReadAgainWhenOpenSmRereadsItsConfiguration) {
+  auto o = plugin_fabric_options("policy=@DIR@/plugin-policy.conf");
+  o.files["plugin-policy.conf"] = kSl5Policy;
+  IbFabric f(o);
+  ASSERT_TRUE(wait_for_log(f, kAnswering)) << f.opensm_log();
+  ASSERT_EQ(path_sl(f), 5);
+  std::ofstream(f.dir() + "/plugin-policy.conf")
+      << "qos-levels\nqos-level\nname: DEFAULT\nsl: 7\nend-qos-level\nend-qos-levels\n";
+  ASSERT_EQ(f.pids().size(), 2u);
+  ::kill(f.pids()[1], SIGHUP);  // OpenSM
+  int sl = -1;
+  for (int i = 0; i < 100 && sl != 7; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    sl = path_sl(f);
+  }
+  EXPECT_EQ(sl, 7) << f.opensm_log();
+}
+
+}  // namespace
+}  // namespace rdmaqos::osmp

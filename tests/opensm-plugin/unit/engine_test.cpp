@@ -1,0 +1,142 @@
+// The plugin's engine on the tiny subnet: it answers PathRecord with the policy once a model is
+// in force, leaves the query to OpenSM before that or when the policy is bad, and keeps the
+// previous policy when a reload fails.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "rdma-qos/opensm-plugin/engine.h"
+#include "rdma-qos/sa-client/mad.h"
+#include "rdma-qos/sa-client/path_record.h"
+#include "tiny_subnet.h"
+
+namespace rdmaqos::osmp {
+namespace {
+
+std::string policy_with_sl(int sl) {
+  return "qos-levels\nqos-level\nname: DEFAULT\nsl: " + std::to_string(sl) +
+         "\nend-qos-level\nend-qos-levels\n";
+}
+
+class EngineTest : public ::testing::Test {
+ protected:
+  std::string policy_path = ::testing::TempDir() + "/engine-test-policy.conf";
+  std::vector<std::string> log;
+
+  void write_policy(const std::string& text) { std::ofstream(policy_path) << text; }
+  void TearDown() override { std::remove(policy_path.c_str()); }
+
+  std::unique_ptr<Engine> engine() {
+    Options o;
+    o.policy = policy_path;
+    o.control_socket = "";
+    return std::make_unique<Engine>(
+        o, OsmConfig{}, [this](bool, const std::string& line) { log.push_back(line); },
+        [](FabricBuilder& b) {
+          testing::feed_tiny_subnet(b);
+          return true;
+        });
+  }
+
+  // A SubnAdmGet(PathRecord) from A (LID 2) to B (LID 3).
+  static std::vector<uint8_t> get_a_to_b() {
+    sa::PathRecord q;
+    q.slid = 2;
+    q.dlid = 3;
+    sa::SaMad m;
+    m.mad.method = sa::method::kGet;
+    m.mad.attr_id = sa::attr::kPathRecord;
+    m.mad.tid = 0x77;
+    m.sa.comp_mask = sa::pr_mask::kSlid | sa::pr_mask::kDlid;
+    auto bytes = sa::encode_path_record(q);
+    m.data.assign(bytes->begin(), bytes->end());
+    return sa::encode_sa_mad(m);
+  }
+
+  // The SL of the answer to get_a_to_b(), or -1 when the engine did not answer.
+  static int answered_sl(Engine& e) {
+    std::vector<uint8_t> sent;
+    auto outcome = e.answer(get_a_to_b(), 2,
+                            [&](std::span<const uint8_t> b) { sent.assign(b.begin(), b.end()); });
+    if (outcome != Engine::Outcome::kAnswered) return -1;
+    auto mad = sa::decode_sa_mad(sent);
+    if (!mad || mad->mad.status != 0) return -2;
+    auto record = sa::decode_path_record(mad->data);
+    return record ? record->sl : -3;
+  }
+};
+
+TEST_F(EngineTest, OpenSmAnswersUntilTheFirstModel) {
+  write_policy(policy_with_sl(4));
+  auto e = engine();
+  EXPECT_FALSE(e->ready());
+  std::vector<uint8_t> bytes = get_a_to_b();
+  EXPECT_EQ(e->answer(bytes, 2, [](std::span<const uint8_t>) {}), Engine::Outcome::kFallback);
+}
+
+TEST_F(EngineTest, AnswersWithThePolicyOnceTheModelIsIn) {
+  write_policy(policy_with_sl(4));
+  auto e = engine();
+  ASSERT_TRUE(e->rebuild());
+  EXPECT_TRUE(e->ready());
+  EXPECT_EQ(answered_sl(*e), 4);
+}
+
+TEST_F(EngineTest, ABadPolicyAtStartLeavesOpenSmAnsweringAndSaysWhere) {
+  write_policy("qos-levels\nqos-level\nname: DEFAULT\nsl: 99\nend-qos-level\nend-qos-levels\n");
+  auto e = engine();
+  EXPECT_FALSE(e->rebuild());
+  EXPECT_FALSE(e->ready());
+  EXPECT_EQ(answered_sl(*e), -1);
+  ASSERT_GE(log.size(), 2u);
+  EXPECT_EQ(log[0].rfind(policy_path + ":4:", 0), 0u) << log[0];
+  EXPECT_EQ(log.back(),
+            "the policy or partitions have errors: OpenSM's own PathRecord and MultiPathRecord "
+            "handlers answer");
+}
+
+TEST_F(EngineTest, AFailedReloadKeepsThePreviousPolicy) {
+  write_policy(policy_with_sl(4));
+  auto e = engine();
+  ASSERT_TRUE(e->rebuild());
+  write_policy("qos-levels\nqos-level\nname: DEFAULT\nsl: 99\nend-qos-level\nend-qos-levels\n");
+  nlohmann::json reply = e->reload();
+  EXPECT_FALSE(reply["ok"].get<bool>());
+  EXPECT_EQ(reply["message"], "policy reload failed: the previous policy stays in force");
+  ASSERT_FALSE(reply["diagnostics"].empty());
+  EXPECT_EQ(reply["diagnostics"][0].get<std::string>().rfind(policy_path + ":4:", 0), 0u);
+  EXPECT_EQ(answered_sl(*e), 4);
+}
+
+TEST_F(EngineTest, AReloadPutsTheNewPolicyInForce) {
+  write_policy(policy_with_sl(4));
+  auto e = engine();
+  ASSERT_TRUE(e->rebuild());
+  write_policy(policy_with_sl(6));
+  EXPECT_TRUE(e->reload()["ok"].get<bool>());
+  EXPECT_EQ(answered_sl(*e), 6);
+}
+
+TEST_F(EngineTest, ANewModelWithABadPolicyFileKeepsTheLastGoodPolicy) {
+  write_policy(policy_with_sl(4));
+  auto e = engine();
+  ASSERT_TRUE(e->rebuild());
+  write_policy("qos-levels\n");
+  EXPECT_TRUE(e->rebuild());  // the new fabric, the last good policy
+  EXPECT_EQ(answered_sl(*e), 4);
+  EXPECT_EQ(log.back(), "the policy or partitions have errors: the previous ones stay in force");
+}
+
+TEST_F(EngineTest, StatsCountAnsweredRequests) {
+  write_policy(policy_with_sl(4));
+  auto e = engine();
+  ASSERT_TRUE(e->rebuild());
+  answered_sl(*e);
+  nlohmann::json s = e->stats();
+  EXPECT_EQ(s["requests"], 1);
+  EXPECT_EQ(s["plugin"]["answering"], true);
+  EXPECT_EQ(s["fabric"]["endpoints"], 3);
+}
+
+}  // namespace
+}  // namespace rdmaqos::osmp

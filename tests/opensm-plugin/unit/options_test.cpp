@@ -1,0 +1,74 @@
+// The plugin's options: OpenSM's event_plugin_options words and the config file they may name.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "rdma-qos/opensm-plugin/options.h"
+
+namespace rdmaqos::osmp {
+namespace {
+
+TEST(PluginOptions, NoOptionsMeanDefaults) {
+  OptionsResult r = parse_options("");
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_FALSE(r.options.policy);
+  EXPECT_FALSE(r.options.no_policy);
+  EXPECT_EQ(r.options.control_socket, "/run/rdma-qos/opensm-plugin.sock");
+}
+
+TEST(PluginOptions, KeysTakeValuesSeparatedBySpacesOrCommas) {
+  OptionsResult r =
+      parse_options("policy=/etc/p.conf,partitions=/etc/parts.conf  control_socket=none");
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_EQ(r.options.policy, "/etc/p.conf");
+  EXPECT_EQ(r.options.partitions, "/etc/parts.conf");
+  EXPECT_EQ(r.options.control_socket, "");
+}
+
+TEST(PluginOptions, PolicyNoneMeansPartitionSlsOnly) {
+  OptionsResult r = parse_options("policy=none");
+  EXPECT_TRUE(r.options.no_policy);
+  EXPECT_FALSE(r.options.policy);
+}
+
+TEST(PluginOptions, UnknownKeysAndBareWordsAreErrors) {
+  OptionsResult r = parse_options("polcy=/x bare");
+  ASSERT_EQ(r.errors.size(), 2u);
+  EXPECT_EQ(r.errors[0],
+            "event_plugin_options: unknown key 'polcy' (policy, partitions, control-socket, "
+            "config)");
+  EXPECT_EQ(r.errors[1], "event_plugin_options: 'bare' is not key=value");
+}
+
+TEST(PluginOptions, AConfigFileIsReadInPlaceAndLaterWordsOverrideIt) {
+  std::string path = ::testing::TempDir() + "/plugin-options-test.conf";
+  std::ofstream(path) << "# rdma-qos plugin\npolicy /a.conf\npartitions = /b.conf\n\n"
+                         "control-socket /run/x.sock  # trailing comment\n";
+  OptionsResult r = parse_options("config=" + path + " policy=/c.conf");
+  EXPECT_TRUE(r.errors.empty()) << r.errors.front();
+  EXPECT_EQ(r.options.policy, "/c.conf");
+  EXPECT_EQ(r.options.partitions, "/b.conf");
+  EXPECT_EQ(r.options.control_socket, "/run/x.sock");
+  std::remove(path.c_str());
+}
+
+TEST(PluginOptions, ConfigFileErrorsNameFileAndLine) {
+  std::string path = ::testing::TempDir() + "/plugin-options-bad.conf";
+  std::ofstream(path) << "policy /a.conf\nsocket /x\npartitions\n";
+  OptionsResult r = parse_options("config=" + path);
+  ASSERT_EQ(r.errors.size(), 2u);
+  EXPECT_EQ(r.errors[0],
+            path + ":2: unknown key 'socket' (policy, partitions, control-socket, config)");
+  EXPECT_EQ(r.errors[1], path + ":3: expected 'key value'");
+  std::remove(path.c_str());
+}
+
+TEST(PluginOptions, AMissingConfigFileIsAnError) {
+  OptionsResult r = parse_options("config=/nonexistent/rdma-qos.conf");
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0], "/nonexistent/rdma-qos.conf: cannot read the file");
+}
+
+}  // namespace
+}  // namespace rdmaqos::osmp
