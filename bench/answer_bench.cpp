@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The SA answer engine in-process, without transport: PathRecord answers per second per core on
 // a 1,000-CA two-level fat tree (32 CAs per leaf, 4 spines, min-hop LFTs, SL2VL tables on every
 // port pair), with and without a policy, and a GetTable that expands to every destination.

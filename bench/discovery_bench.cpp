@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Fabric discovery at scale, side by side in one run on the same ibsim fat trees: OpenSM's first
 // sweep and a heavy re-sweep (SIGHUP) against rdma-qos-sad's discovery (--dump-fabric, the
 // whole model with PKey, SL2VL and LFT tables). Prints one table row per fabric size.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Entropy benchmark: how well each flow-label mode spreads RoCE v2 connections between two
 // hosts over ECMP next hops. Prints one markdown table per scenario (distinct UDP source ports,
 // max/mean next-hop load for 8 and 64 next hops under a CRC32 and a modulo switch hash), each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Match cost of the compiled policy at 10 / 1k / 10k / 100k rules, compile time and index
 // memory. Rules combine Service-ID ranges, QoS-class ranges and source/destination port groups
 // (GUID ranges, up to 1M GUIDs per group); the queries match the last rule or none.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // sa-null-responder: the transport limit for the SA throughput benchmark. Runs the same SA
 // agent as rdma-qos-sad (umad, issm, class 0x03 responder) but answers every PathRecord Get or
 // GetTable with one canned record (the request's LIDs and GIDs copied in, nothing looked up), and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // sa-throughput: PathRecord queries per second of four SAs side by side on the same ibsim
 // fabric, in one run: OpenSM's SA enforcing a policy, rdma-qos-sad enforcing the same policy
 // at the SM's port once OpenSM has configured the fabric and stopped, sa-null-responder

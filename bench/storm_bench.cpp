@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The job-start storm side by side: for each fabric size, storm-client (N nodes x R ranks x P
 // peers) against OpenSM's SA, then against rdma-qos-sad at the same port of the same fabric,
 // without and with a host-side path cache. Prints a table, and writes a data file and a

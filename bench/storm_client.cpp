@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The PathRecord storm of an MPI job start, sent by one client on behalf of every rank: N nodes
 // x R ranks, each rank resolving paths to P peer nodes: the node's next P nodes for every rank
 // (--pattern stencil, a halo exchange) or P nodes at random per rank (--pattern random).

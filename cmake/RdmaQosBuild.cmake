@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Build types, warnings, sanitizers and compiler caching shared by every component.
 include_guard(GLOBAL)
 

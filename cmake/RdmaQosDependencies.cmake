@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Third-party dependencies, all from Debian packages (scripts/deps/build.list) and found through
 # pkg-config or their CMake package files.
 include_guard(GLOBAL)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Man pages: every component keeps its pages as markdown (`<component>/man/NAME.SECTION.md`,
 # rdma-core style, with a pandoc title block). They are rendered with pandoc into
 # ${CMAKE_BINARY_DIR}/man and installed under ${CMAKE_INSTALL_MANDIR}/manSECTION, and each page

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Test registration helpers. Every ctest name starts with its component ("policy.",
 # "testbed." ...) and carries exactly one label from the project's set:
 #   unit   - no external process          opensm - ibsim + OpenSM fabric

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Builds the Debian packages from the working tree (tracked files, as they are now) in a
 # scratch copy under OUTDIR, so nothing is written next to the checkout, and checks them with
 # lintian.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Fails when a tracked C/C++ file differs from what clang-format (.clang-format) would write.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Renders one built man page the way `man` shows it, with groff's warnings on: fails on any
 # warning and on a page without the NAME and SYNOPSIS or DESCRIPTION sections users look for.
 set -euo pipefail

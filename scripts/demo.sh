@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # The README's demo command: installs dependencies, builds, and runs the demo: a simulated
 # InfiniBand fat tree configured by a real subnet manager (OpenSM), then rdma-qos-sad at the
 # SM's port enforcing the sample QoS policy (Documentation/examples/qos-policy.conf): one path

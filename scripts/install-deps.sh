@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Installs every Debian package rdma-qos needs to build, test and run its demo.
 # Idempotent and non-interactive: packages already present are skipped, and apt's lists are
 # refreshed only when something is missing. The package lists live in scripts/deps/*.list,

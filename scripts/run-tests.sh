@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # The README's test command: installs dependencies, checks formatting, builds the project
 # twice and runs the whole suite CI runs.
 #   build/release   gcc, Release: every test labelled unit, opensm and vm
@@ -18,6 +19,8 @@ fi
 
 echo "== format check"
 "$top/scripts/check-format.sh"
+echo "== licence lines (SPDX)"
+"$top/scripts/spdx-headers.sh"
 
 status=0
 echo "== build/release (gcc, Release)"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // `rdma-qos env`: every host configuration knob with its value, where the value came from and
 // its documentation (like ucx_info -cf), derived from the one knob table.
 #include <fmt/format.h>

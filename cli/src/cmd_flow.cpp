@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // `rdma-qos flow`: RoCE v2 flow labels and UDP source ports by the formulas the verbs side
 // applies (label from CM ports or QPNs per mode; UDP source port from a label).
 #include <fmt/format.h>

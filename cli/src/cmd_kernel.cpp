@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // `rdma-qos kernel`: the defaults kernel rdma_cm users get on RoCE ports (configfs), from the
 // host configuration (kernel_roce_tos, kernel_roce_mode in rdma-qos.conf).
 #include <fmt/format.h>

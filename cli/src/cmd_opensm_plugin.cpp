@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // `rdma-qos opensm-plugin reload|rediscover|stats`: operates the rdma-qos OpenSM plugin inside a
 // running OpenSM through its control socket (the protocol of rdma-qos-sad's).
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // `rdma-qos path`: ask the SA for PathRecords (or MultiPathRecords) with Service-ID and
 // QoS-Class in the component mask, and `rdma-qos path cpi` for its ClassPortInfo.
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // `rdma-qos policy`: check a QoS policy file, explain which rule a query matches and why, and
 // dump what the engine understood. A thin layer over rdmaqos::policy.
 #include <fmt/format.h>

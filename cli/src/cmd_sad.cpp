@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // `rdma-qos sad reload|rediscover|stats`: operates a running rdma-qos-sad through its control
 // socket and shows what it reports (a reload's diagnostics, the counters).
 #include <fmt/format.h>

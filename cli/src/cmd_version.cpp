@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // `rdma-qos version`: the version, for people and (with --json) for scripts.
 #include <nlohmann/json.hpp>
 

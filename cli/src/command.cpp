@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Storage for the subcommand registry (see command.h).
 #include "command.h"
 

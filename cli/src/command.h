@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Subcommand registry of the `rdma-qos` command: each cmd_<name>.cpp registers a setup
 // function that adds its subcommand (options and callback) to the top-level CLI11 app.
 #pragma once

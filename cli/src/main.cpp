@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdma-qos: one command for everything a person runs by hand (policy checks, path queries,
 // flow labels, kernel defaults ...). Subcommands live in cmd_<name>.cpp.
 #include <CLI/CLI.hpp>

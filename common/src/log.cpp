@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The daemons' logger: stderr lines with journal priorities, syslog, one level filter.
 #include "rdma-qos/common/log.h"
 

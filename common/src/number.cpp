@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The number parser (see number.h).
 #include "rdma-qos/common/number.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Prometheus text exposition: HELP/TYPE lines, escaped labels, cumulative histogram buckets.
 #include "rdma-qos/common/prometheus.h"
 

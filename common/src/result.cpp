@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Names of the error codes (see result.h).
 #include "rdma-qos/common/result.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // sd_notify(3) through libsystemd when the build found it; nothing otherwise.
 #include "rdma-qos/common/service.h"
 

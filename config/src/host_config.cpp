@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Host configuration loading: file, then environment (see host_config.h).
 #include "rdma-qos/config/host_config.h"
 

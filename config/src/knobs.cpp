@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The knob table (see knobs.h). Add a knob here and it appears in rdma-qos.conf, the
 // environment and `rdma-qos env` at once; document it in config/man/rdma-qos.conf.5.md too.
 #include "rdma-qos/config/knobs.h"

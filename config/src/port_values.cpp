@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Per-port value lists (see port_values.h).
 #include "rdma-qos/config/port_values.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Codecs of the kernel's local-service netlink messages, built and walked with libnl-3. libnl's
 // nla_parse is not used on requests: it drops attributes whose type carries the RDMA MANDATORY
 // flag, which the kernel sets on every one.

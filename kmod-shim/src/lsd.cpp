@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The engine of rdma-qos-lsd. One thread owns the netlink socket and every deadline; one worker
 // thread per port the kernel names (device and port of the request: multi-rail hosts have
 // several, each with its own SM LID and SA) owns that port's SA client and streams queries

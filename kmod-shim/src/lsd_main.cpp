@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdma-qos-lsd: answers the kernel's PathRecord queries (RDMA netlink local service) with the
 // SA's answer to a query that carries the Service-ID and QoS-Class, so the fabric's QoS policy
 // reaches kernel ULPs. Started by systemd through rdma-qos-lsd.socket or by hand; SIGHUP

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The initial-network-namespace check of rdma-qos-lsd.
 #include "rdma-qos/kmod-shim/netns.h"
 

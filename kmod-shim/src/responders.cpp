@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Other responders on the local-service group, from /proc/net/netlink and /proc/PID/fd.
 #include "rdma-qos/kmod-shim/responders.h"
 

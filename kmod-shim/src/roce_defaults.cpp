@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Kernel RoCE defaults through the rdma_cm configfs tree (see roce_defaults.h).
 #include "rdma-qos/kmod-shim/roce_defaults.h"
 

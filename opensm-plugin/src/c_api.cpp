@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The C functions of plugin.h over the C++ engine and builder: every exception stops here.
 #include <array>
 #include <cstring>

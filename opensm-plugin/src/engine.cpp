@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The plugin's engine: snapshot swapping, policy loading, answering and the control thread.
 #include "rdma-qos/opensm-plugin/engine.h"
 

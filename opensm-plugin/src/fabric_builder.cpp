@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // FabricBuilder: OpenSM's view of the subnet, fact by fact, into the engine's fabric model.
 #include "rdma-qos/opensm-plugin/fabric_builder.h"
 
@@ -15,10 +16,10 @@ void fill_link(sad::PortModel& pm, const rdma_qos_osmp_port& info, uint32_t gove
   pm.mtu_cap = info.mtu_cap;
   pm.capability_mask = info.capability_mask;
   pm.capability_mask2 = info.capability_mask2;
-  pm.rate = sad::port_rate(info.link_width_active, info.link_speed_active,
-                           info.link_speed_ext_active,
-                           (governing_capmask & sad::kCapHasExtendedSpeeds) != 0)
-                .rate;
+  pm.rate =
+      sad::port_rate(info.link_width_active, info.link_speed_active, info.link_speed_ext_active,
+                     (governing_capmask & sad::kCapHasExtendedSpeeds) != 0)
+          .rate;
 }
 
 }  // namespace
@@ -92,9 +93,9 @@ sad::FabricModel FabricBuilder::build() const {
       if (!pf.present) continue;
       sad::PortModel& pm = node.ports[p];
       pm.present = true;
-      const uint32_t governing =
-          is_switch && facts.ports[0].present ? facts.ports[0].info.capability_mask
-                                              : pf.info.capability_mask;
+      const uint32_t governing = is_switch && facts.ports[0].present
+                                     ? facts.ports[0].info.capability_mask
+                                     : pf.info.capability_mask;
       fill_link(pm, pf.info, governing);
       const bool active = pf.info.port_state == kPortStateActive;
       if (is_switch && p == 0) {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Parsing of the plugin's options string and config file.
 #include "rdma-qos/opensm-plugin/options.h"
 

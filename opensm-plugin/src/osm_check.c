@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 /* The version and layout checks of osm_check.h. They read only fields whose values OpenSM
  * sets to known addresses, so a mismatch shows as a wrong pointer, not as a crash. */
 #include "osm_check.h"

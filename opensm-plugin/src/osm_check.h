@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 /* The checks the plugin makes before it touches OpenSM's structures: the version string and
  * the layout of what it reads and changes (osm_opensm_t, osm_sa_t, the dispatcher's
  * registrations), verified through pointers OpenSM set up itself. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 /* The OpenSM event plugin: checks the OpenSM it is loaded into, puts rdma-qos's answer engine
  * in place of the SA's PathRecord and MultiPathRecord handlers, and feeds the engine OpenSM's
  * subnet whenever a sweep or routing pass ends. Everything else stays OpenSM's. */

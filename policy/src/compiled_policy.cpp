@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Resolution of a parsed policy against a fabric, and the rule index that makes matching cost
 // independent of the number of rules.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Formatting of policy diagnostics in the compiler style tools and editors understand.
 #include "rdma-qos/policy/diagnostic.h"
 

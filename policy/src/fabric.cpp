@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The caller's fabric description, OpenSM's partitions.conf syntax and the ibnetdiscover /
 // ibsim topology format, read into it.
 #include "rdma-qos/policy/fabric.h"

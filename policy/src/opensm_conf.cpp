@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // opensm.conf QoS options and the VL arbitration arithmetic.
 #include "rdma-qos/policy/opensm_conf.h"
 

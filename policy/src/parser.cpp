@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Hand-written, line-oriented parser of OpenSM's qos-policy.conf syntax: the blocks and their
 // fields (the qos-ulps shorthand is in qos_ulps.cpp, the checks after parsing in validate.cpp).
 // It follows the lexing rules of OpenSM's lexer (blank dropping, octal numbers, comments, case;

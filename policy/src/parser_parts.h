@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // How the policy parser's files meet: the block parser (parser.cpp) reads values and reports
 // diagnostics through ValueReader, which the qos-ulps shorthand (qos_ulps.cpp) uses too; the
 // checks over the whole policy (validate.cpp) run once parsing is done.

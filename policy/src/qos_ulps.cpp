@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The qos-ulps shorthand of OpenSM's policy syntax ("sdp : 1", "iser, port-num 3260 : 4", ...):
 // each entry becomes a match rule with the ULP's Service-IDs, PKeys or port GUIDs and the SL.
 #include <fmt/format.h>

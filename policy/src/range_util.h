@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Range-list helpers shared by the parser and the compiler (sorted, merged, inclusive ranges).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Membership test of a merged range list (binary search).
 #include <algorithm>
 

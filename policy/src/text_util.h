@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Small text helpers the policy parser's files share (case, blanks, words).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The checks after parsing, over the whole policy: duplicate and undefined names, DEFAULT,
 // levels and groups never used, and rules that can never match (shadowed by an earlier one).
 #include <fmt/format.h>

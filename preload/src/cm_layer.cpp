@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // What the rdma_cm layer's steps share: the link layer of an id's port and the test hook's line.
 #include "cm_layer.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The rdma_cm layer's steps, called by the interposers in rdmacm_interposers.cpp: on RoCE the
 // host policy's decision (TOS before route resolution, the QP's decision for the verbs layer),
 // on InfiniBand the SA's answer installed as the route. Each step may throw; the interposers

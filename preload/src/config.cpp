@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Loading the module's configuration and the host policy, once (see config.h).
 #include "config.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The module's configuration, loaded once per process: the host configuration (knobs, file,
 // environment) and what the rdma_cm layer derives from it (settings, the host policy, the SA
 // options). Failures are logged once and leave stock behaviour.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // InfiniBand route resolution through the SA: the PathRecord query with the policy's inputs sent
 // by the port's C++ SA client (sa::SharedClient, shared by the program's threads), the answer
 // installed as the id's route (see cm_layer.h resolve_ib). The record is a value from the SA's

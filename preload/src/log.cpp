@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The module's once-per-process log (see log.h).
 #include "log.h"
 

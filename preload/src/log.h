@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The module's log: stderr lines prefixed "rdma-qos[PID]: ", filtered by the log_level knob
 // (RDMA_QOS_LOG), most of them once per process and key so a condition met on every connection
 // is reported once.

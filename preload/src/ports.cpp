@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Port and GID queries with their small caches (see ports.h).
 #include "ports.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // What the module asks devices about ports and GIDs, cached where connection setup would
 // otherwise pay several queries per connection.
 #pragma once

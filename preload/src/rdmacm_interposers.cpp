@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The rdma_cm interposers: rdma_create_id, rdma_set_option, rdma_resolve_route, rdma_connect,
 // rdma_accept, rdma_get_cm_event and rdma_destroy_id in unmodified programs. Each passes the
 // call on through the table of real functions and runs one step of the rdma_cm layer

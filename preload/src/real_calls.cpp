@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Looking up the real functions, by the symbol versions current programs link against.
 #include "real_calls.h"
 

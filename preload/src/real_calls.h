@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The real functions behind the module's interposers: one table per library, filled once on the
 // first call into that library (as rdma-core's rsockets preload keeps `struct socket_calls real`),
 // so an interposer is "ask the table, decide, call the real one" with no lookup of its own.

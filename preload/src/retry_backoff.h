@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // When to try again something that failed (opening a port's SA client): not before a back-off
 // that doubles after each failure up to a ceiling, and at once again after a success. A
 // long-running program thus reaches an SA that was down when it first asked, without paying an

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // RoCE, where there is no SA: the host policy decides at connection setup (TOS before route
 // resolution, the QP's decision for the verbs layer on both sides, UD address handles).
 #include <netinet/in.h>

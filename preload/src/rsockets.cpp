@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The rsockets interposers: rsetsockopt takes IP_TOS, IPV6_TCLASS and SO_PRIORITY (as an int or
 // a byte), rconnect hands them to the route resolution of the socket it connects, rclose forgets
 // them.

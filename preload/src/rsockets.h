@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The rsockets part: what rsetsockopt(IP_TOS / SO_PRIORITY) asked for each socket, given to the
 // socket's rdma_cm id when it connects (rsockets itself rejects both options, or passes an int
 // where one byte is required). The interposers rsetsockopt, rconnect and rclose live in

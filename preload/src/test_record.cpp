@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The test hook's file writer (see test_record.h).
 #include "test_record.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // UD peers' decisions in the verbs layer's registry (see ud_peers.h).
 #include "ud_peers.h"
 

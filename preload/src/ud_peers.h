@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // UD peers: address handles a program creates for an rdma_cm UD id's peer (from a work
 // completion, say) get the id's decision too. Which (PD, GID) each id registered is kept, to
 // forget it with the id.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The verbs interposers: ibv_modify_qp, ibv_create_ah and ibv_destroy_qp in unmodified programs
 // (LD_PRELOAD, see rdma-qos-run). An unversioned definition here wins over libibverbs' versioned
 // one, for the program and for librdmacm alike. The decisions are the providers core's

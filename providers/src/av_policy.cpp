@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Address-vector decisions of the verbs interposer (see av_policy.h).
 #include "rdma-qos/providers/av_policy.h"
 

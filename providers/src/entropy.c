@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 /* RoCE v2 flow label and UDP source port formulas (see entropy.h). Kept in C so the preload
  * module links them without a C++ runtime. */
 #include "rdma-qos/providers/entropy.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Flow-label modes: parsing RDMA_QOS_FLOW_LABEL values and choosing a label per mode.
 #include "rdma-qos/providers/flow_label_mode.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // QP registry storage (see qp_registry.h). A QP's address identifies it until ibv_destroy_qp,
 // which erases the entry, so a reused address never inherits another QP's settings.
 #include "rdma-qos/providers/qp_registry.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The verbs interposer's core (see verbs_interposer.h).
 #include "rdma-qos/providers/verbs_interposer.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The rdma_cm layer's decisions (see cm_qos.h): Service-ID and QoS-Class of a connection, the
 // host-side policy match for RoCE, the CM ports of both sides, and the per-id state.
 #include "rdma-qos/rdmacm-qos/cm_qos.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // InfiniBand route resolution through the SA with Service-ID and QoS-Class (see ib_route.h).
 #include "rdma-qos/rdmacm-qos/ib_route.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The public C API (rdma_qos.h) over the per-id registry. Nothing here throws across the C
 // boundary: every entry point catches and reports failure through errno.
 #include "rdma-qos/rdmacm-qos/rdma_qos.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The per-descriptor QoS of rsockets (see socket_qos.h).
 #include "rdma-qos/rdmacm-qos/socket_qos.h"
 

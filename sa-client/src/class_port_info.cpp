@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ClassPortInfo codec (IBA 13.4.8.1; layout of bytes 0-71).
 #include "rdma-qos/sa-client/class_port_info.h"
 

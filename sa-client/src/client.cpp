@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The windowed SA query engine and the typed queries built on it.
 #include "rdma-qos/sa-client/client.h"
 

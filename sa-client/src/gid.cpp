@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // GID helpers: IPv6 text form through inet_pton/inet_ntop, which already implement it.
 #include "rdma-qos/sa-client/gid.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SA MAD envelope codecs and MAD status names.
 #include "rdma-qos/sa-client/mad.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // MultiPathRecord codec (layout: Documentation/sa-wire-format.md, IBA 15.2.5.20).
 #include "rdma-qos/sa-client/multipath_record.h"
 

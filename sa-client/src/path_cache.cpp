@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Path cache: per-shard LRU list + hash map under one mutex per shard.
 #include "rdma-qos/sa-client/path_cache.h"
 

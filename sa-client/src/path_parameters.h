@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The 13-byte block of path parameters that PathRecord (at byte 44) and MultiPathRecord (at
 // byte 0) share byte for byte: RawTraffic/FlowLabel/HopLimit, TClass, Reversible/NumbPath,
 // P_Key, QoSClass/SL, and MTU, rate and lifetime with their selectors. One codec for both.

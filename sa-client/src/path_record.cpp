@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // PathRecord codec (layout: Documentation/sa-wire-format.md, IBA 15.2.5.16).
 #include "rdma-qos/sa-client/path_record.h"
 

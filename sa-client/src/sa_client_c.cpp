@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The C API over SharedClient, for C programs: every entry point catches everything so no
 // exception crosses into C; a handle may be shared between threads, each with its own deadline
 // (rdma_qos_sa_set_thread_deadline).

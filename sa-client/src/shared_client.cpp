@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The SA client for many threads (see shared_client.h): Client is single-threaded, so every call
 // takes the port's lock, within the caller's deadline, and bounds the client by that deadline.
 #include "rdma-qos/sa-client/shared_client.h"

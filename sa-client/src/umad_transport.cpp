@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Transport over libibumad. Responses can be longer than one MAD (kernel RMPP reassembly), so
 // the receive buffer grows when umad_recv reports ENOSPC.
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // umad plumbing of the SA agent: open the port (and its issm device), register for every SA
 // request method, receive, and send each answer back to the requester's QP.
 #include "rdma-qos/sa-responder/agent.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // PathRecord / MultiPathRecord / ClassPortInfo answers with OpenSM's QoS semantics
 // (Documentation/opensm-semantics.md): level limits, selectors, PKey and SL choice,
 // reverse-direction check and the MAD status of each bad request.

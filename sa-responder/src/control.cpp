@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Unix-socket control channel of rdma-qos-sad: one JSON line each way per connection.
 #include "rdma-qos/sa-responder/control.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The SA daemon's counters and their JSON form.
 #include "rdma-qos/sa-responder/counters.h"
 

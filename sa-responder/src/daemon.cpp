@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdma-qos-sad's daemon: loading the policy against the discovered model, answering MADs on the
 // main thread and serving the control socket, signals and re-discovery on a second one.
 #include "daemon.h"

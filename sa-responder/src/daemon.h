@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdma-qos-sad's daemon: the configuration it runs with and the two-thread loop that answers
 // MADs and serves the control socket, signals and re-discovery.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Discovery over SMPs. libibnetdisc walks the topology and keeps each node's NodeInfo,
 // SwitchInfo and each port's PortInfo; the tables it does not read (PKey, SL2VL, LFT) are
 // queried here, LID-routed, once the SM has assigned LIDs: the switches' SL2VL tables (most of

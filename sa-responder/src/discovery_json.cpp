@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The fabric model to and from JSON (see discovery_json.h).
 #include "rdma-qos/sa-responder/discovery_json.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The fabric model's indexes, rate ordering and the LFT path walk.
 #include "rdma-qos/sa-responder/fabric_model.h"
 

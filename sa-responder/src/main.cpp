@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdma-qos-sad: the policy-enforcing SA responder. Discovers the fabric, loads the policy and
 // answers PathRecord / MultiPathRecord / ClassPortInfo queries at its port. Operated through
 // signals (SIGHUP reloads, SIGUSR1 re-discovers) and a control socket (`rdma-qos sad`), which

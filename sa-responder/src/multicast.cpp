@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The IPoIB broadcast groups OpenSM creates from its partitions configuration, and its
 // PathRecord answer for a multicast DGID (see multicast.h). Observed on ibsim with OpenSM
 // 3.3.23: one group per `ipoib` partition, MLIDs 0xC000 up in file order, mtu=/rate=/sl= of

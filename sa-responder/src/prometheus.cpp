@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdma-qos-sad's stats reply as Prometheus metric families.
 #include "rdma-qos/sa-responder/prometheus.h"
 

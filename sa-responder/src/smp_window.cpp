@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // A window of LID-routed SMP Gets over libibumad (see smp_window.h).
 #include "smp_window.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // LID-routed SMP Gets with many in flight at once, on the umad port and SMI agent libibmad
 // already opened (no second port: umad2sim crashes a process that juggles several). libibmad's
 // own calls are one at a time; the switches' SL2VL tables (one per input/output port pair) are

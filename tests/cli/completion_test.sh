@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # The bash completion offers the program's subcommands and options at each level.
 set -euo pipefail
 bin=$1

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # `rdma-qos flow` as a user runs it: the RFC vectors, JSON, modes, and clear errors.
 set -euo pipefail
 bin=$1

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # `rdma-qos policy check|explain|dump` as an administrator runs them: exit codes, the exact
 # diagnostics, explanations and JSON.
 set -euo pipefail

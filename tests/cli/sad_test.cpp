@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // `rdma-qos sad`: what it prints and how it exits for the replies a daemon gives, against a
 // control server of our own that answers with canned replies and records the requests.
 #include <gtest/gtest.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # rdma-qos answers --help, --version and `version --json`, and rejects unknown subcommands.
 set -euo pipefail
 bin=$1

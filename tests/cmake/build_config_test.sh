@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # The build accepts the build types distributions pass (None, empty), builds no tests and no
 # -Werror outside a developer build, and takes the unit and udev directories from systemd's and
 # udev's pkg-config files relative to the install prefix.

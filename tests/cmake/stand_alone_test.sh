@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # The repository stands alone: no source, script or document cites a design document that is
 # not in it (the facts live in Documentation/ and the man pages).
 set -uo pipefail

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The daemons' logger: the lines it writes for the journal and for a terminal, and how it tells
 // that stderr is the journal's stream.
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The one number parser: what every knob, option and environment variable accepts.
 #include "rdma-qos/common/number.h"
 

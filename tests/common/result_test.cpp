@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The one result type: a value or a structured error.
 #include "rdma-qos/common/result.h"
 

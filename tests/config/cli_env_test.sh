@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # `rdma-qos env`: lists every knob, shows where each value came from, reports bad settings.
 set -euo pipefail
 bin=$1

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // libFuzzer target: rdma-qos.conf text is read from disk by every host component; no input may
 // crash the parser, and every diagnostic names the file.
 #include <cstdint>

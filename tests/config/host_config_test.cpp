@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdma-qos.conf and RDMA_QOS_* variables: defaults, file, environment over file, and errors
 // that name the line or the variable.
 #include <gtest/gtest.h>

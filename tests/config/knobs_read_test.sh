@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # No knob is documented that nothing reads: every key `rdma-qos env` lists is read by name
 # somewhere in the sources (config.text("key") / get("key")), and every environment-only one
 # by its variable (a script, a unit's environment file).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Per-port value lists: syntax, most-specific-wins lookup, and errors naming the entry.
 #include <gtest/gtest.h>
 

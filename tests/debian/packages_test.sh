@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # dpkg-buildpackage builds the five packages from debian/, lintian reports no error, and each
 # package holds what an administrator expects of it.
 set -euo pipefail

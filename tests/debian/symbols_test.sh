@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # librdmacm-qos exports exactly what debian/librdmacm-qos1.symbols lists: a symbol added or lost
 # (an ABI change) fails here, long before a package build would.
 set -euo pipefail

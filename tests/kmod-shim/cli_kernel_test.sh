@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # `rdma-qos kernel apply|show` on a fake sysfs/configfs tree, from rdma-qos.conf.
 set -euo pipefail
 bin=$1

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Kernel RoCE defaults on a fake sysfs and configfs tree: which ports are RoCE, what apply
 // writes, idempotence, and errors that name the file.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // A stand-in for the kernel's side of the local-service channel, over NETLINK_USERSOCK: it
 // receives what rdma-qos-lsd sends (SET_TIMEOUT, replies) and sends it RESOLVE requests. Plain
 // socket calls, independent of the code under test.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The partitions.conf and net-file readers that give the policy its fabric.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Matching semantics (OpenSM's, Documentation/opensm-semantics.md), fabric resolution of
 // port groups, the indexed matcher against the linear scan, and atomic reload.
 #include <gmock/gmock.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // opensm.conf QoS options, the VL arbitration arithmetic of seed 004 / the OpenSM manual, and
 // the SL-to-VL15 warning.
 #include <gmock/gmock.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Differential test: for several policies and PathRecord queries, the SL our compiled matcher
 // picks equals the SL OpenSM answers on ibsim (saquery -p), and both equal the SL written in
 // the case. The fabric our matcher sees is read from the same net file ibsim runs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The policy file syntax, keyword by keyword, and every diagnostic with its exact text.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

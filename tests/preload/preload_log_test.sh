@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # The preload module logs a condition it cannot act on once per process, however often it
 # meets it, and still passes every call on: three RTR transitions on a QP whose device cannot
 # be queried reach the provider three times and print one line on stderr.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # rdma-qos-run preloads the module into an unmodified program, which still runs normally, and
 # exports only the interposed verbs and rdma_cm symbols and the rdma_qos.h API.
 set -euo pipefail

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The back-off of a failed SA open: not retried before it, doubled after each failure up to the
 // ceiling, and reset by a success.
 #include "retry_backoff.h"

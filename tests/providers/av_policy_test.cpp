@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The interposer's address-vector decisions, table by table: which label each kind of QP gets
 // in each mode, what is never touched, and SL / traffic class / rate / MTU application.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The entropy library through its C++ API (entropy.hpp), linked on its own: the published
 // vectors and values worked out by hand in the comments.
 #include <gtest/gtest.h>

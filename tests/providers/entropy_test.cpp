@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The RFC's entropy formulas: published vectors, tables computed here independently (by the
 // RFC's text, written differently), symmetry, and the spread mode's collision-freedom.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // RDMA_QOS_FLOW_LABEL values and the label each mode gives.
 #include <gtest/gtest.h>
 

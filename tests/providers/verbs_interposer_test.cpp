@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The interposer core with a fake provider behind it: the caller's attributes are never
 // changed, a rejected change is retried unchanged, the registry's CM entries and ports are used.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The rdma_cm layer's decisions: Service-ID and QoS-Class of a connection, the host-side match
 // on RoCE and its traffic class, the CM ports on both sides, the roce_sl2tclass table.
 #include "rdma-qos/rdmacm-qos/cm_qos.h"

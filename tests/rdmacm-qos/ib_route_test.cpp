@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // InfiniBand route resolution through the SA, against a fake SA and a fake librdmacm: what the
 // query carries, the path installed (flags exactly GMP|PRIMARY|BIDIRECTIONAL, the record in the
 // kernel's wire layout), the queued event of synchronous ids, and the fallback on every failure.

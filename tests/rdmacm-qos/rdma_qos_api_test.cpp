@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The public C API (rdma_qos.h): overrides per id, the decision query, errors through errno.
 #include "rdma-qos/rdmacm-qos/rdma_qos.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rsockets' per-descriptor QoS: what rsetsockopt asked for is kept per socket until rclose
 // forgets it, so a later socket on the same descriptor starts with nothing.
 #include "rdma-qos/rdmacm-qos/socket_qos.h"

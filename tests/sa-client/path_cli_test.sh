@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # `rdma-qos path` as a user meets it without a fabric: help everywhere, and bad arguments
 # rejected with a message (JSON with --json) before any port is opened.
 set -euo pipefail

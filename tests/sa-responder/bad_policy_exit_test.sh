@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # A policy with errors stops rdma-qos-sad before it looks at any port, with every diagnostic
 # and exit status 78 (EX_CONFIG, which its unit does not restart on): no fabric needed.
 set -uo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Every daemon answers --version with its name and version, and a bad command line with exit
 # status 2 (not CLI11's 100+ codes), so a unit's RestartPreventExitStatus= can name it.
 set -uo pipefail

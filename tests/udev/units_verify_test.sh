@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # The systemd units pass `systemd-analyze verify` (syntax, directives, executables) with an
 # instance name, and name the command they run; the udev rule's RoCE test finds an Ethernet port
 # whichever port it is.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Host-side helpers shared by the VM groups' check scripts (sourced, bash). A check script sets
 # `scenario` and `dir`, then uses these; the formulas are the RoCE v2 rules written out here
 # independently of the code under test.

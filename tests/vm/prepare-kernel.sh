@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Prepares the RoCE test bed's guest in a build directory: Debian's kernel package fetched with
 # `apt-get download` and unpacked (never installed), its modules.dep, and a busybox initramfs.
 # Cached: a second run with the same kernel package does nothing.

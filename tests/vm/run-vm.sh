@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Boots the RoCE test bed's VM once and runs one guest script in it (a group of scenarios).
 #   run-vm.sh KERNEL_DIR RESULTS_DIR GUEST_SCRIPT [TIMEOUT_SECONDS]
 # The guest sees the host's / read-only and RESULTS_DIR read-write at the same path; it writes

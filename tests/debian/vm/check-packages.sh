@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Checks one scenario of the debian.vm.packages group from what the guest left in DIR.
 #   check-packages.sh SCENARIO DIR [ROCE_PCAP_DUMP]
 set -uo pipefail

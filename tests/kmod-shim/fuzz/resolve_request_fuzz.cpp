@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // libFuzzer target for the RESOLVE request decoder (and the reply, SET_TIMEOUT and ACK decoders):
 // arbitrary bytes from the netlink socket yield a request or an error, never a crash or an
 // over-read; a decoded request re-encodes to bytes that decode to the same request, and its SA

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdma-qos-lsd on a multi-rail host: node001 of an ibsim fabric has a two-port CA, each port
 // cabled to the leaf switch with its own LID. The simulated kernel sends one RESOLVE request per
 // port, naming that port as sa_query.c does, and the daemon sends each through the port it

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdma-qos-lsd end to end: the daemon runs at node001 of an ibsim fabric whose OpenSM enforces
 // the sample iSER / GOLD policy, a simulated kernel on NETLINK_USERSOCK sends it RESOLVE
 // requests as sa_query.c builds them, and the replies carry the SL of the policy's Service-ID

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Byte images of local-service netlink messages built field by field from the uapi layouts
 // (linux/netlink.h, rdma/rdma_netlink.h), the way the kernel's sa_query.c lays out a RESOLVE
 // request: nlmsghdr, the 66-byte resolve header padded to 68, then 4-byte-aligned attributes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The local-service netlink codec against byte images built by hand from the uapi layouts:
 // requests as sa_query.c builds them (MANDATORY flag, IPv4-mapped, link-local and global IPv6
 // GIDs, each path_use), malformed requests, replies checked field by field, and the kernel's

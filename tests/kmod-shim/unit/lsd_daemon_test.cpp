@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The daemon against a simulated kernel over NETLINK_USERSOCK, with no SA port at all: it
 // announces its timeout, answers every request F_ERR (so the kernel asks the SA itself) with
 // the request's seq, refuses malformed requests the same way, and keeps serving. With a fake

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdma-qos-lsd as systemd runs it: readiness on NOTIFY_SOCKET (READY=1, RELOADING=1), SIGHUP
 // re-reads rdma-qos.conf without stopping, a configuration it cannot run with exits 78
 // (EX_CONFIG), --version. NETLINK_USERSOCK stands in for NETLINK_RDMA.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdma-qos-lsd started the way systemd starts it from rdma-qos-lsd.socket: the netlink socket
 // arrives as fd 3 with LISTEN_FDS=1 and LISTEN_PID set to the daemon's pid, and the daemon
 // serves on that socket rather than opening its own. NETLINK_USERSOCK stands in for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The initial-network-namespace check compares two namespace files by identity.
 #include <gtest/gtest.h>
 #include <unistd.h>

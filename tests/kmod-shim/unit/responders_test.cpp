@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Other responders on the path-query group, found in /proc/net/netlink.
 #include <gtest/gtest.h>
 

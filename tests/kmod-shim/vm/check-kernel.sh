@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Host-side check of one scenario of the kmod-shim `kernel` VM group (vm/kernel.sh.in):
 # `rdma-qos kernel apply` set the configfs default (and a second run kept it), the connection
 # worked, and its data packets carry the DSCP of that TOS in both directions (the passive side

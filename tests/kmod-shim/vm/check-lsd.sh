@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Host-side check of the rdma-qos-lsd scenarios of the kmod-shim `kernel` VM group: the daemon
 # on the real Linux 6.1 kernel's local-service channel (NETLINK_RDMA 20, group RDMA_NL_GROUP_LS
 # 3, mask 4 in /proc/net/netlink). With --sa-timeout-ms 1000 --sa-retries 2 the daemon asks

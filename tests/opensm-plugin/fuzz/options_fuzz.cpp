@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // libFuzzer target: the plugin's options string (OpenSM's event_plugin_options) never crashes the
 // parser. Inputs naming a config file are skipped: the fuzzer must not open arbitrary paths.
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SM handover: a standby OpenSM with its own plugin takes over when the master stops, and its
 // plugin answers with the same policy.
 #include <gtest/gtest.h>

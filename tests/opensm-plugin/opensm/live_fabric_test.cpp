@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The plugin's model follows the live fabric: a CA unlinked through ibsim's console disappears
 // from the answers after OpenSM's next sweep, and answers again once relinked and swept.
 #include <gtest/gtest.h>

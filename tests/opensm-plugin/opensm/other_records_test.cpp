@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Everything but PathRecord and MultiPathRecord stays OpenSM's: the same fabric asked the same
 // NodeRecord, PortInfoRecord, MCMemberRecord (the IPoIB broadcast group, and a join to it),
 // ServiceRecord, InformInfoRecord, ClassPortInfo and other queries, first of OpenSM alone, then

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // OpenSM on ibsim with the rdma-qos plugin loaded: the options every plugin test starts from.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The plugin inside OpenSM on ibsim: it loads, answers PathRecord queries with its own policy
 // (OpenSM itself runs with none), leaves OpenSM answering when its policy is bad, and refuses
 // to load with bad options while OpenSM goes on.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The plugin's engine on the tiny subnet: it answers PathRecord with the policy once a model is
 // in force, leaves the query to OpenSM before that or when the policy is bad, and keeps the
 // previous policy when a reload fails.

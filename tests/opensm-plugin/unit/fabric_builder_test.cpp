@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The fabric model the plugin builds from OpenSM's subnet: the same model discovery builds from
 // SMPs (the answer engine's one input), from facts written out in tiny_subnet.h.
 #include <gtest/gtest.h>
@@ -70,7 +71,7 @@ TEST(FabricBuilder, ExtendedSpeedsCountWhereTheGoverningCapabilityMaskSaysSo) {
   int bn = b.node(kNodeB, 1, "host B", 1);
   b.port(bn, 1, edr(port_info(kPortB, 3, kActive, kSwitchGuid, 2), 0));
   sad::FabricModel m = b.build();
-  EXPECT_EQ(m.nodes[0].ports[1].rate, 16);    // switch port: port 0 says extended, 4x EDR 100G
+  EXPECT_EQ(m.nodes[0].ports[1].rate, 16);   // switch port: port 0 says extended, 4x EDR 100G
   EXPECT_EQ(m.port(*m.by_lid(2)).rate, 16);  // CA A: its own mask says extended
   EXPECT_EQ(m.port(*m.by_lid(3)).rate, 7);   // CA B: no extended speeds, 4x QDR 40G
   EXPECT_EQ(m.port(*m.by_lid(2)).capability_mask, kExtended);

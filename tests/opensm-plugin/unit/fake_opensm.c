@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 /* A fake osm_opensm_t as OpenSM 3.3.23 sets it up before loading plugins, for the layout check's
  * unit tests (the check's inputs are OpenSM's structures, built here in C). */
 #include "fake_opensm.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 /* A fake osm_opensm_t for the layout check's unit tests; opaque to C++ (OpenSM's headers are C
  * only). */
 #ifndef RDMA_QOS_TESTS_FAKE_OPENSM_H

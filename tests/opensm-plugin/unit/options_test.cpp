@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The plugin's options: OpenSM's event_plugin_options words and the config file they may name.
 #include <gtest/gtest.h>
 

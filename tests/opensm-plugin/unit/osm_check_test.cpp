@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The version and layout check the plugin makes before it touches OpenSM: it accepts the OpenSM
 // it was built for and refuses, saying why, any other version or a layout it does not recognise.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // A tiny subnet as OpenSM would describe it to the plugin: switch S (LID 1, ports 1-3), CA A
 // (LID 2) at S port 1, CA B (LID 3) at S port 2, S port 3 down; 4x QDR links, MTU 2048.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // libFuzzer target: any bytes through the policy, partitions and net-file readers, then the
 // compiler and matcher. Nothing may crash, hang or leak, whatever the input.
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 /* Stands in for libibverbs behind the preload module (after it in LD_PRELOAD, with its symbol
  * version, so the module's dlvsym(RTLD_NEXT) finds it): each ibv_modify_qp succeeds and says
  * so on stdout. */

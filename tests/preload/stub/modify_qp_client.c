@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 /* Test program for the preload module: three RTR transitions of a QP whose device cannot be
  * queried (no device behind it), so the module cannot tell the link layer each time. */
 #include <infiniband/verbs.h>

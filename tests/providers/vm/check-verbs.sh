@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Host-side check of one scenario of the providers `verbs` VM group (vm/verbs.sh.in): the
 # programs transferred, the UDP source port on the wire in both directions is the fold of the
 # label the mode prescribes, and the module passed exactly that label (its test hook).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 /* Test helper for the VM group: stands in for a program that chooses its own flow label. Put
  * before the rdma-qos module in LD_PRELOAD, it sets grh.flow_label (from PROGRAM_FLOW_LABEL)
  * on every address vector and passes the call on, so the module sees a program's label. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 /* A stand-in librdmacm.so.1 for testing the preload module's InfiniBand path without an
  * InfiniBand data path: ids on a fake InfiniBand port (the first umad CA, port 1, so the SA
  * query goes to OpenSM on ibsim through umad2sim), events queued per channel the way the kernel

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 /* An rdma_cm program written as programs are: resolves the address and the route of one id (or
  * several, one after the other), asynchronous (event channel) or synchronous (no channel), and
  * says whether each route resolved. It links no rdma-qos library: the QoS decision is asked of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The rdma_cm layer's InfiniBand query against the real OpenSM on ibsim: the Service-ID and the
 // QoS-Class it sends select the policy's levels, and the answer is what it would install.
 #include <gtest/gtest.h>

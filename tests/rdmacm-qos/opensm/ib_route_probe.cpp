@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Runs at an ibsim node (umad2sim preloaded): the rdma_cm layer's InfiniBand PathRecord query
 // (build_path_query) sent through sa-client, the answer printed as one line of JSON.
 //   ib_route_probe [--mpr] SGUID DGUID SERVICE_ID [QOS_CLASS]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Host side of the rdmacm-qos `bench` VM group: per-connection setup times (cm_setup_time: route
 # resolution + QP creation, then rdma_connect -> ESTABLISHED, connections one after the other)
 # with and without the preload module, in alternating rounds. Pools every connection of a kind

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Host-side check of one scenario of the rdmacm-qos `cm` VM group (vm/cm.sh.in): the programs
 # transferred; in both directions the data packets carry the level's DSCP and the UDP source
 # port of the CM-port label of the flow-label mode (the RFC's by default; flow_*: the mode in

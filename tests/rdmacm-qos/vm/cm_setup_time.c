@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 /* Connection setup time per rdma_cm connection, for the rdmacm-qos bench: the client sets up
  * COUNT connections one after the other and times, for each, route resolution plus QP creation
  * (rdma_resolve_route -> ROUTE_RESOLVED, rdma_create_qp) and the connect (rdma_connect ->

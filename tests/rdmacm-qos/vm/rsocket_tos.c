@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 /* A socket-style ULP over rsockets that asks for its TOS the way socket programs do:
  * rsetsockopt(IPPROTO_IP, IP_TOS) with an int, rsetsockopt(IPPROTO_IPV6, IPV6_TCLASS) (tclass),
  * the traffic class in the destination's sin6_flowinfo (flowinfo), or

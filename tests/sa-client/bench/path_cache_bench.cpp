@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Cost of a path cache hit (the issue asks for under 1 us) and of a miss.
 #include <benchmark/benchmark.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Queries per second and latency percentiles of the SA client against a live SA, for several
 // window sizes (window 1 is the saquery-style one-at-a-time loop). Run at a fabric node with
 // umad2sim preloaded; prints one JSON object per window size.

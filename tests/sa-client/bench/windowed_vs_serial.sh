@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Windowed vs one-at-a-time SA queries against OpenSM (10-rule policy) on ibsim. Prints the
 # bench's JSON lines and the ratio of the best window to window 1; fails below 2.5x (the
 # issue's target, measured on a quiet machine).

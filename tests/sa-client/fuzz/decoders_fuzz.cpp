@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // libFuzzer target for every response decoder: arbitrary bytes must yield a value or an
 // error, never a crash, an over-read or undefined behaviour. Decoded values must re-encode.
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Our SA client against the real OpenSM on ibsim, through `rdma-qos path --json` run at a
 // fabric node (umad2sim is an LD_PRELOAD interposer, so the client must be its own process).
 // Every answer is checked against the policy and against what saquery gets for the same query.

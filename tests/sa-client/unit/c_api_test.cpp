@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The C API over a client on a scripted transport: wire-layout paths in and out, errors with
 // the MAD status name, argument checks.
 #include <endian.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 /* Compiled as C: the public C header must stay plain C. */
 #include "rdma-qos/sa-client/sa_client.h"
 

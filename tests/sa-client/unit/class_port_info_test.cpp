@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ClassPortInfo codec against hand-built bytes, including the capability words OpenSM 3.3.23
 // was seen sending with -Q (CapabilityMask 0x2602, CapabilityMask2 0xB5EA).
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The query engine through a scripted transport: windowing, retries, BUSY, timeouts,
 // ClassPortInfo caching, and rejection of malformed or truncated answers.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Client::execute_stream: requests pulled from a source join the window while others wait,
 // and each response is handed over as soon as it completes, in pull-order indices.
 #include <gtest/gtest.h>

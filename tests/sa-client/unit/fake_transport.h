@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // A scripted Transport for unit tests: a handler decides what (if anything) answers each
 // request; answers can be held back until enough requests are outstanding.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SA MAD envelope: headers against hand-built bytes, status names, record extraction.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // MultiPathRecord codec against a byte image written out by hand from the layout
 // (Documentation/sa-wire-format.md).
 #include <gtest/gtest.h>

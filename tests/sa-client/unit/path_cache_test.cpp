@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Path cache: keyed by the whole query, TTL, size bound, SM-generation invalidation, shared
 // across threads, and used by the client so a hit sends nothing.
 #include <gtest/gtest.h>

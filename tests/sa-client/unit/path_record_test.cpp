@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // PathRecord codec against a byte image written out by hand from the layout
 // (Documentation/sa-wire-format.md) and against struct ibv_path_record from rdma-core's
 // infiniband/sa.h.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The SA client for many threads: each call bounded by its caller's deadline, the port's lock
 // included, and every thread getting the answer to its own query.
 #include "rdma-qos/sa-client/shared_client.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // libFuzzer target for the request side: arbitrary bytes decoded as an SA request and answered
 // by the engine on a small subnet, with and without a policy. No input may crash, read out of
 // bounds or hit undefined behaviour, and every answer must encode.

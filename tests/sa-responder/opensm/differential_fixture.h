@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The differential fixture: rdma-qos-sad against OpenSM on the same ibsim fabric, policy,
 // partitions, opensm.conf and queries. OpenSM configures the fabric and answers every query
 // first (through unmodified `saquery`, our `rdma-qos path --json`, or raw MAD bytes sent by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdma-qos-sad against OpenSM on a mid-size fabric: 300 CAs of every link speed under 19 leaves
 // and 4 spines (testbed::mixed_speed_tree), so discovery, the GUID-map order of open ends and
 // the rates of long cross-leaf paths are compared at a size beyond the small fat tree.

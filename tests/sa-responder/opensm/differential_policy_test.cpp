@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdma-qos-sad against OpenSM (see differential_fixture.h) on policy shapes, partitions and
 // opensm.conf options: qos-ulps alone, port groups by name and node type, rules naming both
 // ends, a DEFAULT level with limits, catch-all rules, partitions that leave ports out of the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdma-qos-sad against OpenSM (see differential_fixture.h) on requests saquery cannot build,
 // sent as the same MAD bytes to both (sa-raw-mad at node001): half a Service-ID, invalid rate
 // and MTU values, selectors without their values, SGID/SLID disagreements, raw traffic,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdma-qos-sad against OpenSM on a fabric of every link speed ibsim simulates (FDR, EDR and HDR
 // at widths 1x to 12x beside QDR and DDR; see testbed::mixed_speed_tree): path rates, rate
 // limits above 40 Gb/s and rate selectors that bind, and the rates OpenSM lowers for ports that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdma-qos-sad against OpenSM (see differential_fixture.h): the sample policy over the fat tree
 // with mixed link rates, partitions with SLs and limited members, no policy, LMC 1 and 2, and
 // reloads.

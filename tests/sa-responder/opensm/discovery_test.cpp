@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Fabric discovery against ibsim after OpenSM configured it: `rdma-qos-sad --dump-fabric --json`
 // runs at sm01 (umad2sim is an LD_PRELOAD interposer, so discovery runs in its own process) and
 // its model is compared with the topology the test built (GUIDs, LIDs and link rates fixed by

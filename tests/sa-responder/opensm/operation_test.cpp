@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Operating rdma-qos-sad on ibsim: the control socket (`rdma-qos sad reload|rediscover|stats`),
 // reloads under load, signals, and the SM_Key rule compared with OpenSM's. Each test starts its
 // own fabric: OpenSM configures it and answers the SM_Key queries, then our SA takes over.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // sa-flood: rdma-qos-sad under a flood of PathRecord queries with malformed MADs mixed in.
 // OpenSM configures an ibsim fabric and stops; rdma-qos-sad takes over the SM's port; CLIENTS
 // copies of this program (--client mode, at different nodes) each send their share of QUERIES

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // sa-raw-mad: sends one SA MAD, given as hex bytes, from this port to the SM LID through
 // libibumad and prints the answer as one JSON line. The differential tests send the same bytes
 // to OpenSM and to rdma-qos-sad: requests no SA client builds (half a Service-ID, an invalid

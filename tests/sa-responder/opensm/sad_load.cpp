@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Load for the reload-under-load test: PathRecord Gets from this node to --dlid with window 16
 // and no retries, alternating a Service-ID query (expected SL --sl-sid) and a plain one
 // (expected SL --sl-plain), until --stop-file exists or --seconds pass. Every query must be

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The SA agent's pure parts: when it uses RMPP, and the bytes it hands to umad_send for a table
 // answer with and without RMPP (the kernel segments an RMPP send itself).
 #include <gtest/gtest.h>

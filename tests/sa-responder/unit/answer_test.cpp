@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The answer engine against OpenSM's semantics (Documentation/opensm-semantics.md) on the
 // hand-built subnet of test_fabric.h: expected values are written out from that document.
 #include <gtest/gtest.h>

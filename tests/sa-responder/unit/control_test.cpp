@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The control channel: a client call gets the reply the daemon's loop gives its request.
 #include <gtest/gtest.h>
 

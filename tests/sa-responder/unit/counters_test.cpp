@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The daemon's counters: what `rdma-qos sad stats` reports after a known sequence of events.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // A discovery that missed tables never replaces the model in force: the refusal, and the
 // missing tables surviving the trip from the discovery child (its --dump-fabric --json
 // output) to the daemon.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The fabric model: rate codes and their data-rate order, LID/GUID lookup and the LFT walk
 // (MTU and rate minimum over the path, SLs mapped to VL 15 anywhere on it).
 #include <gtest/gtest.h>

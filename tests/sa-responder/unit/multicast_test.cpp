@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The multicast groups OpenSM 3.3.23 creates from a partitions configuration, and its
 // PathRecord answer for a multicast DGID, as seen on ibsim (opensm 3.3.23, saquery -p --dgid):
 // Default=0x7fff,ipoib gives ff12:401b:ffff::ffff:ffff at MLID 0xC000 with MTU 0x84, rate

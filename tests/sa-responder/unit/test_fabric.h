@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // A hand-built subnet for the answer engine's tests: one switch (LID 1) and three CAs.
 #pragma once
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # The demo: every sample service gets the SL the sample policy gives it from rdma-qos-sad (or,
 # with a second argument, from OpenSM with the rdma-qos plugin in that directory), and the same
 # answer OpenSM alone gives.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdma-qos-demo: brings up a simulated fat tree, lets OpenSM configure it while enforcing the
 // sample policy and asks its SA for one path per sample service; then OpenSM stops and
 // rdma-qos-sad takes over the SM's port with the same policy and gets the same queries. Prints

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The fabric fixture itself against real ibsim and OpenSM: it comes up, it is isolated from
 // other fabrics, and it leaves nothing behind.
 #include <arpa/inet.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # The test bed from the shell: ibfabric runs a command on the fabric, which queries the real SA
 # with saquery at a chosen node, and tears down afterwards leaving no process.
 set -euo pipefail

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The first real-peer tests: OpenSM's QoS answers on the simulated fabric, as saquery sees
 // them. They pin down the reference behaviour our own SA must reproduce.
 #include <gtest/gtest.h>

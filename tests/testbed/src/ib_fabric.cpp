@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ibsim + OpenSM lifecycle for tests and the demo (see ib_fabric.h).
 #include "rdma-qos/testbed/ib_fabric.h"
 

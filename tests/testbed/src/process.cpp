@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Process spawning and reaping for the test beds (see process.h for the guarantees).
 #include "rdma-qos/testbed/process.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Parser for saquery's "field.....value" dumps.
 #include "rdma-qos/testbed/saquery.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Two-level fat-tree generator for ibsim (see topology.h for the numbering rules).
 #include "rdma-qos/testbed/topology.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // ibfabric: the InfiniBand test bed from the shell. Starts ibsim and OpenSM on a generated
 // fat tree (or a given ibsim topology), runs COMMAND with the fabric's environment, tears
 // everything down and exits with COMMAND's status.

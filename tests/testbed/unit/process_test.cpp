@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Child process handling: output capture, exit codes, time-outs, group kill, nothing left.
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Reading saquery's dumps (text captured from saquery 3.3.23 against OpenSM on ibsim).
 #include <gtest/gtest.h>
 

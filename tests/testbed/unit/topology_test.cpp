@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The fat-tree generator: numbering, descriptions and the ibsim text it writes.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Host-side check of the udev VM group: udev adds our unit to SYSTEMD_WANTS for a device with an
 # Ethernet (RoCE) port, whichever port it is, and not for a device with InfiniBand ports only
 # nor for a plain netdev.

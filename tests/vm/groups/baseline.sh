@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Guest side of the `baseline` VM group: the kernel's own RoCE behaviour (Linux 6.1 + rxe) with
 # unmodified tools, one scenario per directory of results. The host-side checks are in
 # check-baseline.sh; each scenario here only runs the tools and records what they did.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Host-side check of one scenario of the `baseline` VM group (groups/baseline.sh): the tools
 # connected and transferred, and the wire shows the kernel's own choices (Linux 6.1 + rxe).
 # Expected values are computed here from the RoCE v2 rules (Documentation/testing.md), from

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Guest-side library of the RoCE test bed (bash, sourced by a group script inside the VM).
 # Builds the topology of Documentation/testing.md: one veth pair vA/vB in the initial network
 # namespace, policy routing that forces traffic between 10.0.0.1/fd00::1 and 10.0.0.2/fd00::2

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # Self-tests of run-vm.sh: the guest's exit status comes back; a hung guest is killed at the
 # timeout and reported with its console log; a runner killed with SIGKILL (as a ctest timeout
 # does) takes QEMU with it. Every case ends with no QEMU left for its results directory.

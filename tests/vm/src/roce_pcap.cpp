@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // RoCE v2 decoding over libpcap: Ethernet/SLL/raw IP -> IPv4/IPv6 -> UDP 4791 -> BTH, and for
 // QP1 the MAD header and the CM REQ fields tests need to learn rdma_cm's ports.
 #include "rdma-qos/testbed/roce_pcap.h"

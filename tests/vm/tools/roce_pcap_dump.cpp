@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // roce-pcap-dump: prints the RoCE v2 packets of pcap files as TSV, for the VM tests' checks
 // (shell scripts) and for people reading a capture.
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The RoCE v2 pcap reader: field extraction from hand-built frames (expected values written
 // out), rejection of what is not RoCE v2, and reading pcap files written with libpcap.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The daemons' one logger: lines to stderr (with journal priorities when stderr is the journal's
 // stream) and/or syslog, filtered by a level that may change while the daemon runs.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The one number parser for configuration values, command lines and environment variables:
 // decimal or 0x-hex, unsigned, bounded. Every component uses it, so "0x10" and " 16 " mean the
 // same everywhere.

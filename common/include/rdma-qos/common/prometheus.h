@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Prometheus text exposition format (version 0.0.4): the metric families a daemon's stats
 // become for `--format prometheus`, a node-exporter textfile collector or a scrape.
 #pragma once

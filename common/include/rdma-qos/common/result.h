@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The one result type of the project: a value or a structured error (code, message, and the
 // peer's status code where it gave one), so callers handle failures without exceptions and C
 // APIs can pass them through. Every component returns these; none keeps its own.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // A daemon's side of systemd's service manager protocol (sd_notify(3)): readiness, reloads and
 // a one-line status. Without libsystemd at build time, or outside a Type=notify unit
 // (no NOTIFY_SOCKET), every call does nothing.

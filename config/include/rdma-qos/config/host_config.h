@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Loading the host configuration: the file (`key value` lines, opensm.conf style) with each key
 // overridden by its RDMA_QOS_* environment variable. Problems come back as diagnostics naming
 // the file and line or the variable; the loader never prints.

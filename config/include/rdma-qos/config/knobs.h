@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The one table of host configuration knobs. Each knob has a key (rdma-qos.conf), an
 // environment variable (RDMA_QOS_*), a default, its documentation and a validator, and maybe a
 // deprecated older variable name still accepted; the configuration file, the environment and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Per-port settings in the host configuration: a comma-separated list of `[DEV[:PORT]=]VALUE`
 // entries, e.g. `kernel_roce_tos 0, mlx5_0=104, rxe0:1=32`. The most specific entry wins:
 // DEV:PORT over DEV over the bare default.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The kernel's "local service" path-query protocol over RDMA netlink (uapi rdma/rdma_netlink.h,
 // rdma/ib_user_sa.h): RESOLVE requests in, PathRecord / error replies and SET_TIMEOUT out.
 // Pure codecs over bytes, no sockets.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdma-qos-lsd's engine: listens for the kernel's RESOLVE requests on the local-service netlink
 // group, asks the SA of the request's port (sa-client, Service-ID and QoS-Class included) on
 // that port's worker thread with many queries in flight (new ones join the window while slow ones

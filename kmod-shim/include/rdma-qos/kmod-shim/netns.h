@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Whether this process shares the initial network namespace, the only one the kernel sends
 // path queries to (sa_query.c asks init_net's listeners) and takes SET_TIMEOUT from.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Finding other local-service responders (ibacm, or its systemd socket) on the kernel's
 // path-query group: any other netlink socket of the family subscribed to the group.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Kernel RoCE defaults: the TOS and RoCE mode kernel rdma_cm users (iSER, NFS/RDMA, NVMe-oF,
 // RDS, Lustre) get on each RoCE port, kept in the rdma_cm configfs tree
 // (<configfs>/rdma_cm/<dev>/ports/<n>/default_roce_tos and default_roce_mode).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The plugin's engine: the fabric model from OpenSM's subnet and the compiled policy, swapped
 // as one snapshot; answers PathRecord / MultiPathRecord requests with rdma-qos-sad's answer
 // code; reloads the policy and serves the control socket on its own thread.

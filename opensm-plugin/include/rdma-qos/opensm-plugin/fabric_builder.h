@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The engine's fabric model built from what OpenSM knows of its subnet: nodes, ports (LIDs,
 // LMC, MTU, link rates, state, peers), PKey and SL2VL tables and switch LFTs, fed one fact at
 // a time by the OpenSM side and turned into the same model rdma-qos-sad's discovery builds.

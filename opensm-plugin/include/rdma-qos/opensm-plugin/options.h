@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The plugin's own options: OpenSM's event_plugin_options string ("key=value" words) and the
 // config file it may name (one "key value" or "key=value" a line, '#' comments).
 #pragma once

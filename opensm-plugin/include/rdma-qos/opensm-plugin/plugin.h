@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 /* The C boundary between the OpenSM side of the plugin (C, built against OpenSM's headers) and
  * the rdma-qos engine (C++): a fabric builder fed from OpenSM's subnet and the PathRecord /
  * MultiPathRecord answer. No exception crosses it; every call is safe on any thread. */
@@ -67,8 +68,8 @@ struct rdma_qos_osmp_port {
   uint8_t port_state; /* 4: active */
   uint32_t capability_mask;
   uint16_t capability_mask2; /* PortInfo CapabilityMask2, host order */
-  uint64_t subnet_prefix;  /* host order */
-  uint64_t peer_node_guid; /* 0: no peer */
+  uint64_t subnet_prefix;    /* host order */
+  uint64_t peer_node_guid;   /* 0: no peer */
   uint8_t peer_port;
 };
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // A policy resolved against a fabric and compiled for matching: immutable, shared between
 // threads, and replaced as a whole on reload (PolicyStore).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Diagnostics of the policy engine: every problem found in a policy, partitions or fabric file,
 // with its location, returned to the caller (the library never prints).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The fabric a policy is resolved against, supplied by the caller (the SA from its subnet
 // database, the CLI from a topology file, tests from their topology): nodes, ports and
 // partition membership. Also the partitions.conf reader, since pkey and partition groups and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // OpenSM's opensm.conf QoS options (qos_[ca|rtr|sw0|swe]_{max_vls, high_limit, vlarb_high,
 // vlarb_low, sl2vl} and their unprefixed defaults) and what they mean for bandwidth: each VL's
 // share under saturation and the high-priority burst (seed 004 explains the arithmetic).

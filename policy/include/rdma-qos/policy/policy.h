@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The parsed QoS policy (OpenSM qos-policy.conf syntax): what the engine understood, before it
 // is resolved against a fabric and compiled for matching.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // What the verbs interposer does to an address vector: the decision as a pure function of the
 // QP, its port, what rdma_cm registered for it and the settings, so it is tested table by
 // table without a device.

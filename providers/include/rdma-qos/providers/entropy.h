@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 /* RoCE v2 entropy: IPv6 flow labels and UDP source ports (RFC v2 "RoCE v2.0 Entropy", 2020).
  * Plain C, no dependencies: usable from C programs, the preload module and C++ alike. */
 #ifndef RDMA_QOS_PROVIDERS_ENTROPY_H

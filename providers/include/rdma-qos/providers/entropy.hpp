@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The RoCE v2 entropy formulas (entropy.h) for C++: the same functions, in the project's
 // namespace, returning values. Header-only over the C library rdmaqos_entropy, which has no
 // dependencies.

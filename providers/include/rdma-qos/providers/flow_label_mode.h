@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The flow-label modes (RDMA_QOS_FLOW_LABEL: rfc, linux, spread, off, or a fixed label) and
 // the label each gives a connection.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The registry through which the rdma_cm layer tells the verbs layer which QPs are rdma_cm
 // connections (their CM ports, whether the program chose its own label) and which QoS decision
 // applies to them. Keyed by the QP's address; thread-safe.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The verbs interposer's core, separated from symbol lookup and device queries so tests drive it
 // with a fake provider ("next") and fake ports. The preload module wires the real ones.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The rdma_cm layer's decisions as pure functions (Service-ID, QoS-Class, host-side policy match
 // on RoCE, CM ports of a connection) and the per-id state, so they are tested without a device.
 // The preload module wires them to librdmacm.

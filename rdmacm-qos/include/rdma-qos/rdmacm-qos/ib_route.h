@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // InfiniBand route resolution with the policy's inputs: the PathRecord query carrying the
 // Service-ID and (when the SA advertises QoS) the QoS-Class, and the path installed through
 // rdma_set_option(RDMA_OPTION_IB, RDMA_OPTION_IB_PATH) in place of rdma_resolve_route. Queries

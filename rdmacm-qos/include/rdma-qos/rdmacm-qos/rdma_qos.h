@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 /* Public C API of the rdma_cm extension: per-connection QoS-Class and Service-ID overrides and
  * the QoS decision taken for an rdma_cm id (active side at route resolution, passive at accept). */
 #ifndef RDMA_QOS_RDMACM_QOS_RDMA_QOS_H

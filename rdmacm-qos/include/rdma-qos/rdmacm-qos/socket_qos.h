@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rsockets: what rsetsockopt(IP_TOS / SO_PRIORITY) asked for each socket descriptor, kept until
 // the socket connects, and forgotten when it is closed (rclose), since the next rsocket may get
 // the same descriptor and must not inherit the old one's TOS or QoS-Class.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SA ClassPortInfo (attribute 0x0001, 72 bytes): capability masks (QoS, MultiPath) and the
 // response time the client derives its timeout from. Pure codecs, no I/O.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The SA client: PathRecord / MultiPathRecord / ClassPortInfo queries with many requests
 // outstanding at once, retries with backoff, BUSY handling, and the SA's QoS capability read
 // once per SA (again after an SM LID change).

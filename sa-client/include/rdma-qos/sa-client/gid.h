@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // 128-bit GIDs in wire (network) order, with the text form used by the IB tools
 // ("fe80::2:c903:0:1", full IPv6 syntax).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The SA MAD envelope (IBA vol 1 ch. 13.4 and 15.2): common MAD header, RMPP header and SA
 // header codecs, MAD status decoding with names. Pure functions over bytes, no I/O.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // MultiPathRecord (SA attribute 0x003A, sent with GetMulti, RMPP-active): path requirements
 // plus SGID and DGID lists. Pure codecs, no I/O.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // A bounded, TTL-limited cache of PathRecord answers keyed by the whole query (every record
 // byte, the component mask and the method), invalid once the SM LID changes. Sharded with one
 // lock per shard so many threads can look up at once.

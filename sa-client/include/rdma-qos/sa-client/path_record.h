@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // PathRecord (SA attribute 0x0035, 64 bytes; same layout as struct ibv_path_record) and its
 // component mask bits. Pure codecs, no I/O.
 #pragma once

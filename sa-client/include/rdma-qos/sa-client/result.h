@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The SA client's results are the project's one result type (rdma-qos/common/result.h), named
 // in this namespace too so the client's API reads sa::Result, sa::Error.
 #pragma once

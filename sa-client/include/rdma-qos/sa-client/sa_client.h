@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 /* Plain C API of the SA client for C programs (C++ code uses shared_client.h): open a client on a
  * port, ask for paths (struct ibv_path_record in, wire layout out), read the SA's QoS
  * capability. No exception crosses this boundary; errors carry the MAD status name. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The SA client for many threads: one per port, shared by every thread of a program (the
 // preload module) or a daemon. Each call carries the caller's own deadline: it waits for the
 // port's lock no longer than that, and the queries it sends give up at it, so a slow SA or a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // How the client reaches an SA: an interface over "send a MAD, receive a MAD" so tests inject
 // a fake, and its libibumad implementation (kernel RMPP on real hardware, umad2sim on ibsim).
 #pragma once

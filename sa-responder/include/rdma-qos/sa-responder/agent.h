@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The SA's umad endpoint: registered for management class 0x03 as a responder at one port,
 // it receives requests and sends the answers the caller computes. I/O only, no SA logic.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The SA answer engine: turns a decoded SA request into the response OpenSM 3.3.23 would give
 // with QoS on (PathRecord, MultiPathRecord, ClassPortInfo), shaped by the policy's levels.
 // Pure functions over a fabric model and a policy snapshot: no I/O, no global state.

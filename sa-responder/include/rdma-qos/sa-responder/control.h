@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The control channel of a running rdma-qos-sad: a unix stream socket that takes one JSON
 // request line ({"command": "reload" | "rediscover" | "stats"}) and answers one JSON line
 // ({"ok": bool, "message": ..., "diagnostics": [...], "stats": {...}}). The server side is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Counters of the SA daemon: requests per method and attribute, answers per MAD status, pairs
 // per QoS level and rejection reason, dropped requests. Relaxed atomics bumped on the answer
 // path (one increment each); a snapshot is what `rdma-qos sad stats` shows.

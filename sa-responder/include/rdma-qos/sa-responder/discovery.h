@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Fabric discovery with SMPs from a local port: topology with libibnetdisc, then each port's
 // PKey and SL2VL tables and each switch's linear forwarding table with libibmad queries (the
 // switches' SL2VL tables several in flight at once over libibumad).

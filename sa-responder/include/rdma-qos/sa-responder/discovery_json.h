@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The fabric model as JSON: what `rdma-qos-sad --dump-fabric --json` prints, and how the daemon
 // reads back the model its discovery child process printed (re-discovery runs in a child so
 // the answering threads never wait on SMPs).

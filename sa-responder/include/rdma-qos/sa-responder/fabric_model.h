@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // What the SA knows about the subnet: nodes, ports (LID/LMC, MTU, active rate, PKey and SL2VL
 // tables), links and switch forwarding tables, and the path walk over them. Pure data, no I/O.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The multicast groups OpenSM 3.3.23 creates by itself from its partitions configuration, and
 // the PathRecord it answers for a multicast DGID (pr_process_multicast). OpenSM answers such a
 // PathRecord from its group database; this SA serves no MCMemberRecord, so it knows only the

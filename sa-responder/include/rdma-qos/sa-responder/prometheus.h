@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdma-qos-sad's counters in Prometheus' text format, from the JSON `stats` reply of its control
 // socket (what `rdma-qos sad stats --format prometheus` prints).
 #pragma once

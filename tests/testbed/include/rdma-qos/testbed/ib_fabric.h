@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The InfiniBand test bed: ibsim simulating a fabric, OpenSM (a real SM and SA) on it under
 // umad2sim, and real clients run at chosen nodes. Each IbFabric owns a private directory and a
 // private ibsim socket name, so fabrics in concurrent tests share nothing, and it kills every

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Child processes for the test beds: spawned in their own process group, killed with the
 // whole group on teardown, and killed by the kernel if the test process itself dies
 // (PR_SET_PDEATHSIG), so no simulator or SM outlives a crashed or timed-out test.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The small QoS policy the InfiniBand tests share (OpenSM syntax): iSER's Service-ID gets level
 // ISER (SL 3, 5 Gb/s, packet life 8), QoS-Class 7 gets GOLD (SL 5, MTU 1024, packet life 12),
 // Service-IDs 0x200-0x2FF get SLOW (SL 2, MTU 512, 30 Gb/s), QoS-Class 9 from one port gets

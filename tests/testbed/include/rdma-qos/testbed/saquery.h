@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Reading what the real `saquery` (infiniband-diags) prints, so tests can compare our
 // answers with OpenSM's field by field.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Fabric descriptions for ibsim: a two-level fat-tree generator whose links mix widths and
 // speeds (so path rates differ) and whose LIDs and GUIDs are fixed in the file (so tests know
 // them without asking the SM).

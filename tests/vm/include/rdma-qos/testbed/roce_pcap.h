@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Decodes RoCE v2 packets (UDP port 4791) from captures, so VM tests can assert on what the
 // kernel actually put on the wire: addresses, UDP source port, flow label, DSCP/ECN, BTH.
 #pragma once
