@@ -30,5 +30,7 @@ readelf -d "$module" | grep -q 'librdmacm' && fail "module links librdmacm"
 readelf -d "$module" | grep -q SONAME && fail "module has a soname"
 
 "$run" --help | grep -q 'Usage: rdma-qos-run' || fail "--help"
+out=$("$run" --version)
+[[ $out =~ ^rdma-qos-run\ [0-9]+\.[0-9]+\.[0-9]+$ ]] || fail "--version prints '$out'"
 RDMA_QOS_PRELOAD_MODULE=/nonexistent "$run" true 2>&1 | grep -q 'not found' || fail "missing module"
 echo PASS
