@@ -134,6 +134,23 @@ TEST_F(SadCommand, StatsInHumanFormNamesLevelsAndStatuses) {
   EXPECT_EQ(parsed, stats);
 }
 
+// The OpenSM plugin's control socket answers `stats` with the same counters but a "plugin"
+// object instead of "sa" and fabric models instead of discoveries (rdma-qos-opensm(8)).
+TEST_F(SadCommand, StatsInHumanFormReadThePluginsReplyToo) {
+  nlohmann::json stats = {
+      {"plugin", {{"pid", 4242}, {"answering", true}, {"fallbacks", 3}, {"uptime_seconds", 9}}},
+      {"policy", {{"file", nullptr}, {"rules", 0}, {"reloads", 0}, {"reload_failures", 0}}},
+      {"fabric", {{"endpoints", 8}, {"models", 2}, {"model_failures", 0}}},
+      {"requests", 4},
+      {"methods", {{"Get PathRecord", 4}}}};
+  serve({{"ok", true}, {"stats", stats}});
+  CommandRun r = sad("stats");
+  EXPECT_EQ(r.status, 0) << r.output;
+  for (const char* s : {"OpenSM plugin in pid 4242, answering, 3 queries left to OpenSM",
+                        "policy: (none)", "8 endpoints, 2 models", "Get PathRecord"})
+    EXPECT_NE(r.output.find(s), std::string::npos) << s << " in\n" << r.output;
+}
+
 TEST_F(SadCommand, NoDaemonExitsTwoAndSaysWhere) {
   CommandRun r = sad("stats");
   EXPECT_EQ(r.status, 2) << r.output;
