@@ -7,11 +7,11 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
+#include <variant>
 
 #include "rdma-qos/config/knobs.h"
+#include "rdma-qos/config/read_file.h"
 
 namespace rdmaqos::config {
 
@@ -39,6 +39,27 @@ std::string_view trim(std::string_view s) {
   return s.substr(b, e - b + 1);
 }
 
+// A knob's reason quotes the rejected value (or a part of it); from a file that is the file's
+// text, which is not copied into a diagnostic (see apply_file): each quoted part of the value
+// is dropped ("'x': why" becomes "why") or replaced ("'x' is not" becomes "the value is not").
+std::string redact_value(std::string why, std::string_view value) {
+  size_t open = 0;
+  while ((open = why.find('\'', open)) != std::string::npos) {
+    size_t close = why.find('\'', open + 1);
+    if (close == std::string::npos) break;
+    std::string_view quoted = std::string_view(why).substr(open + 1, close - open - 1);
+    if (quoted.empty() || value.find(quoted) == std::string_view::npos) {
+      open = close + 1;
+      continue;
+    }
+    if (why.compare(close + 1, 2, ": ") == 0)
+      why.erase(open, close + 3 - open);
+    else
+      why.replace(open, close + 1 - open, "the value");
+  }
+  return why;
+}
+
 void apply_file(HostConfig& c, std::string_view text, std::string_view file,
                 std::vector<Diagnostic>& errors) {
   size_t line_no = 0;
@@ -59,8 +80,10 @@ void apply_file(HostConfig& c, std::string_view text, std::string_view file,
         sep == std::string_view::npos ? std::string_view{} : trim(line.substr(sep));
     const Knob* knob = find_knob(key);
     if (knob == nullptr) {
+      // The file may not be ours (RDMA_QOS_CONFIG can name any file): never copy its text.
       errors.push_back({fmt::format(
-          "{}:{}: error: unknown key '{}' (see rdma-qos env for the keys)", file, line_no, key)});
+          "{}:{}: error: not a known key (expected 'key value'; rdma-qos env lists the keys)", file,
+          line_no)});
       continue;
     }
     if (knob->environment_only) {
@@ -69,7 +92,8 @@ void apply_file(HostConfig& c, std::string_view text, std::string_view file,
       continue;
     }
     if (auto why = knob->validate(value)) {
-      errors.push_back({fmt::format("{}:{}: error: {}: {}", file, line_no, key, *why)});
+      errors.push_back(
+          {fmt::format("{}:{}: error: {}: {}", file, line_no, key, redact_value(*why, value))});
       continue;
     }
     Loader::set(c, key,
@@ -118,7 +142,10 @@ uint64_t HostConfig::number(std::string_view key, uint64_t fallback, uint64_t ma
 }
 
 std::optional<std::string> process_env(std::string_view name) {
-  const char* v = getenv(std::string(name).c_str());  // NOLINT(concurrency-mt-unsafe): read-only
+  // secure_getenv: in a setuid or otherwise AT_SECURE program the caller's variables are not
+  // the administrator's, so none of them steers it (files and defaults still apply).
+  const char* v =
+      secure_getenv(std::string(name).c_str());  // NOLINT(concurrency-mt-unsafe): read-only
   if (v == nullptr) return std::nullopt;
   return std::string(v);
 }
@@ -144,20 +171,20 @@ LoadResult load_host_config(EnvLookup env, std::optional<std::string> path) {
       path = std::string(kDefaultConfigPath);
     }
   }
-  std::ifstream in(*path);
-  if (!in) {
+  auto read = read_regular_file(*path, kMaxConfigFileBytes);
+  if (const auto* err = std::get_if<ReadError>(&read)) {
     LoadResult r;
     Loader::set_defaults(r.config);
     Loader::set_path(r.config, *path, false);
     Loader::set_path_source(r.config, source);
-    if (explicit_path)
-      r.errors.push_back({fmt::format("{}: error: cannot read the configuration file", *path)});
+    // A missing default file is not an error; anything else wrong with a file is.
+    if (explicit_path || !err->missing)
+      r.errors.push_back(
+          {fmt::format("{}: error: cannot read the configuration file: {}", *path, err->message)});
     apply_env(r.config, env, r);
     return r;
   }
-  std::stringstream ss;
-  ss << in.rdbuf();
-  LoadResult r = parse_host_config(ss.str(), *path, env);
+  LoadResult r = parse_host_config(std::get<std::string>(read), *path, env);
   Loader::set_path_source(r.config, source);
   return r;
 }

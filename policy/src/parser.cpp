@@ -9,6 +9,7 @@
 #include <array>
 #include <cctype>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "parser_parts.h"
@@ -58,6 +59,39 @@ constexpr std::array<Block, 13> kBlocks = {{
     {"qos-ulps", "end-qos-ulps", Ctx::kUlps, Ctx::kTop},
     {"", "", Ctx::kTop, Ctx::kTop},  // the file itself
 }};
+
+constexpr size_t kMaxErrors = 100;
+constexpr size_t kMaxWarnings = 1000;
+
+// Keeps the first kMaxErrors + 1 errors (the parser's own "too many errors" included) and
+// kMaxWarnings warnings; the rest of each kind become one diagnostic saying how many.
+void bound_diagnostics(std::vector<Diagnostic>& diagnostics) {
+  std::vector<Diagnostic> kept;
+  size_t errors = 0, warnings = 0, dropped_errors = 0, dropped_warnings = 0;
+  std::optional<SourceLocation> first_dropped_error, first_dropped_warning;
+  for (auto& d : diagnostics) {
+    bool is_error = d.severity == Severity::kError;
+    size_t& seen = is_error ? errors : warnings;
+    if (++seen <= (is_error ? kMaxErrors + 1 : kMaxWarnings)) {
+      kept.push_back(std::move(d));
+      continue;
+    }
+    auto& first = is_error ? first_dropped_error : first_dropped_warning;
+    if (!first) first = d.location;
+    ++(is_error ? dropped_errors : dropped_warnings);
+  }
+  if (dropped_errors)
+    kept.push_back({Severity::kError,
+                    *first_dropped_error,
+                    fmt::format("too many errors: {} more not shown", dropped_errors),
+                    {}});
+  if (dropped_warnings)
+    kept.push_back({Severity::kWarning,
+                    *first_dropped_warning,
+                    fmt::format("too many warnings: {} more not shown", dropped_warnings),
+                    {}});
+  diagnostics = std::move(kept);
+}
 
 const Block& block_of(Ctx c) {
   for (const auto& b : kBlocks)
@@ -135,7 +169,7 @@ class Parser : public ValueReader {
     stack_.push_back(Open{Ctx::kTop, {1, 1}, {}, {}, {}, false, {}, {}, {}});
     size_t start = 0;
     int line_no = 1;
-    while (start <= text_.size()) {
+    while (start <= text_.size() && !stopped_) {
       size_t nl = text_.find('\n', start);
       if (nl == std::string_view::npos) nl = text_.size();
       parse_line(text_.substr(start, nl - start), line_no);
@@ -148,20 +182,36 @@ class Parser : public ValueReader {
             fmt::format("add '{}'", b.close));
       close_top();
     }
-    validate_policy(result_, setup_refs_);
+    // After "too many errors" nothing more is said: the rest of the file was not read.
+    if (!stopped_) validate_policy(result_, setup_refs_);
     std::stable_sort(result_.diagnostics.begin(), result_.diagnostics.end(),
                      [](const Diagnostic& a, const Diagnostic& b) {
                        return std::tie(a.location.line, a.location.column) <
                               std::tie(b.location.line, b.location.column);
                      });
+    bound_diagnostics(result_.diagnostics);
     return std::move(result_);
   }
 
  private:
+  // Diagnostics are bounded: a file that is mostly errors (or not a policy at all) gets
+  // kMaxErrors of them and one "too many errors", and the rest of it is not read, so its cost
+  // stays linear and small. Warnings never stop parsing (they never make a policy unusable);
+  // bound_diagnostics() keeps the first kMaxWarnings of them.
   void error(SourceLocation at, std::string msg, std::string hint = {}) override {
+    if (stopped_) return;
+    if (errors_ == kMaxErrors) {
+      result_.diagnostics.push_back({Severity::kError, at,
+                                     fmt::format("too many errors ({}); stopping here", kMaxErrors),
+                                     "fix the errors above and check the file again"});
+      stopped_ = true;
+      return;
+    }
+    ++errors_;
     result_.diagnostics.push_back({Severity::kError, at, std::move(msg), std::move(hint)});
   }
   void warning(SourceLocation at, std::string msg, std::string hint = {}) override {
+    if (stopped_) return;
     result_.diagnostics.push_back({Severity::kWarning, at, std::move(msg), std::move(hint)});
   }
 
@@ -228,6 +278,15 @@ class Parser : public ValueReader {
     for (const auto& b : kBlocks) {
       if (b.open.empty()) continue;
       if (word == b.open) {
+        // The same block opened again while one is open means its end is missing: close it
+        // first. So no kind of block is on the stack twice, the stack stays a few deep and a
+        // file of misplaced keywords costs linear time (it used to nest one frame per line
+        // and search the whole stack on each).
+        if (std::any_of(stack_.begin(), stack_.end(),
+                        [&](const Open& o) { return o.ctx == b.ctx; })) {
+          while (ctx() != b.ctx) missing_end(at, word);
+          missing_end(at, word);
+        }
         if (ctx() != b.parent) {
           auto it = std::find_if(stack_.begin(), stack_.end(),
                                  [&](const Open& o) { return o.ctx == b.parent; });
@@ -409,7 +468,14 @@ class Parser : public ValueReader {
               "a leading 0 means octal, as in OpenSM; drop the leading 0");
         return std::nullopt;
       }
-      for (char c : s) v = v * 8 + static_cast<uint64_t>(c - '0');
+      for (char c : s) {
+        // strtoull would saturate (ERANGE); wrapping would silently turn it into a small value.
+        if (v >> 61) {
+          error(at, fmt::format("'{}' does not fit in 64 bits", s));
+          return std::nullopt;
+        }
+        v = v * 8 + static_cast<uint64_t>(c - '0');
+      }
       warning(at, fmt::format("'{}' is octal ({}), as OpenSM reads it", s, v),
               fmt::format("write {} or 0x{:x} to say what you mean", v, v));
       return v;
@@ -764,6 +830,9 @@ class Parser : public ValueReader {
   }
 
   std::string_view text_;
+  size_t errors_ = 0;
+  size_t warnings_ = 0;
+  bool stopped_ = false;  // kMaxErrors reached: the rest of the file is not read
   std::vector<Open> stack_;
   std::vector<std::pair<std::string, SourceLocation>> setup_refs_;
   ParseResult result_;

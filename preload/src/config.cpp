@@ -4,31 +4,31 @@
 
 #include <chrono>
 #include <cstdint>
-#include <fstream>
-#include <sstream>
+#include <variant>
 
 #include <fmt/format.h>
 
 #include "log.h"
 #include "rdma-qos/config/knobs.h"
+#include "rdma-qos/config/read_file.h"
 
 namespace rdmaqos::preload {
 namespace {
 
 void load_policy(const config::HostConfig& c, CmConfig& out) {
   const auto& file = c.get("policy_file");
-  std::ifstream in(file.text);
-  if (!in) {
-    // The default file is optional; one named by the administrator must exist.
-    if (file.source != config::Source::kDefault)
-      log_once("policy_open", fmt::format("cannot read the policy file {}; rdma_cm connections "
-                                          "keep the stock QoS",
-                                          file.text));
+  // Non-blocking, regular files only, bounded: a FIFO or device named here must not hang
+  // every program the preload is loaded into.
+  auto read = config::read_regular_file(file.text, config::kMaxPolicyFileBytes);
+  if (const auto* err = std::get_if<config::ReadError>(&read)) {
+    // The default file is optional; one named by the administrator must be readable.
+    if (file.source != config::Source::kDefault || !err->missing)
+      log_once("policy_open", fmt::format("cannot read the policy file {} ({}); rdma_cm "
+                                          "connections keep the stock QoS",
+                                          file.text, err->message));
     return;
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  rdmacm::HostPolicy p = rdmacm::load_host_policy(text.str(), file.text);
+  rdmacm::HostPolicy p = rdmacm::load_host_policy(std::get<std::string>(read), file.text);
   for (const auto& m : p.messages) log_once(m, m);
   if (!p.policy)
     log_once_at(

@@ -39,6 +39,6 @@ err=$("$bin" kernel apply "${opts[@]}" 2>&1)
 rc=$?
 set -e
 [ "$rc" = 2 ] || fail "bad configuration exit $rc"
-grep -q "rdma-qos.conf:1: error: kernel_roce_tos: '300': value must be a number 0..255" <<<"$err" || fail "diagnostic: $err"
+grep -q "rdma-qos.conf:1: error: kernel_roce_tos: value must be a number 0..255" <<<"$err" || fail "diagnostic: $err"
 [ "$(cat "$root/cfg/rxe0/ports/1/default_roce_tos")" = 72 ] || fail "written despite bad configuration"
 echo PASS

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include "rdma-qos/policy/policy.h"
 
 namespace rdmaqos::policy {
@@ -306,6 +308,32 @@ TEST(PolicyParser, InvalidOctalIsAnError) {
                           "  hint: a leading 0 means octal, as in OpenSM; drop the leading 0"));
 }
 
+// Read as strtoull would, 02000000000000000000001 is 2^64 + 1: wrapped, it was sl 1 with only
+// the octal warning. A number the 64-bit reading cannot hold is an error at its column.
+TEST(PolicyParser, OctalBeyond64BitsIsAnErrorNotWrapped) {
+  EXPECT_THAT(level_diagnostics("sl: 02000000000000000000001\n"),
+              ElementsAre("p.conf:4:5: error: '02000000000000000000001' does not fit in 64 bits"));
+}
+
+TEST(PolicyParser, LargestOctalIsReadThenRangeChecked) {
+  EXPECT_THAT(level_diagnostics("sl: 01777777777777777777777\n"),
+              ElementsAre("p.conf:4:5: warning: '01777777777777777777777' is octal "
+                          "(18446744073709551615), as OpenSM reads it\n"
+                          "  hint: write 18446744073709551615 or 0xffffffffffffffff to say what "
+                          "you mean",
+                          "p.conf:4:5: error: sl 18446744073709551615 is out of range (0..15)"));
+}
+
+TEST(PolicyParser, DecimalBeyond64BitsIsAnError) {
+  EXPECT_THAT(level_diagnostics("sl: 18446744073709551617\n"),
+              ElementsAre("p.conf:4:5: error: '18446744073709551617' does not fit in 64 bits"));
+}
+
+TEST(PolicyParser, HexBeyond64BitsIsAnError) {
+  EXPECT_THAT(level_diagnostics("sl: 0x10000000000000001\n"),
+              ElementsAre("p.conf:4:5: error: '0x10000000000000001' does not fit in 64 bits"));
+}
+
 TEST(PolicyParser, NotANumberIsAnError) {
   EXPECT_THAT(level_diagnostics("sl: two\n"),
               ElementsAre("p.conf:4:5: error: 'two' is not a number"));
@@ -582,6 +610,65 @@ TEST(PolicyParser, BlockOutsideItsSectionIsAnError) {
   EXPECT_THAT(diagnostics_of(std::string(kDefault) + "qos-level\nname: X\nsl: 1\nend-qos-level\n"),
               ElementsAre("p.conf:7:1: error: 'qos-level' must be inside 'qos-levels'",
                           "p.conf:7:1: warning: qos-level 'X' is never used"));
+}
+
+// A block opened again before its end closes the open one, at any depth: the parser's stack
+// never holds the same kind of block twice.
+TEST(PolicyParser, BlockOpenedAgainOutsideItsSectionClosesTheOpenOne) {
+  EXPECT_THAT(diagnostics_of(std::string(kDefault) + "qos-level\nqos-level\n"),
+              ElementsAre("p.conf:7:1: error: 'qos-level' must be inside 'qos-levels'",
+                          "p.conf:7:1: error: qos-level has no 'name'",
+                          "p.conf:7:1: error: qos-level has no 'sl'",
+                          "p.conf:8:1: error: missing 'end-qos-level' before 'qos-level'\n"
+                          "  hint: 'qos-level' opened at line 7",
+                          "p.conf:8:1: error: 'qos-level' must be inside 'qos-levels'",
+                          "p.conf:8:1: error: 'qos-level' is never closed\n"
+                          "  hint: add 'end-qos-level'",
+                          "p.conf:8:1: error: qos-level has no 'name'",
+                          "p.conf:8:1: error: qos-level has no 'sl'"));
+}
+
+// A file of misplaced block keywords (200,000 lines) gets a bounded list of diagnostics,
+// ending with one "too many errors", instead of several per line.
+std::string repeated(const std::vector<std::string>& lines, size_t count) {
+  std::string text;
+  for (size_t i = 0; i < count; ++i) text += lines[i % lines.size()] + "\n";
+  return text;
+}
+
+TEST(PolicyParser, ManyMisplacedSectionKeywordsGiveBoundedDiagnostics) {
+  ParseResult r = parse_policy(repeated({"qos-levels", "end-qos-levels", "port-groups"}, 200'000));
+  EXPECT_FALSE(r.ok());
+  ASSERT_LE(r.diagnostics.size(), 101u);
+  EXPECT_EQ(r.diagnostics.back().message, "too many errors (100); stopping here");
+}
+
+TEST(PolicyParser, ManyMisplacedBlockKeywordsGiveBoundedDiagnostics) {
+  for (const char* keyword : {"qos-level", "port-group", "qos-match-rule", "vlarb-scope"}) {
+    ParseResult r = parse_policy(repeated({keyword}, 200'000));
+    EXPECT_FALSE(r.ok());
+    // At most 100 errors, the "too many errors" that ends them, and the warnings of the
+    // blocks read until then.
+    size_t errors = 0;
+    for (const auto& d : r.diagnostics) errors += d.severity == Severity::kError ? 1 : 0;
+    EXPECT_EQ(errors, 101u) << keyword;
+    ASSERT_LE(r.diagnostics.size(), 202u) << keyword;
+    EXPECT_EQ(r.diagnostics.back().message, "too many errors (100); stopping here") << keyword;
+  }
+}
+
+// Warnings never stop a usable policy from loading; past 1000 they are summed up in one
+// (here: 2000 octal values and 2000 levels never used).
+TEST(PolicyParser, ManyWarningsAreBoundedAndThePolicyStillLoads) {
+  std::string text = "qos-levels\nqos-level\nname: DEFAULT\nsl: 0\nend-qos-level\n";
+  for (int i = 0; i < 2000; ++i)
+    text += fmt::format("qos-level\nname: L{}\nsl: 01\nend-qos-level\n", i);
+  text += "end-qos-levels\n";
+  ParseResult r = parse_policy(text);
+  EXPECT_TRUE(r.ok());
+  EXPECT_EQ(r.policy.levels.size(), 2001u);
+  ASSERT_EQ(r.diagnostics.size(), 1001u);
+  EXPECT_EQ(r.diagnostics.back().message, "too many warnings: 3000 more not shown");
 }
 
 }  // namespace

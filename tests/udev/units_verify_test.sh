@@ -62,11 +62,40 @@ if [ -n "$sad" ]; then
   if grep -qiE "unknown (key|section)|invalid|not executable|no such file" <<<"$out"; then fail "sad verify"; fi
 fi
 # The rule's RoCE test (its PROGRAM) on fake device directories: it must find an Ethernet port
-# among all ports, not only port 1.
+# among all ports, not only port 1, and the device path must reach the shell as an argument,
+# never as part of its script.
 if [ -n "$rules" ]; then
-    program=$(sed -n 's/.*SUBSYSTEM=="infiniband", PROGRAM=="\([^"]*\)".*/\1/p' "$rules")
-    [ -n "$program" ] || fail "no PROGRAM in the infiniband rule of $rules"
-    echo "rule PROGRAM: $program"
+    line=$(grep 'SUBSYSTEM=="infiniband", PROGRAM=="' "$rules") || fail "no PROGRAM in the infiniband rule of $rules"
+    # The value as udev reads it: up to the first unescaped '"', with \" standing for '"'.
+    program=${line#*PROGRAM==\"}
+    value=
+    while [ -n "$program" ]; do
+        case $program in
+            '\"'*) value+='"'; program=${program:2} ;;
+            '"'*) break ;;
+            *) value+=${program:0:1}; program=${program:1} ;;
+        esac
+    done
+    echo "rule PROGRAM: $value"
+    # argv DEVPATH: the words udev runs, one per line, after substituting $devpath ($$ is '$')
+    # and splitting on spaces, a '...' group being one word; no shell is involved.
+    argv() {
+        local cmd=${value//'$$'/$'\001'} word='' quoted=0 c i
+        cmd=${cmd//'$devpath'/$1}
+        cmd=${cmd//$'\001'/'$'}
+        for ((i = 0; i < ${#cmd}; i++)); do
+            c=${cmd:i:1}
+            if [ "$c" = "'" ]; then
+                quoted=$((1 - quoted))
+            elif [ "$c" = " " ] && [ $quoted = 0 ]; then
+                [ -n "$word" ] && printf '%s\0' "$word"
+                word=
+            else
+                word+=$c
+            fi
+        done
+        [ -n "$word" ] && printf '%s\0' "$word"
+    }
     # device DIR LAYER...: a fake device directory with one port per LAYER.
     device() {
         local d=$work/$1 n=1 layer
@@ -76,10 +105,12 @@ if [ -n "$rules" ]; then
             n=$((n + 1))
         done
     }
-    # matches DIR: the PROGRAM, with udev's /sys$devpath pointing at DIR, succeeds.
+    # matches DEVPATH-TAIL: the PROGRAM succeeds for a device whose /sys$devpath is
+    # $work/DEVPATH-TAIL (the devpath climbs out of /sys with /..).
     matches() {
-        local cmd=${program//'/sys$devpath'/$work/$1}
-        eval "$cmd"
+        local -a words
+        mapfile -d '' words < <(argv "/..$work/$1")
+        "${words[@]}"
     }
     device roce Ethernet
     device second InfiniBand Ethernet
@@ -89,5 +120,8 @@ if [ -n "$rules" ]; then
     matches second || fail "rule misses a device whose port 2 is Ethernet"
     if matches ib; then fail "rule fires for InfiniBand ports only"; fi
     if matches none; then fail "rule fires for a device without ports"; fi
+    # A device path with shell syntax in it is a path, not a command.
+    matches 'none/$(touch${IFS}'"$work"'/injected)' || true
+    [ ! -e "$work/injected" ] || fail "the device path was run as shell code"
 fi
 echo PASS
