@@ -4,11 +4,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include <fstream>
 #include <iostream>
-#include <sstream>
+#include <variant>
 
 #include "command.h"
+#include "rdma-qos/config/read_file.h"
 #include "rdma-qos/policy/compiled_policy.h"
 #include "rdma-qos/policy/opensm_conf.h"
 
@@ -24,12 +24,15 @@ constexpr int kExitClean = 0;
 constexpr int kExitFinding = 1;
 constexpr int kExitUsage = 2;
 
+// A file named on the command line: a regular file only, so a FIFO or device never hangs the
+// command (rdma-qos.conf(5)'s rule for the files the preload reads); net files of the largest
+// fabrics are a few MiB, far below the cap. The reason goes to stderr.
+constexpr size_t kMaxInputBytes = size_t{256} << 20;
 std::optional<std::string> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  auto read = config::read_regular_file(path, kMaxInputBytes);
+  if (auto* text = std::get_if<std::string>(&read)) return std::move(*text);
+  std::cerr << fmt::format("rdma-qos: {}: {}\n", path, std::get<config::ReadError>(read).message);
+  return std::nullopt;
 }
 
 struct Inputs {

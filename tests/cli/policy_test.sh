@@ -21,6 +21,11 @@ done
 [ "$(status "$bin" policy check --strict "$dir/warnings.conf")" = 1 ] || fail "warnings, strict"
 [ "$(status "$bin" policy check "$dir/errors.conf")" = 1 ] || fail "errors"
 [ "$(status "$bin" policy check "$dir/no-such-file.conf")" = 2 ] || fail "missing file"
+# A FIFO (no writer) is refused at once, not waited on.
+fifo=$(mktemp -u)
+mkfifo "$fifo"
+[ "$(status timeout 20 "$bin" policy check "$fifo")" = 2 ] || { rm -f "$fifo"; fail "FIFO"; }
+rm -f "$fifo"
 
 out=$("$bin" policy check "$dir/errors.conf" 2>&1 || true)
 expected="$dir/errors.conf:1:1: error: no DEFAULT qos-level
