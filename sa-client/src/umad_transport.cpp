@@ -10,6 +10,7 @@
 
 #include "rdma-qos/sa-client/mad.h"
 #include "rdma-qos/sa-client/transport.h"
+#include "rdma-qos/sa-client/umad_port.h"
 
 namespace rdmaqos::sa {
 namespace {
@@ -141,9 +142,10 @@ Result<std::unique_ptr<Transport>> open_umad_transport(const UmadOptions& option
   if (init_rc < 0) return umad_error("umad_init", -init_rc);
   auto port = pick_port(options);
   if (!port) return port.error();
-  int portid = umad_open_port(port->ca.c_str(), port->port);
-  if (portid < 0)
-    return umad_error(fmt::format("umad_open_port({}, {})", port->ca, port->port), -portid);
+  // Close-on-exec: a host program's children must not inherit the port and its agent.
+  auto opened = open_umad_port(port->ca, port->port);
+  if (!opened) return opened.error();
+  int portid = *opened;
   // rmpp_version 1: the kernel segments RMPP-active sends and reassembles RMPP responses.
   int agent = umad_register(portid, kSaClass, kSaClassVersion, rmpp::kVersion, nullptr);
   if (agent < 0) {

@@ -19,6 +19,8 @@
 #include <mutex>
 #include <vector>
 
+#include "rdma-qos/sa-client/umad_port.h"
+
 namespace rdmaqos::sad {
 namespace {
 
@@ -102,16 +104,17 @@ sa::Result<std::unique_ptr<SaAgent>> SaAgent::open(const AgentOptions& options) 
   agent->port_ = portnum;
   umad_release_port(&port);
 
-  agent->portid_ = umad_open_port(ca_name.c_str(), portnum);
-  if (agent->portid_ < 0) {
-    return umad_error(fmt::format("umad_open_port({}, {})", ca_name, portnum), -agent->portid_);
-  }
+  // Close-on-exec, as the issm device below: the re-discovery children must not inherit the
+  // agent, nor hold IsSM after the daemon is gone.
+  auto opened = sa::open_umad_port(ca_name, portnum);
+  if (!opened) return opened.error();
+  agent->portid_ = *opened;
   // After the umad port: umad2sim ties the issm device to the port's open client.
   if (options.issm) {
     char path[256];
     rc = umad_get_issm_path(ca_name.c_str(), portnum, path, sizeof(path));
     if (rc < 0) return umad_error("umad_get_issm_path", -rc);
-    agent->issm_fd_ = ::open(path, O_RDWR);
+    agent->issm_fd_ = ::open(path, O_RDWR | O_CLOEXEC);
     if (agent->issm_fd_ < 0) return umad_error(fmt::format("open {}", path), errno);
   }
   // Every request method (the R bit clear): the SA answers unsupported ones with a status.

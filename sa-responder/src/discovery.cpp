@@ -16,6 +16,8 @@
 #include <memory>
 #include <mutex>
 
+#include "rdma-qos/sa-client/umad_port.h"
+
 namespace rdmaqos::sad {
 namespace {
 
@@ -35,6 +37,9 @@ ibmad_port* smp_port(const std::string& ca, int port) {
     int classes[] = {IB_SMI_CLASS, IB_SMI_DIRECT_CLASS};
     slot =
         mad_rpc_open_port(ca.empty() ? nullptr : const_cast<char*>(ca.c_str()), port, classes, 2);
+    // Kept open for the process's life: the re-discovery children rdma-qos-sad forks must not
+    // inherit it. A port that stays inheritable only leaks, so a refusal does not stop discovery.
+    if (slot != nullptr) sa::set_close_on_exec(mad_rpc_portid(slot));
   }
   return slot;
 }
