@@ -217,6 +217,26 @@ struct Snapshot {
   std::shared_ptr<const rdmaqos::sad::SaCounters::LevelBinding> levels;
 };
 
+// Per-MAD port errors in the log: the first at once, then at most one line a minute saying how
+// many came meanwhile (a burst of refused sends must not flood the journal; stats counts all).
+class MadErrorLog {
+ public:
+  void failed(const std::string& what, Clock::time_point now) {
+    ++since_;
+    if (logged_ && now - *logged_ < kEvery) return;
+    log_error(since_ > 1 ? fmt::format("{} ({} MAD errors since the last line; serving goes on)",
+                                       what, since_)
+                         : what + " (serving goes on)");
+    logged_ = now;
+    since_ = 0;
+  }
+
+ private:
+  static constexpr std::chrono::minutes kEvery{1};
+  std::optional<Clock::time_point> logged_;
+  uint64_t since_ = 0;
+};
+
 }  // namespace
 
 // Two threads: the main thread answers MADs (umad2sim's poll does not mix its descriptors with
@@ -329,13 +349,22 @@ class Daemon::Impl {
     for (int sig : {SIGHUP, SIGUSR1, SIGTERM, SIGINT}) sigaddset(&handled, sig);
     pthread_sigmask(SIG_BLOCK, &handled, nullptr);
     int status = 0;
+    MadErrorLog error_log;
     while (!g_stop) {
       auto served = agent_->serve_one([this](const rdmaqos::sad::Request& r) { return respond(r); },
                                       std::chrono::milliseconds(100));
       if (!served) {
+        // The device is gone: nothing more can be answered at this port.
         log_error(served.error().message);
         status = 1;
         g_stop = 1;
+        break;
+      }
+      using Kind = rdmaqos::sad::Served::Kind;
+      if (served->kind == Kind::kReceiveError) counters_.receive_error();
+      if (served->kind == Kind::kSendError) counters_.send_error();
+      if (served->kind == Kind::kReceiveError || served->kind == Kind::kSendError) {
+        error_log.failed(served->error, Clock::now());
       }
     }
     control.join();
