@@ -393,12 +393,14 @@ class Daemon::Impl {
     ctx.fabric = now->state.model.get();
     ctx.policy = now->state.policy.get();
     ctx.partitions = &now->state.policy_fabric->partitions;
-    ctx.requester = now->state.model->by_lid(request.slid);
+    ctx.set_requester_lid(request.slid);
     ctx.sa_key = config_.sa_key;
     ctx.groups = now->state.groups.get();
     ctx.observer = &observer;
     auto answer = rdmaqos::sad::answer(ctx, mad);
     if (answer) counters_.response(answer->mad.status);
+    // The engine's only other silence (responses, SM_Key) was ruled out above.
+    if (!answer && ctx.requester_unknown) counters_.dropped_unknown_requester();
     counters_.latency(Clock::now() - received);
     return answer;
   }

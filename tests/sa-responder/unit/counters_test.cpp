@@ -114,6 +114,14 @@ TEST(SaCounters, DroppedSmKeyRequestsAreCountedApart) {
   EXPECT_EQ(to_json(s)["dropped"]["sm_key"], 1);
 }
 
+TEST(SaCounters, UnknownRequestersAreCountedAsDropped) {
+  SaCounters c;
+  c.dropped_unknown_requester();
+  CounterSnapshot s = c.snapshot();
+  EXPECT_EQ(s.dropped_unknown_requester, 1u);
+  EXPECT_EQ(to_json(s)["dropped"]["unknown_requester"], 1);
+}
+
 TEST(SaCounters, PortErrorsAreCountedPerDirection) {
   SaCounters c;
   c.send_error();
