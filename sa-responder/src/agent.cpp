@@ -254,4 +254,16 @@ sa::Result<Served> SaAgent::serve_one(const Responder& responder,
   return Served{Served::Kind::kHandled, {}};
 }
 
+std::optional<PortLids> read_port_lids(const std::string& ca, int port) {
+  constexpr unsigned kPortStateActive = 4;
+  umad_port_t p{};
+  if (umad_get_port(ca.c_str(), port, &p) < 0) return std::nullopt;
+  std::optional<PortLids> out;
+  if (p.state == kPortStateActive && p.base_lid != 0) {
+    out = PortLids{static_cast<uint16_t>(p.base_lid), static_cast<uint16_t>(p.sm_lid)};
+  }
+  umad_release_port(&p);
+  return out;
+}
+
 }  // namespace rdmaqos::sad

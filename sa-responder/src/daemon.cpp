@@ -29,6 +29,7 @@
 #include "rdma-qos/sa-responder/control.h"
 #include "rdma-qos/sa-responder/counters.h"
 #include "rdma-qos/sa-responder/discovery_json.h"
+#include "rdma-qos/sa-responder/rediscovery_trigger.h"
 
 namespace rdmaqos::sad {
 
@@ -217,6 +218,9 @@ struct Snapshot {
   std::shared_ptr<const rdmaqos::sad::SaCounters::LevelBinding> levels;
 };
 
+// How often the control thread reads the port's LIDs (cheap sysfs reads).
+constexpr std::chrono::seconds kLidCheckInterval{2};
+
 // Per-MAD port errors in the log: the first at once, then at most one line a minute saying how
 // many came meanwhile (a burst of refused sends must not flood the journal; stats counts all).
 class MadErrorLog {
@@ -303,6 +307,7 @@ class Daemon::Impl {
       return kExitFailure;
     }
     agent_ = std::move(*agent);
+    trigger_.emplace(rdmaqos::sad::PortLids{agent_->lid(), agent_->sm_lid()});
 
     std::string path = options_.control_socket_given
                            ? options_.control_socket
@@ -420,8 +425,13 @@ class Daemon::Impl {
         g_rediscover = 0;
         start_rediscovery(std::nullopt);
       }
-      if (options_.rediscover_interval.count() > 0 && Clock::now() >= next_discovery_) {
-        start_rediscovery(std::nullopt);
+      // Automatic re-discoveries only where the period is on (0: only on request).
+      if (options_.rediscover_interval.count() > 0) {
+        if (Clock::now() >= next_discovery_) start_rediscovery(std::nullopt);
+        if (Clock::now() >= next_lid_check_) {
+          next_lid_check_ = Clock::now() + kLidCheckInterval;
+          check_lids();
+        }
       }
       if (child_ && Clock::now() - child_->last_output > options_.discovery_timeout) {
         kill(child_->pid, SIGKILL);
@@ -453,7 +463,8 @@ class Daemon::Impl {
                           : fmt::format("policy {} ({} rules)", config_.policy_path,
                                         now->state.policy ? now->state.policy->rules().size() : 0);
     return fmt::format("answering at {} port {} LID {}: {}, {} endpoints{}", agent_->ca(),
-                       agent_->port(), agent_->lid(), policy, now->state.model->endpoints().size(),
+                       agent_->port(), trigger_->known().lid, policy,
+                       now->state.model->endpoints().size(),
                        last_reload_failed_ ? "; the last reload failed" : "");
   }
 
@@ -540,6 +551,17 @@ class Daemon::Impl {
     waiting_.clear();
   }
 
+  // A re-discovery as soon as the port's LID or its SM's has moved and settled, instead of at
+  // the next period: the model would name ports at LIDs they no longer have until then.
+  void check_lids() {
+    const rdmaqos::sad::PortLids before = trigger_->known();
+    if (!trigger_->port_read(rdmaqos::sad::read_port_lids(agent_->ca(), agent_->port()))) return;
+    const rdmaqos::sad::PortLids& after = trigger_->known();
+    log(fmt::format("the port's LID moved from {} to {}, its SM's from {} to {}: re-discovering",
+                    before.lid, after.lid, before.sm_lid, after.sm_lid));
+    start_rediscovery(std::nullopt);
+  }
+
   nlohmann::json stats() const {
     nlohmann::json j = rdmaqos::sad::to_json(counters_.snapshot());
     j["dropped"]["undecodable"] = agent_->undecodable();
@@ -548,7 +570,8 @@ class Daemon::Impl {
     j["sa"] = {{"pid", getpid()},
                {"ca", agent_->ca()},
                {"port", agent_->port()},
-               {"lid", agent_->lid()},
+               {"lid", trigger_->known().lid},
+               {"sm_lid", trigger_->known().sm_lid},
                {"uptime_seconds",
                 std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - started_).count()}};
     j["policy"] = {
@@ -607,7 +630,9 @@ class Daemon::Impl {
   std::unique_ptr<rdmaqos::sad::ControlServer> control_;
   std::optional<ChildDiscovery> child_;
   std::vector<int> waiting_;  // control connections waiting for the discovery under way
-  Clock::time_point started_, next_discovery_;
+  Clock::time_point started_, next_discovery_, next_lid_check_;
+  // Re-discoveries before the period is up (set in start(), with the port's LIDs then).
+  std::optional<rdmaqos::sad::RediscoveryTrigger> trigger_;
   std::chrono::system_clock::time_point last_discovery_, last_reload_;
   bool last_reload_failed_ = false;
   uint64_t reloads_ = 0, reload_failures_ = 0, discoveries_ = 0, discovery_failures_ = 0;

@@ -16,6 +16,7 @@
 
 #include "rdma-qos/sa-client/mad.h"
 #include "rdma-qos/sa-client/result.h"
+#include "rdma-qos/sa-responder/rediscovery_trigger.h"
 
 namespace rdmaqos::sad {
 
@@ -129,5 +130,9 @@ class SaAgent {
   bool rmpp_ = false;
   int receive_errors_in_a_row_ = 0;
 };
+
+// The port's LIDs as its sysfs files say now; nullopt when the port cannot be read or is not
+// active (it has no LIDs to go by then).
+std::optional<PortLids> read_port_lids(const std::string& ca, int port);
 
 }  // namespace rdmaqos::sad
