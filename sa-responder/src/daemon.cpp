@@ -405,7 +405,10 @@ class Daemon::Impl {
     auto answer = rdmaqos::sad::answer(ctx, mad);
     if (answer) counters_.response(answer->mad.status);
     // The engine's only other silence (responses, SM_Key) was ruled out above.
-    if (!answer && ctx.requester_unknown) counters_.dropped_unknown_requester();
+    if (!answer && ctx.requester_unknown) {
+      counters_.dropped_unknown_requester();
+      unknown_requester_.store(request.slid, std::memory_order_relaxed);
+    }
     counters_.latency(Clock::now() - received);
     return answer;
   }
@@ -432,6 +435,7 @@ class Daemon::Impl {
           next_lid_check_ = Clock::now() + kLidCheckInterval;
           check_lids();
         }
+        check_unknown_requester();
       }
       if (child_ && Clock::now() - child_->last_output > options_.discovery_timeout) {
         kill(child_->pid, SIGKILL);
@@ -562,6 +566,18 @@ class Daemon::Impl {
     start_rediscovery(std::nullopt);
   }
 
+  // A host that came up since the last discovery gets no paths until the model has it: a
+  // dropped query re-discovers (RediscoveryTrigger paces it).
+  void check_unknown_requester() {
+    uint16_t lid = unknown_requester_.exchange(0, std::memory_order_relaxed);
+    if (lid == 0 || !trigger_->unknown_requester(Clock::now())) return;
+    log(
+        fmt::format("a path query from LID {}, which the fabric model does not know, was dropped: "
+                    "re-discovering",
+                    lid));
+    start_rediscovery(std::nullopt);
+  }
+
   nlohmann::json stats() const {
     nlohmann::json j = rdmaqos::sad::to_json(counters_.snapshot());
     j["dropped"]["undecodable"] = agent_->undecodable();
@@ -625,6 +641,9 @@ class Daemon::Impl {
   const DaemonOptions options_;
   rdmaqos::sad::SaCounters counters_;
   std::atomic<std::shared_ptr<const Snapshot>> current_;
+  // The LID of the last path query dropped for an unknown requester (0: none since the control
+  // thread looked): set by the SA thread, taken by the control thread.
+  std::atomic<uint16_t> unknown_requester_{0};
   std::unique_ptr<rdmaqos::sad::SaAgent> agent_;
   // The rest belongs to the control thread (after start()).
   std::unique_ptr<rdmaqos::sad::ControlServer> control_;

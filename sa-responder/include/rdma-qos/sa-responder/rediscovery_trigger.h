@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // When rdma-qos-sad re-discovers the fabric before its period is up: its port's LID or its SM's
 // LID moved (an SM took over, re-swept, or re-numbered the port), so the model may name ports at
-// LIDs they no longer have. A decision over the readings the daemon takes, with no I/O.
+// LIDs they no longer have; or a LID the model does not know asked for paths (a host that came
+// up since), which gets no answer until the model has it. A decision over what the daemon
+// observes, with no I/O and no clock of its own.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 
@@ -18,6 +21,11 @@ struct PortLids {
 
 class RediscoveryTrigger {
  public:
+  using Clock = std::chrono::steady_clock;
+  // Unknown requesters re-discover at most once per this long: a LID that discovery never finds
+  // (a spoofed one, a port beyond a router) must not keep the fabric busy with SMPs.
+  static constexpr std::chrono::seconds kUnknownRequesterGap{60};
+
   // `discovered_with`: the port's LIDs when the model in force was discovered.
   explicit RediscoveryTrigger(PortLids discovered_with) : known_(discovered_with) {}
 
@@ -33,11 +41,20 @@ class RediscoveryTrigger {
     return true;
   }
 
+  // A path query from a LID the model does not know came at `now`. True when that is worth a
+  // re-discovery: the first time, then once kUnknownRequesterGap has passed since the last.
+  bool unknown_requester(Clock::time_point now) {
+    if (last_unknown_ && now - *last_unknown_ < kUnknownRequesterGap) return false;
+    last_unknown_ = now;
+    return true;
+  }
+
   const PortLids& known() const { return known_; }
 
  private:
   PortLids known_;
   std::optional<PortLids> previous_;
+  std::optional<Clock::time_point> last_unknown_;
 };
 
 }  // namespace rdmaqos::sad
