@@ -265,13 +265,19 @@ Engine::Outcome Engine::answer(std::span<const uint8_t> bytes, uint16_t slid, co
       counters_.dropped_sm_key();
       return Outcome::kDropped;
     }
-    counters_.request(mad->mad.method, mad->mad.attr_id);
-    sad::CountingObserver observer(counters_, *now->levels);
     sad::AnswerContext ctx;
     ctx.fabric = now->model.get();
+    ctx.set_requester_lid(slid);
+    if (ctx.requester_unknown) {
+      // OpenSM's handler decides, as without us: it drops the request too when its subnet does
+      // not know the LID either (the model is a copy of it), and answers when the copy is behind.
+      ++fallbacks_;
+      return Outcome::kFallback;
+    }
+    counters_.request(mad->mad.method, mad->mad.attr_id);
+    sad::CountingObserver observer(counters_, *now->levels);
     ctx.policy = now->policy.get();
     ctx.partitions = &now->policy_fabric->partitions;
-    ctx.requester = now->model->by_lid(slid);
     ctx.sa_key = osm_.sa_key;
     ctx.groups = now->groups.get();
     ctx.observer = &observer;

@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <infiniband/umad.h>
+#include <poll.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -83,90 +84,156 @@ std::vector<uint8_t> encode_answer(sa::SaMad answer, bool rmpp, size_t max_data)
   return bytes;
 }
 
+namespace {
+
+// The port of a real device (or umad2sim's) through libibumad, with the agent registered on it;
+// SaAgent::open fills it in.
+struct UmadPort final : public MadPort {
+  ~UmadPort() override {
+    if (agent >= 0) umad_unregister(portid, agent);
+    if (portid >= 0) umad_close_port(portid);
+    if (issm_fd >= 0) ::close(issm_fd);
+  }
+
+  int recv(std::span<uint8_t> buffer, int& length, std::chrono::milliseconds timeout) override {
+    length = static_cast<int>(buffer.size() - umad_size());
+    errno = 0;
+    int rc = umad_recv(portid, buffer.data(), &length, static_cast<int>(timeout.count()));
+    if (rc >= 0) return 0;
+    // A failed poll comes back as -EIO with the reason in errno (EINTR for a signal).
+    return errno != 0 ? -errno : rc;
+  }
+
+  int send(std::span<uint8_t> buffer, int length) override {
+    errno = 0;
+    int rc = umad_send(portid, agent, buffer.data(), length, 0, 0);
+    if (rc >= 0) return 0;
+    // umad_send returns -EIO whatever the kernel refused; errno says what it was (EINVAL for a
+    // TID still queued, EIO once the device is gone).
+    return errno != 0 ? -errno : rc;
+  }
+
+  bool alive() override {
+    // The kernel flags the file POLLERR once the device went away (its agents are dead).
+    // umad2sim's poll never flags its ports.
+    pollfd p{portid, POLLIN, 0};
+    if (::poll(&p, 1, 0) < 0) return true;  // EINTR, ENOMEM: nothing said about the device
+    return (p.revents & (POLLERR | POLLHUP | POLLNVAL)) == 0;
+  }
+
+  int portid = -1;
+  int agent = -1;
+  int issm_fd = -1;
+};
+
+// Errors that say the port's file or device is gone, not that one MAD failed.
+bool port_gone(int err) {
+  return err == ENODEV || err == ENXIO || err == EBADF || err == EPIPE;
+}
+
+}  // namespace
+
 sa::Result<std::unique_ptr<SaAgent>> SaAgent::open(const AgentOptions& options) {
   static std::once_flag init_once;
   static int init_rc = 0;
   std::call_once(init_once, [] { init_rc = umad_init(); });
   if (init_rc < 0) return umad_error("umad_init", -init_rc);
 
-  std::unique_ptr<SaAgent> agent(new SaAgent());
-  agent->max_data_ = options.max_data;
-  agent->rmpp_ = options.rmpp;
   umad_port_t port{};
   const char* ca = options.ca.empty() ? nullptr : options.ca.c_str();
   int rc = umad_get_port(ca, options.port, &port);
   if (rc < 0) return umad_error("umad_get_port", -rc);
-  agent->lid_ = static_cast<uint16_t>(port.base_lid);
-  agent->sm_lid_ = static_cast<uint16_t>(port.sm_lid);
+  const auto lid = static_cast<uint16_t>(port.base_lid);
+  const auto sm_lid = static_cast<uint16_t>(port.sm_lid);
   std::string ca_name = port.ca_name;
   int portnum = port.portnum;
-  agent->ca_ = ca_name;
-  agent->port_ = portnum;
   umad_release_port(&port);
 
+  auto umad = std::make_unique<UmadPort>();
   // Close-on-exec, as the issm device below: the re-discovery children must not inherit the
   // agent, nor hold IsSM after the daemon is gone.
   auto opened = sa::open_umad_port(ca_name, portnum);
   if (!opened) return opened.error();
-  agent->portid_ = *opened;
+  umad->portid = *opened;
   // After the umad port: umad2sim ties the issm device to the port's open client.
   if (options.issm) {
     char path[256];
     rc = umad_get_issm_path(ca_name.c_str(), portnum, path, sizeof(path));
     if (rc < 0) return umad_error("umad_get_issm_path", -rc);
-    agent->issm_fd_ = ::open(path, O_RDWR | O_CLOEXEC);
-    if (agent->issm_fd_ < 0) return umad_error(fmt::format("open {}", path), errno);
+    umad->issm_fd = ::open(path, O_RDWR | O_CLOEXEC);
+    if (umad->issm_fd < 0) return umad_error(fmt::format("open {}", path), errno);
   }
   // Every request method (the R bit clear): the SA answers unsupported ones with a status.
   long method_mask[16 / sizeof(long)] = {};
   for (int m = 1; m < 0x80; ++m) {
     method_mask[m / (8 * sizeof(long))] |= 1L << (m % (8 * sizeof(long)));
   }
-  agent->agent_ = umad_register(agent->portid_, sa::kSaClass, sa::kSaClassVersion,
-                                options.rmpp ? sa::rmpp::kVersion : 0, method_mask);
-  if (agent->agent_ < 0) return umad_error("umad_register(SA class 0x03)", -agent->agent_);
+  umad->agent = umad_register(umad->portid, sa::kSaClass, sa::kSaClassVersion,
+                              options.rmpp ? sa::rmpp::kVersion : 0, method_mask);
+  if (umad->agent < 0) return umad_error("umad_register(SA class 0x03)", -umad->agent);
+
+  auto agent = std::make_unique<SaAgent>(std::move(umad), options);
+  agent->lid_ = lid;
+  agent->sm_lid_ = sm_lid;
+  agent->ca_ = ca_name;
+  agent->port_ = portnum;
   return agent;
 }
 
-SaAgent::~SaAgent() {
-  if (agent_ >= 0) umad_unregister(portid_, agent_);
-  if (portid_ >= 0) umad_close_port(portid_);
-  if (issm_fd_ >= 0) ::close(issm_fd_);
-}
+SaAgent::SaAgent(std::unique_ptr<MadPort> port, const AgentOptions& options)
+    : mad_port_(std::move(port)), max_data_(options.max_data), rmpp_(options.rmpp) {}
 
-sa::Result<bool> SaAgent::serve_one(const Responder& responder, std::chrono::milliseconds timeout) {
+SaAgent::~SaAgent() = default;
+
+sa::Result<Served> SaAgent::serve_one(const Responder& responder,
+                                      std::chrono::milliseconds timeout) {
   // Kept between calls: a fresh buffer per MAD showed up in the profile under load.
   std::vector<uint8_t>& buffer = recv_buffer_;
   if (buffer.size() < umad_size() + sa::kMadSize * 4) buffer.resize(umad_size() + sa::kMadSize * 4);
   int length = 0;
   int rc = 0;
   for (;;) {
-    length = static_cast<int>(buffer.size() - umad_size());
-    errno = 0;
-    rc = umad_recv(portid_, buffer.data(), &length, static_cast<int>(timeout.count()));
+    rc = mad_port_->recv(buffer, length, timeout);
     // An RMPP-reassembled request longer than the buffer waits in the kernel: grow and read it
     // again (never a reason to stop answering).
     if (rc != -ENOSPC || length <= 0) break;
     buffer.resize(umad_size() + static_cast<size_t>(length));
     timeout = std::chrono::milliseconds(0);
   }
-  // A zero timeout reads without polling: nothing there is EAGAIN. A signal during the poll
-  // comes back as -EIO with errno EINTR (libibumad): nothing received either.
-  if (rc == -ETIMEDOUT || rc == -EAGAIN || rc == -EWOULDBLOCK || rc == -EINTR) return false;
-  if (rc < 0 && errno == EINTR) return false;
-  if (rc < 0) return umad_error("umad_recv", -rc);
-  if (umad_status(buffer.data()) != 0) return true;  // a send of ours that failed
+  // A zero timeout reads without polling: nothing there is EAGAIN.
+  if (rc == -ETIMEDOUT || rc == -EAGAIN || rc == -EWOULDBLOCK || rc == -EINTR) {
+    receive_errors_in_a_row_ = 0;
+    return Served{};
+  }
+  if (rc < 0) {
+    std::string what = fmt::format("umad_recv: {}", std::strerror(-rc));
+    if (port_gone(-rc) || !mad_port_->alive()) {
+      return sa::make_error(sa::ErrorCode::kTransport, what + ": the port is gone");
+    }
+    if (++receive_errors_in_a_row_ >= kMaxReceiveErrorsInARow) {
+      return sa::make_error(
+          sa::ErrorCode::kTransport,
+          fmt::format("{} ({} receives in a row failed)", what, receive_errors_in_a_row_));
+    }
+    return Served{Served::Kind::kReceiveError, std::move(what)};
+  }
+  receive_errors_in_a_row_ = 0;
+  if (int status = umad_status(buffer.data()); status != 0) {
+    // A send of ours the MAD layer gave up on, returned to us.
+    return Served{Served::Kind::kSendError,
+                  fmt::format("umad send status: {}", std::strerror(status))};
+  }
   ib_mad_addr_t* addr = umad_get_mad_addr(buffer.data());
   const auto* mad = static_cast<const uint8_t*>(umad_get_mad(buffer.data()));
   auto decoded =
       sa::decode_sa_mad(std::span<const uint8_t>(mad, static_cast<size_t>(std::max(length, 0))));
   if (!decoded) {
     undecodable_.fetch_add(1, std::memory_order_relaxed);
-    return true;
+    return Served{Served::Kind::kHandled, {}};
   }
   Request request{std::move(*decoded), ntohs(addr->lid)};
   std::optional<sa::SaMad> answer = responder(request);
-  if (!answer) return true;
+  if (!answer) return Served{Served::Kind::kHandled, {}};
   std::vector<uint8_t> bytes = encode_answer(std::move(*answer), rmpp_, max_data_);
   std::vector<uint8_t>& out = send_buffer_;  // reused from one MAD to the next
   // Zeros past the MAD too: umad2sim reads beyond the length given to umad_send (the last 24
@@ -176,9 +243,27 @@ sa::Result<bool> SaAgent::serve_one(const Responder& responder, std::chrono::mil
   umad_set_addr(out.data(), ntohs(addr->lid), static_cast<int>(ntohl(addr->qpn)), addr->sl,
                 static_cast<int>(sa::kSaQkey));
   umad_set_pkey(out.data(), addr->pkey_index);
-  rc = umad_send(portid_, agent_, out.data(), static_cast<int>(bytes.size()), 0, 0);
-  if (rc < 0) return umad_error(fmt::format("umad_send to LID {}", request.slid), -rc);
-  return true;
+  rc = mad_port_->send(out, static_cast<int>(bytes.size()));
+  if (rc < 0) {
+    std::string what = fmt::format("umad_send to LID {}: {}", request.slid, std::strerror(-rc));
+    if (port_gone(-rc) || !mad_port_->alive()) {
+      return sa::make_error(sa::ErrorCode::kTransport, what + ": the port is gone");
+    }
+    return Served{Served::Kind::kSendError, std::move(what)};
+  }
+  return Served{Served::Kind::kHandled, {}};
+}
+
+std::optional<PortLids> read_port_lids(const std::string& ca, int port) {
+  constexpr unsigned kPortStateActive = 4;
+  umad_port_t p{};
+  if (umad_get_port(ca.c_str(), port, &p) < 0) return std::nullopt;
+  std::optional<PortLids> out;
+  if (p.state == kPortStateActive && p.base_lid != 0) {
+    out = PortLids{static_cast<uint16_t>(p.base_lid), static_cast<uint16_t>(p.sm_lid)};
+  }
+  umad_release_port(&p);
+  return out;
 }
 
 }  // namespace rdmaqos::sad

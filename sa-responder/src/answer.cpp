@@ -386,6 +386,8 @@ std::optional<sa::SaMad> answer_path_record(const AnswerContext& ctx, const sa::
   if (!decoded) return error_response(request, mad_status::sa(sa::status::kReqInvalid));
   PathRequest req{*decoded, request.sa.comp_mask};
   if (uint16_t status = request_status(req)) return error_response(request, status);
+  // After the prechecks, before anything is looked up: osm_pr_rcv_process.
+  if (ctx.requester_unknown) return std::nullopt;
   std::vector<sa::PathRecord> records;
   if (has(req.comp_mask, pr::kDgid) && req.record.dgid[0] == 0xFF) {
     records = multicast_records(ctx, req, method == sa::method::kGet);
@@ -567,6 +569,8 @@ std::optional<sa::SaMad> answer_multipath(const AnswerContext& ctx, const sa::Sa
   if (!decoded) return error_response(request, mad_status::sa(sa::status::kReqInvalid));
   PathRequest req = from_multipath(*decoded, mask);
   if (uint16_t status = request_status(req)) return error_response(request, status);
+  // After the prechecks, before the GIDs are looked up: osm_mpr_rcv_process.
+  if (ctx.requester_unknown) return std::nullopt;
 
   // Every GID must name a port of this subnet (multicast and other prefixes do not):
   // INVALID_GID otherwise, as OpenSM's mpr_rcv_get_gids; no source or no destination at all is
@@ -658,6 +662,11 @@ PairAnswer answer_lid_pair(const AnswerContext& ctx, const PathRequest& request,
   out.record = forward.record;
   out.links = forward.links;
   return out;
+}
+
+void AnswerContext::set_requester_lid(uint16_t slid) {
+  requester = fabric->by_lid(slid);
+  requester_unknown = !requester;
 }
 
 sa::ClassPortInfo class_port_info() {

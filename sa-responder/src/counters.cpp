@@ -124,6 +124,9 @@ CounterSnapshot SaCounters::snapshot() const {
   s.requests = get(requests_);
   s.responses = get(responses_);
   s.dropped_sm_key = get(dropped_sm_key_);
+  s.dropped_unknown_requester = get(dropped_unknown_requester_);
+  s.receive_errors = get(receive_errors_);
+  s.send_errors = get(send_errors_);
   for (size_t i = 0; i < methods_.size(); ++i) {
     if (uint64_t n = get(methods_[i])) {
       auto method = static_cast<uint8_t>(i / kAttributeSlots);
@@ -161,7 +164,9 @@ nlohmann::json to_json(const CounterSnapshot& s) {
     levels[name] = {{"records", c.records}, {"rejected", c.rejected}};
   return {{"requests", s.requests},
           {"responses", s.responses},
-          {"dropped", {{"sm_key", s.dropped_sm_key}}},
+          {"dropped",
+           {{"sm_key", s.dropped_sm_key}, {"unknown_requester", s.dropped_unknown_requester}}},
+          {"mad_errors", {{"receive", s.receive_errors}, {"send", s.send_errors}}},
           {"methods", s.methods},
           {"statuses", s.statuses},
           {"levels", levels},

@@ -29,6 +29,7 @@
 #include "rdma-qos/sa-responder/control.h"
 #include "rdma-qos/sa-responder/counters.h"
 #include "rdma-qos/sa-responder/discovery_json.h"
+#include "rdma-qos/sa-responder/rediscovery_trigger.h"
 
 namespace rdmaqos::sad {
 
@@ -217,6 +218,29 @@ struct Snapshot {
   std::shared_ptr<const rdmaqos::sad::SaCounters::LevelBinding> levels;
 };
 
+// How often the control thread reads the port's LIDs (cheap sysfs reads).
+constexpr std::chrono::seconds kLidCheckInterval{2};
+
+// Per-MAD port errors in the log: the first at once, then at most one line a minute saying how
+// many came meanwhile (a burst of refused sends must not flood the journal; stats counts all).
+class MadErrorLog {
+ public:
+  void failed(const std::string& what, Clock::time_point now) {
+    ++since_;
+    if (logged_ && now - *logged_ < kEvery) return;
+    log_error(since_ > 1 ? fmt::format("{} ({} MAD errors since the last line; serving goes on)",
+                                       what, since_)
+                         : what + " (serving goes on)");
+    logged_ = now;
+    since_ = 0;
+  }
+
+ private:
+  static constexpr std::chrono::minutes kEvery{1};
+  std::optional<Clock::time_point> logged_;
+  uint64_t since_ = 0;
+};
+
 }  // namespace
 
 // Two threads: the main thread answers MADs (umad2sim's poll does not mix its descriptors with
@@ -283,6 +307,7 @@ class Daemon::Impl {
       return kExitFailure;
     }
     agent_ = std::move(*agent);
+    trigger_.emplace(rdmaqos::sad::PortLids{agent_->lid(), agent_->sm_lid()});
 
     std::string path = options_.control_socket_given
                            ? options_.control_socket
@@ -329,13 +354,22 @@ class Daemon::Impl {
     for (int sig : {SIGHUP, SIGUSR1, SIGTERM, SIGINT}) sigaddset(&handled, sig);
     pthread_sigmask(SIG_BLOCK, &handled, nullptr);
     int status = 0;
+    MadErrorLog error_log;
     while (!g_stop) {
       auto served = agent_->serve_one([this](const rdmaqos::sad::Request& r) { return respond(r); },
                                       std::chrono::milliseconds(100));
       if (!served) {
+        // The device is gone: nothing more can be answered at this port.
         log_error(served.error().message);
         status = 1;
         g_stop = 1;
+        break;
+      }
+      using Kind = rdmaqos::sad::Served::Kind;
+      if (served->kind == Kind::kReceiveError) counters_.receive_error();
+      if (served->kind == Kind::kSendError) counters_.send_error();
+      if (served->kind == Kind::kReceiveError || served->kind == Kind::kSendError) {
+        error_log.failed(served->error, Clock::now());
       }
     }
     control.join();
@@ -364,12 +398,17 @@ class Daemon::Impl {
     ctx.fabric = now->state.model.get();
     ctx.policy = now->state.policy.get();
     ctx.partitions = &now->state.policy_fabric->partitions;
-    ctx.requester = now->state.model->by_lid(request.slid);
+    ctx.set_requester_lid(request.slid);
     ctx.sa_key = config_.sa_key;
     ctx.groups = now->state.groups.get();
     ctx.observer = &observer;
     auto answer = rdmaqos::sad::answer(ctx, mad);
     if (answer) counters_.response(answer->mad.status);
+    // The engine's only other silence (responses, SM_Key) was ruled out above.
+    if (!answer && ctx.requester_unknown) {
+      counters_.dropped_unknown_requester();
+      unknown_requester_.store(request.slid, std::memory_order_relaxed);
+    }
     counters_.latency(Clock::now() - received);
     return answer;
   }
@@ -389,8 +428,14 @@ class Daemon::Impl {
         g_rediscover = 0;
         start_rediscovery(std::nullopt);
       }
-      if (options_.rediscover_interval.count() > 0 && Clock::now() >= next_discovery_) {
-        start_rediscovery(std::nullopt);
+      // Automatic re-discoveries only where the period is on (0: only on request).
+      if (options_.rediscover_interval.count() > 0) {
+        if (Clock::now() >= next_discovery_) start_rediscovery(std::nullopt);
+        if (Clock::now() >= next_lid_check_) {
+          next_lid_check_ = Clock::now() + kLidCheckInterval;
+          check_lids();
+        }
+        check_unknown_requester();
       }
       if (child_ && Clock::now() - child_->last_output > options_.discovery_timeout) {
         kill(child_->pid, SIGKILL);
@@ -422,7 +467,8 @@ class Daemon::Impl {
                           : fmt::format("policy {} ({} rules)", config_.policy_path,
                                         now->state.policy ? now->state.policy->rules().size() : 0);
     return fmt::format("answering at {} port {} LID {}: {}, {} endpoints{}", agent_->ca(),
-                       agent_->port(), agent_->lid(), policy, now->state.model->endpoints().size(),
+                       agent_->port(), trigger_->known().lid, policy,
+                       now->state.model->endpoints().size(),
                        last_reload_failed_ ? "; the last reload failed" : "");
   }
 
@@ -509,6 +555,29 @@ class Daemon::Impl {
     waiting_.clear();
   }
 
+  // A re-discovery as soon as the port's LID or its SM's has moved and settled, instead of at
+  // the next period: the model would name ports at LIDs they no longer have until then.
+  void check_lids() {
+    const rdmaqos::sad::PortLids before = trigger_->known();
+    if (!trigger_->port_read(rdmaqos::sad::read_port_lids(agent_->ca(), agent_->port()))) return;
+    const rdmaqos::sad::PortLids& after = trigger_->known();
+    log(fmt::format("the port's LID moved from {} to {}, its SM's from {} to {}: re-discovering",
+                    before.lid, after.lid, before.sm_lid, after.sm_lid));
+    start_rediscovery(std::nullopt);
+  }
+
+  // A host that came up since the last discovery gets no paths until the model has it: a
+  // dropped query re-discovers (RediscoveryTrigger paces it).
+  void check_unknown_requester() {
+    uint16_t lid = unknown_requester_.exchange(0, std::memory_order_relaxed);
+    if (lid == 0 || !trigger_->unknown_requester(Clock::now())) return;
+    log(
+        fmt::format("a path query from LID {}, which the fabric model does not know, was dropped: "
+                    "re-discovering",
+                    lid));
+    start_rediscovery(std::nullopt);
+  }
+
   nlohmann::json stats() const {
     nlohmann::json j = rdmaqos::sad::to_json(counters_.snapshot());
     j["dropped"]["undecodable"] = agent_->undecodable();
@@ -517,7 +586,8 @@ class Daemon::Impl {
     j["sa"] = {{"pid", getpid()},
                {"ca", agent_->ca()},
                {"port", agent_->port()},
-               {"lid", agent_->lid()},
+               {"lid", trigger_->known().lid},
+               {"sm_lid", trigger_->known().sm_lid},
                {"uptime_seconds",
                 std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - started_).count()}};
     j["policy"] = {
@@ -571,12 +641,17 @@ class Daemon::Impl {
   const DaemonOptions options_;
   rdmaqos::sad::SaCounters counters_;
   std::atomic<std::shared_ptr<const Snapshot>> current_;
+  // The LID of the last path query dropped for an unknown requester (0: none since the control
+  // thread looked): set by the SA thread, taken by the control thread.
+  std::atomic<uint16_t> unknown_requester_{0};
   std::unique_ptr<rdmaqos::sad::SaAgent> agent_;
   // The rest belongs to the control thread (after start()).
   std::unique_ptr<rdmaqos::sad::ControlServer> control_;
   std::optional<ChildDiscovery> child_;
   std::vector<int> waiting_;  // control connections waiting for the discovery under way
-  Clock::time_point started_, next_discovery_;
+  Clock::time_point started_, next_discovery_, next_lid_check_;
+  // Re-discoveries before the period is up (set in start(), with the port's LIDs then).
+  std::optional<rdmaqos::sad::RediscoveryTrigger> trigger_;
   std::chrono::system_clock::time_point last_discovery_, last_reload_;
   bool last_reload_failed_ = false;
   uint64_t reloads_ = 0, reload_failures_ = 0, discoveries_ = 0, discovery_failures_ = 0;

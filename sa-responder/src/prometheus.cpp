@@ -46,9 +46,16 @@ std::string prometheus_text(const nlohmann::json& stats) {
   for (const auto& [status, n] : object(stats, "statuses").items())
     p.sample("rdma_qos_sad_responses_total", {{"status", status}}, n.get<double>());
   p.family("rdma_qos_sad_dropped_total", "counter",
-           "Requests not answered: an untrusted SM_Key, or a MAD that does not decode.");
+           "Requests not answered: an untrusted SM_Key, a MAD that does not decode, a path "
+           "query from a LID the fabric model does not know.");
   for (const auto& [reason, n] : object(stats, "dropped").items())
     p.sample("rdma_qos_sad_dropped_total", {{"reason", reason}}, n.get<double>());
+  if (stats.contains("mad_errors")) {
+    p.family("rdma_qos_sad_mad_errors_total", "counter",
+             "MADs the port failed to receive, or answers it refused to send.");
+    for (const auto& [direction, n] : object(stats, "mad_errors").items())
+      p.sample("rdma_qos_sad_mad_errors_total", {{"direction", direction}}, n.get<double>());
+  }
 
   p.family("rdma_qos_sad_pairs_total", "counter",
            "Source-destination pairs by QoS level: answered with a record, or rejected.");

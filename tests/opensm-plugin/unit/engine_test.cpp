@@ -128,6 +128,21 @@ TEST_F(EngineTest, ANewModelWithABadPolicyFileKeepsTheLastGoodPolicy) {
   EXPECT_EQ(log.back(), "the policy or partitions have errors: the previous ones stay in force");
 }
 
+// A requester LID the model does not know: OpenSM's own handler takes the query, which drops it
+// as OpenSM alone would (ERR 1F16) rather than answering it with no partition check.
+TEST_F(EngineTest, AnUnknownRequesterIsLeftToOpenSm) {
+  write_policy(policy_with_sl(4));
+  auto e = engine();
+  ASSERT_TRUE(e->rebuild());
+  bool sent = false;
+  EXPECT_EQ(e->answer(get_a_to_b(), 99, [&](std::span<const uint8_t>) { sent = true; }),
+            Engine::Outcome::kFallback);
+  EXPECT_FALSE(sent);
+  nlohmann::json s = e->stats();
+  EXPECT_EQ(s["requests"], 0);
+  EXPECT_EQ(s["plugin"]["fallbacks"], 1);
+}
+
 TEST_F(EngineTest, StatsCountAnsweredRequests) {
   write_policy(policy_with_sl(4));
   auto e = engine();

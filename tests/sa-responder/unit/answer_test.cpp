@@ -14,6 +14,7 @@ namespace pr = sa::pr_mask;
 using testing::kA;
 using testing::kB;
 using testing::kC;
+using testing::kSwitch;
 using testing::small_model;
 
 constexpr uint16_t kNoRecords = 0x0300;
@@ -379,6 +380,53 @@ TEST_F(AnswerTest, RequesterMustShareAPkeyWithBothEnds) {
   EXPECT_EQ(resp->mad.status, 0);
 }
 
+TEST_F(AnswerTest, RequesterLidNamesItsPort) {
+  AnswerContext c = ctx();
+  c.set_requester_lid(3);
+  EXPECT_EQ(c.requester, kB);
+  EXPECT_FALSE(c.requester_unknown);
+  c.set_requester_lid(1);  // the switch's port 0 asks too
+  EXPECT_EQ(c.requester, kSwitch);
+  c.set_requester_lid(9);
+  EXPECT_EQ(c.requester, std::nullopt);
+  EXPECT_TRUE(c.requester_unknown);
+}
+
+// OpenSM drops a PathRecord query from a LID it does not know (osm_pr_rcv_process, ERR 1F16):
+// answering it would skip the partition check that the requester shares a PKey with both ends.
+TEST_F(AnswerTest, PathRecordFromAnUnknownLidIsDropped) {
+  AnswerContext c = ctx();
+  c.set_requester_lid(9);
+  EXPECT_FALSE(answer(c, get(2, 4)));
+  EXPECT_FALSE(answer(c, get_table(2, 4)));
+  EXPECT_FALSE(answer(c, path_request(sa::method::kGetTable, {}, 0)));
+  // A multicast DGID too: OpenSM looks the requester up first.
+  EXPECT_FALSE(answer(
+      c, path_request(sa::method::kGet, {.dgid = sa::make_gid(0xFF12401BFFFF0000ULL, 0xFFFFFFFF)},
+                      pr::kDgid)));
+}
+
+// Its prechecks come first in osm_pr_rcv_process: their statuses are answered to anyone.
+TEST_F(AnswerTest, UnknownLidStillGetsTheStatusOfABadRequest) {
+  AnswerContext c = ctx();
+  c.set_requester_lid(9);
+  auto bad_rate = answer(c, get(2, 4, {.rate_selector = sa::Selector::kExactly, .rate = 1},
+                                pr::kRate | pr::kRateSelector));
+  ASSERT_TRUE(bad_rate);
+  EXPECT_EQ(bad_rate->mad.status, kReqInvalid);
+  auto set = answer(c, path_request(0x02, {}, 0));
+  ASSERT_TRUE(set);
+  EXPECT_EQ(set->mad.status, 0x000C);
+}
+
+TEST_F(AnswerTest, ClassPortInfoIsAnsweredToAnUnknownLid) {
+  AnswerContext c = ctx();
+  c.set_requester_lid(9);
+  auto resp = answer(c, request(sa::method::kGet, sa::attr::kClassPortInfo, 0, {}));
+  ASSERT_TRUE(resp);
+  EXPECT_EQ(resp->mad.status, 0);
+}
+
 TEST_F(AnswerTest, SetPathRecordIsUnsupportedMethodAttribute) {
   sa::PathRecord q;
   auto resp = ask(path_request(0x02, q, 0));
@@ -447,6 +495,16 @@ class MultiPathTest : public AnswerTest {
   }
   static constexpr uint64_t kCounts = sa::mpr_mask::kSgidCount | sa::mpr_mask::kDgidCount;
 };
+
+// As OpenSM's osm_mpr_rcv_process (ERR 4517), after the checks answered with a status.
+TEST_F(MultiPathTest, MultiPathRecordFromAnUnknownLidIsDropped) {
+  AnswerContext c = ctx();
+  c.set_requester_lid(9);
+  EXPECT_FALSE(answer(c, mpr(sa::method::kGetMulti, pairs({0x11}, {0x31}), kCounts)));
+  auto no_counts = answer(c, mpr(sa::method::kGetMulti, pairs({0x11}, {0x31}), 0));
+  ASSERT_TRUE(no_counts);
+  EXPECT_EQ(no_counts->mad.status, kInsufComps);
+}
 
 TEST_F(MultiPathTest, GetMultiAnswersPathRecordsPerPair) {
   auto resp = ask(mpr(sa::method::kGetMulti, pairs({0x11, 0x21}, {0x31}), kCounts));

@@ -114,5 +114,24 @@ TEST(SaCounters, DroppedSmKeyRequestsAreCountedApart) {
   EXPECT_EQ(to_json(s)["dropped"]["sm_key"], 1);
 }
 
+TEST(SaCounters, UnknownRequestersAreCountedAsDropped) {
+  SaCounters c;
+  c.dropped_unknown_requester();
+  CounterSnapshot s = c.snapshot();
+  EXPECT_EQ(s.dropped_unknown_requester, 1u);
+  EXPECT_EQ(to_json(s)["dropped"]["unknown_requester"], 1);
+}
+
+TEST(SaCounters, PortErrorsAreCountedPerDirection) {
+  SaCounters c;
+  c.send_error();
+  c.send_error();
+  c.receive_error();
+  nlohmann::json j = to_json(c.snapshot());
+  EXPECT_EQ(j["mad_errors"]["send"], 2);
+  EXPECT_EQ(j["mad_errors"]["receive"], 1);
+  EXPECT_EQ(j["responses"], 0);
+}
+
 }  // namespace
 }  // namespace rdmaqos::sad

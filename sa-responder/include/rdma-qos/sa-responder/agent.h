@@ -9,12 +9,14 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "rdma-qos/sa-client/mad.h"
 #include "rdma-qos/sa-client/result.h"
+#include "rdma-qos/sa-responder/rediscovery_trigger.h"
 
 namespace rdmaqos::sad {
 
@@ -58,17 +60,53 @@ struct Request {
 
 using Responder = std::function<std::optional<sa::SaMad>(const Request&)>;
 
+// The port calls the agent makes (libibumad's umad_recv and umad_send on the real port), behind
+// an interface so that the serving logic is tested with a scripted port.
+class MadPort {
+ public:
+  virtual ~MadPort() = default;
+  // Reads one MAD into `buffer` (a umad header, then the MAD): 0 with `length` set to the MAD's
+  // bytes, or -errno: ETIMEDOUT, EAGAIN or EINTR when none came, ENOSPC when the MAD needs a
+  // buffer of `length` MAD bytes (it stays queued), anything else a failure.
+  virtual int recv(std::span<uint8_t> buffer, int& length, std::chrono::milliseconds timeout) = 0;
+  // Sends the `length` MAD bytes of `buffer` (umad header first, addressed): 0 or -errno.
+  virtual int send(std::span<uint8_t> buffer, int length) = 0;
+  // False once the device behind the port is gone (unplugged, its driver unloaded): the kernel
+  // then flags the port file with POLLERR and fails every call on it.
+  virtual bool alive() = 0;
+};
+
+// What one serve_one call did.
+struct Served {
+  enum class Kind {
+    kNothing,       // no MAD came within the timeout (or a signal came first)
+    kHandled,       // a request answered or deliberately dropped (an undecodable MAD too)
+    kReceiveError,  // one receive failed; the port still works
+    kSendError,     // the port refused one answer (e.g. its TID still queued): that requester
+                    // gets none, as if the MAD were lost
+  };
+  Kind kind = Kind::kNothing;
+  std::string error;  // what failed (kReceiveError, kSendError)
+};
+
 class SaAgent {
  public:
   static sa::Result<std::unique_ptr<SaAgent>> open(const AgentOptions& options);
+  // An agent over a port already open and registered (tests give it a scripted one).
+  SaAgent(std::unique_ptr<MadPort> port, const AgentOptions& options);
   ~SaAgent();
   SaAgent(const SaAgent&) = delete;
   SaAgent& operator=(const SaAgent&) = delete;
 
-  // Waits up to `timeout` for one request and answers it with `responder`. Returns true when a
-  // request was handled (answered or deliberately dropped), false on timeout (or, with a zero
-  // timeout, when none is waiting); an undecodable MAD is dropped and counts as handled.
-  sa::Result<bool> serve_one(const Responder& responder, std::chrono::milliseconds timeout);
+  // Waits up to `timeout` for one MAD and answers it with `responder`. A failure of one MAD
+  // (a receive, or the send of its answer) is reported and serving goes on; the error result
+  // means the port is gone: its device went away (ENODEV, ENXIO, EBADF, EPIPE, or the port file
+  // flagged as failed), or receives kept failing (kMaxReceiveErrorsInARow in a row).
+  sa::Result<Served> serve_one(const Responder& responder, std::chrono::milliseconds timeout);
+
+  // Receive failures in a row, with the port still there, that count as the port gone: a port
+  // that fails every read would otherwise be served in a busy loop.
+  static constexpr int kMaxReceiveErrorsInARow = 100;
 
   uint16_t lid() const { return lid_; }
   uint16_t sm_lid() const { return sm_lid_; }  // the port's SM LID when opened
@@ -80,10 +118,7 @@ class SaAgent {
   uint64_t undecodable() const { return undecodable_.load(std::memory_order_relaxed); }
 
  private:
-  SaAgent() = default;
-  int portid_ = -1;
-  int agent_ = -1;
-  int issm_fd_ = -1;
+  std::unique_ptr<MadPort> mad_port_;
   uint16_t lid_ = 0;
   uint16_t sm_lid_ = 0;
   std::string ca_;
@@ -93,6 +128,11 @@ class SaAgent {
   std::vector<uint8_t> recv_buffer_;  // umad buffers reused from one MAD to the next
   std::vector<uint8_t> send_buffer_;
   bool rmpp_ = false;
+  int receive_errors_in_a_row_ = 0;
 };
+
+// The port's LIDs as its sysfs files say now; nullopt when the port cannot be read or is not
+// active (it has no LIDs to go by then).
+std::optional<PortLids> read_port_lids(const std::string& ca, int port);
 
 }  // namespace rdmaqos::sad

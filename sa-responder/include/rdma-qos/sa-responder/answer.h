@@ -69,8 +69,14 @@ struct AnswerContext {
   const policy::CompiledPolicy* policy = nullptr;
   // Partitions, for partition SLs when no level applies.
   const std::vector<policy::Partition>* partitions = nullptr;
-  // The requester's port (from the MAD's source LID); nullopt skips the requester checks.
+  // The requester's port, from the MAD's source LID (set_requester_lid): it must share a
+  // partition with both ends of every path it is given. nullopt, with `requester_unknown`
+  // false, skips that check (tools and tests that ask on nobody's behalf).
   std::optional<Endpoint> requester;
+  // The MAD's source LID is no port of the model. PathRecord and MultiPathRecord requests then
+  // get no answer once their fields passed the checks answered with a status, as from OpenSM
+  // (ERR 1F16 / 4517 "Cannot find requester physical port"); ClassPortInfo is answered.
+  bool requester_unknown = false;
   // The SA key: a request with a non-zero SM_Key other than this one gets no answer at all
   // (OpenSM's SA MAD controller, ERR 1A04). SM_Key 0 (untrusted) and this key (trusted) get
   // the same PathRecord, MultiPathRecord and ClassPortInfo answers, as from OpenSM.
@@ -79,6 +85,9 @@ struct AnswerContext {
   // The multicast groups a PathRecord's multicast DGID may name (ipoib_broadcast_groups of
   // the partitions); null: none, every multicast DGID gets no record.
   const std::vector<MulticastGroup>* groups = nullptr;
+
+  // Sets `requester` and `requester_unknown` for a request from `slid` (`fabric` set first).
+  void set_requester_lid(uint16_t slid);
 };
 
 // False when the request's SM_Key is neither 0 nor `sa_key`: such a request is dropped.
@@ -147,7 +156,8 @@ void for_each_lid_pair(const PortModel& source, const PortModel& destination, ui
 }
 
 // The response MAD to a request MAD; nullopt: no response (the request is itself a response,
-// or its SM_Key is wrong: see AnswerContext::sa_key).
+// its SM_Key is wrong: see AnswerContext::sa_key, or it asks for paths on behalf of a LID the
+// model does not know: AnswerContext::requester_unknown).
 // Every other request gets an answer, unsupported methods and attributes included (OpenSM
 // sends none for SubnAdmSet(PathRecord): a deliberate difference).
 std::optional<sa::SaMad> answer(const AnswerContext& ctx, const sa::SaMad& request);

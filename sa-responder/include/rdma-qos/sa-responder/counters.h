@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Counters of the SA daemon: requests per method and attribute, answers per MAD status, pairs
-// per QoS level and rejection reason, dropped requests. Relaxed atomics bumped on the answer
-// path (one increment each); a snapshot is what `rdma-qos sad stats` shows.
+// per QoS level and rejection reason, dropped requests, MADs the port failed. Relaxed atomics
+// bumped on the answer path (one increment each); a snapshot is what `rdma-qos sad stats` shows.
 #pragma once
 
 #include <array>
@@ -48,6 +48,10 @@ struct CounterSnapshot {
   uint64_t requests = 0;   // requests handed to the answer engine
   uint64_t responses = 0;  // responses sent
   uint64_t dropped_sm_key = 0;
+  uint64_t dropped_unknown_requester = 0;  // path queries from a LID the model does not know
+  // MADs the port failed: receives, and answers it did not send (the daemon keeps serving).
+  uint64_t receive_errors = 0;
+  uint64_t send_errors = 0;
   std::map<std::string, uint64_t> methods;   // "GetTable PathRecord" -> requests
   std::map<std::string, uint64_t> statuses;  // "SUCCESS", "SA_ERR_NO_RECORDS" ... -> responses
   std::map<std::string, LevelCount> levels;  // level name, or "(no level)" -> pairs
@@ -83,6 +87,9 @@ class SaCounters {
     bump(responses_);
   }
   void dropped_sm_key() { bump(dropped_sm_key_); }
+  void dropped_unknown_requester() { bump(dropped_unknown_requester_); }
+  void receive_error() { bump(receive_errors_); }
+  void send_error() { bump(send_errors_); }
   // How long one request took to answer.
   void latency(std::chrono::nanoseconds took);
   void pair(const LevelBinding& binding, const policy::Level* level, Rejection rejection);
@@ -96,7 +103,8 @@ class SaCounters {
   // SA-specific codes (high byte) and the common part (low byte) have separate slots.
   static size_t status_slot(uint16_t mad_status);
 
-  Counter requests_{0}, responses_{0}, dropped_sm_key_{0};
+  Counter requests_{0}, responses_{0}, dropped_sm_key_{0}, dropped_unknown_requester_{0};
+  Counter receive_errors_{0}, send_errors_{0};
   std::array<Counter, 256 * kAttributeSlots> methods_{};
   std::array<Counter, 512> statuses_{};
   std::array<Counter, 16> rejections_{};
