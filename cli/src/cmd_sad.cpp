@@ -83,10 +83,15 @@ void print_stats(const nlohmann::json& s) {
                              f.value("discovery_failures", 0), f.value("last_discovery", "?"),
                              f.value("discovering", false) ? ", one under way" : "");
   }
-  std::cout << fmt::format("requests {}, responses {}, dropped: SM_Key {}, undecodable {}\n",
-                           s.value("requests", 0), s.value("responses", 0),
-                           part(s, "dropped").value("sm_key", 0),
-                           part(s, "dropped").value("undecodable", 0));
+  const auto& dropped = part(s, "dropped");
+  std::cout << fmt::format(
+      "requests {}, responses {}, dropped: SM_Key {}, unknown requester {}, undecodable {}\n",
+      s.value("requests", 0), s.value("responses", 0), dropped.value("sm_key", 0),
+      dropped.value("unknown_requester", 0), dropped.value("undecodable", 0));
+  if (const auto& errors = part(s, "mad_errors"); !errors.empty()) {
+    std::cout << fmt::format("MAD errors (the daemon goes on serving): receive {}, send {}\n",
+                             errors.value("receive", 0), errors.value("send", 0));
+  }
   auto table = [](const char* title, const nlohmann::json& m) {
     if (m.empty()) return;
     std::cout << title << ":\n";

@@ -117,7 +117,8 @@ TEST_F(SadCommand, StatsInHumanFormNamesLevelsAndStatuses) {
         {"discovering", false}}},
       {"requests", 10},
       {"responses", 9},
-      {"dropped", {{"sm_key", 1}, {"undecodable", 0}}},
+      {"dropped", {{"sm_key", 1}, {"unknown_requester", 4}, {"undecodable", 0}}},
+      {"mad_errors", {{"receive", 0}, {"send", 2}}},
       {"methods", {{"GetTable PathRecord", 10}}},
       {"statuses", {{"SUCCESS", 8}, {"SA_NO_RECORDS", 1}}},
       {"levels", {{"ISER", {{"records", 7}, {"rejected", 2}}}}},
@@ -125,8 +126,9 @@ TEST_F(SadCommand, StatsInHumanFormNamesLevelsAndStatuses) {
   serve({{"ok", true}, {"stats", stats}});
   CommandRun r = sad("stats");
   EXPECT_EQ(r.status, 0) << r.output;
-  for (const char* s : {"mlx5_0", "GetTable PathRecord", "SA_NO_RECORDS", "ISER", "selector",
-                        "/etc/opensm/qos-policy.conf", "12 endpoints"})
+  for (const char* s :
+       {"mlx5_0", "GetTable PathRecord", "SA_NO_RECORDS", "ISER", "selector",
+        "/etc/opensm/qos-policy.conf", "12 endpoints", "unknown requester 4", "receive 0, send 2"})
     EXPECT_NE(r.output.find(s), std::string::npos) << s << " in\n" << r.output;
   CommandRun j = sad("stats --json");
   auto parsed = nlohmann::json::parse(j.output, nullptr, false);
