@@ -831,7 +831,6 @@ class Parser : public ValueReader {
 
   std::string_view text_;
   size_t errors_ = 0;
-  size_t warnings_ = 0;
   bool stopped_ = false;  // kMaxErrors reached: the rest of the file is not read
   std::vector<Open> stack_;
   std::vector<std::pair<std::string, SourceLocation>> setup_refs_;
