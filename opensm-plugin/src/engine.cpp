@@ -8,9 +8,9 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <sstream>
+#include <variant>
 
+#include "rdma-qos/config/read_file.h"
 #include "rdma-qos/policy/fabric.h"
 #include "rdma-qos/sa-client/mad.h"
 #include "rdma-qos/sa-responder/agent.h"
@@ -20,12 +20,12 @@
 namespace rdmaqos::osmp {
 namespace {
 
+// A policy, partitions or opensm.conf file: a regular file only (config::read_regular_file), so
+// a FIFO or device named by mistake never blocks OpenSM's thread.
 std::optional<std::string> read_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  auto read = config::read_regular_file(path, config::kMaxPolicyFileBytes);
+  if (auto* text = std::get_if<std::string>(&read)) return std::move(*text);
+  return std::nullopt;
 }
 
 }  // namespace

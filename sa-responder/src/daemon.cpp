@@ -18,13 +18,13 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
-#include <fstream>
 #include <span>
-#include <sstream>
 #include <thread>
+#include <variant>
 #include <vector>
 
 #include "rdma-qos/common/service.h"
+#include "rdma-qos/config/read_file.h"
 #include "rdma-qos/policy/compiled_policy.h"
 #include "rdma-qos/sa-responder/control.h"
 #include "rdma-qos/sa-responder/counters.h"
@@ -77,12 +77,12 @@ void install_signals() {
   signal(SIGPIPE, SIG_IGN);
 }
 
+// A policy, partitions or opensm.conf file: a regular file only (config::read_regular_file), so
+// a FIFO or device named by mistake never blocks the daemon.
 std::optional<std::string> read_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  auto read = config::read_regular_file(path, config::kMaxPolicyFileBytes);
+  if (auto* text = std::get_if<std::string>(&read)) return std::move(*text);
+  return std::nullopt;
 }
 
 namespace {
