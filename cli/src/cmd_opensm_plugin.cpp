@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "command.h"
+#include "control_reply.h"
 #include "rdma-qos/sa-responder/control.h"
 
 namespace rdmaqos::cli {
@@ -20,35 +21,6 @@ struct PluginArgs {
   double timeout = 300;
 };
 
-void print_table(const char* title, const nlohmann::json& m) {
-  if (!m.is_object() || m.empty()) return;
-  std::cout << title << ":\n";
-  for (const auto& [k, v] : m.items())
-    std::cout << fmt::format("  {:<40} {:>12}\n", k, v.is_number() ? v.get<uint64_t>() : 0);
-}
-
-void print_stats(const nlohmann::json& s) {
-  const nlohmann::json none = nlohmann::json::object();
-  const auto& pl = s.contains("plugin") ? s["plugin"] : none;
-  const auto& p = s.contains("policy") ? s["policy"] : none;
-  const auto& f = s.contains("fabric") ? s["fabric"] : none;
-  std::cout << fmt::format("plugin in OpenSM (pid {}), {}, up {} s, {} queries handed to OpenSM\n",
-                           pl.value("pid", 0),
-                           pl.value("answering", false) ? "answering" : "not answering yet",
-                           pl.value("uptime_seconds", 0), pl.value("fallbacks", 0));
-  std::cout << fmt::format(
-      "policy: {} ({} rules), {} reloads, {} failed\n",
-      p.contains("file") && p["file"].is_string() ? p["file"].get<std::string>() : "(none)",
-      p.value("rules", 0), p.value("reloads", 0), p.value("reload_failures", 0));
-  std::cout << fmt::format("fabric: {} endpoints, {} models from OpenSM's subnet ({} failed)\n",
-                           f.value("endpoints", 0), f.value("models", 0),
-                           f.value("model_failures", 0));
-  std::cout << fmt::format("requests {}, responses {}\n", s.value("requests", 0),
-                           s.value("responses", 0));
-  for (const char* t : {"methods", "statuses", "rejections"})
-    if (s.contains(t)) print_table(t, s[t]);
-}
-
 void run(const PluginArgs& a, const std::string& command) {
   auto reply = sad::control_call(a.socket, {{"command", command}},
                                  std::chrono::milliseconds(static_cast<long>(a.timeout * 1000)));
@@ -60,15 +32,7 @@ void run(const PluginArgs& a, const std::string& command) {
   }
   const nlohmann::json& r = *reply;
   const bool ok = r.value("ok", false);
-  if (a.json) {
-    std::cout << (command == "stats" && r.contains("stats") ? r["stats"] : r).dump(2) << "\n";
-  } else if (command == "stats" && ok && r.contains("stats")) {
-    print_stats(r["stats"]);
-  } else {
-    if (r.contains("diagnostics"))
-      for (const auto& d : r["diagnostics"]) std::cout << d.get<std::string>() << "\n";
-    (ok ? std::cout : std::cerr) << r.value("message", ok ? "ok" : "failed") << "\n";
-  }
+  show_control_reply(r, command, a.json);
   set_exit_code(ok ? 0 : 1);
 }
 
