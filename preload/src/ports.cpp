@@ -107,6 +107,27 @@ providers::LinkKind link_kind(ibv_context* ctx, uint8_t port, uint8_t sgid_index
   return kind;
 }
 
+namespace {
+// A port's LID changes only when the SM reassigns it: kept a second, like a GID's type.
+struct PortLid {
+  uint16_t lid = 0;
+  uint64_t when_ms = 0;
+};
+}  // namespace
+
+uint16_t port_lid(ibv_context* ctx, uint8_t port) {
+  if (ctx == nullptr || ctx->device == nullptr || port == 0) return 0;
+  static auto* cache = new PortTable<PortLid, 32>;
+  const char* device = ctx->device->name;
+  const uint64_t now = coarse_now_ms();
+  auto fresh = [now](const PortLid& l) { return now - l.when_ms < kGidTypeTtlMs; };
+  if (auto known = cache->find(device, port, 0, fresh)) return known->lid;
+  ibv_port_attr pa{};
+  if (ibv_query_port(ctx, port, &pa) != 0) return 0;
+  cache->put(device, port, 0, PortLid{pa.lid, now});
+  return pa.lid;
+}
+
 uint8_t qp_port(ibv_qp* qp) {
   auto query = real_verbs().query_qp;
   if (query == nullptr) return 0;

@@ -53,6 +53,11 @@ void QpRegistry::set_port(const ibv_qp* qp, uint8_t port_num) {
   store().entries[qp].port_num = port_num;
 }
 
+void QpRegistry::set_pkey_index(const ibv_qp* qp, uint16_t pkey_index) {
+  std::unique_lock lock(store().mutex);
+  store().entries[qp].pkey_index = pkey_index;
+}
+
 std::optional<QpEntry> QpRegistry::find(const ibv_qp* qp) const {
   std::shared_lock lock(store().mutex);
   auto it = store().entries.find(qp);

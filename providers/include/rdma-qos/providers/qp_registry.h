@@ -15,7 +15,8 @@ namespace rdmaqos::providers {
 struct QpEntry {
   std::optional<CmConnection> cm;
   std::optional<QosDecision> decision;
-  std::optional<uint8_t> port_num;  // remembered from the INIT transition
+  std::optional<uint8_t> port_num;     // remembered from the INIT transition
+  std::optional<uint16_t> pkey_index;  // the same: a plain-verbs QP's P_Key for its policy
 };
 
 class QpRegistry {
@@ -25,6 +26,7 @@ class QpRegistry {
   void set_cm(const ibv_qp* qp, CmConnection cm);
   void set_decision(const ibv_qp* qp, QosDecision decision);
   void set_port(const ibv_qp* qp, uint8_t port_num);
+  void set_pkey_index(const ibv_qp* qp, uint16_t pkey_index);
   std::optional<QpEntry> find(const ibv_qp* qp) const;
   void erase(const ibv_qp* qp);  // when the QP is destroyed
 
