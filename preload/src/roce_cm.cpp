@@ -135,14 +135,17 @@ void on_ud_event(rdma_cm_event* ev) {
   bool changed =
       rdmacm::apply_ud_decision(ah, d, cm, c.flow_label, is_roce_v2(id, ah.grh.sgid_index));
   if (c.record_path.empty()) return;
-  append_record(
-      c.record_path,
-      fmt::format(R"({{"call":"rdma_get_cm_event","event":"{}","service_id":{},"level":"{}",)"
-                  R"("sl":{},"traffic_class":{},"flow_label":{},"static_rate":{},)"
-                  R"("cm_dport":{},"cm_sport":{},"changed":{}}})",
-                  passive ? "connect_request" : "established", d ? d->service_id : sid,
-                  d ? d->level : "", ah.sl, ah.grh.traffic_class, ah.grh.flow_label, ah.static_rate,
-                  cm.dport, cm.sport, changed ? "true" : "false"));
+  append_record(c.record_path, Record{{"call", "rdma_get_cm_event"},
+                                      {"event", passive ? "connect_request" : "established"},
+                                      {"service_id", d ? d->service_id : sid},
+                                      {"level", d ? d->level : ""},
+                                      {"sl", ah.sl},
+                                      {"traffic_class", ah.grh.traffic_class},
+                                      {"flow_label", ah.grh.flow_label},
+                                      {"static_rate", ah.static_rate},
+                                      {"cm_dport", cm.dport},
+                                      {"cm_sport", cm.sport},
+                                      {"changed", changed}});
 }
 
 }  // namespace rdmaqos::preload

@@ -16,6 +16,11 @@ namespace {
 // test and log.
 using Record = nlohmann::ordered_json;
 
+// replace: a reason can carry text that is not UTF-8 (a program's label, a level's name).
+std::string dump(const Record& r) {
+  return r.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 // `source`: where the level came from (rdma_cm, plain_verbs) or none.
 std::string record_line(const char* call, uint32_t qp_num, uint32_t dest_qp, const ibv_ah_attr& ah,
                         const AvOutcome& out, const char* source,
@@ -32,12 +37,7 @@ std::string record_line(const char* call, uint32_t qp_num, uint32_t dest_qp, con
            {"source", source},
            {"dlid", ah.dlid}};
   if (path_mtu) r["path_mtu"] = static_cast<int>(*path_mtu);
-  // replace: a reason can carry bytes of a program's own label text that are not UTF-8.
-  return r.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-std::string dump(const Record& r) {
-  return r.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return dump(r);
 }
 
 // The level of a plain-verbs target, with what the program set itself kept as configured.
