@@ -6,8 +6,6 @@
 // escape: on any failure it logs once and calls the real function as the program asked.
 #include <infiniband/verbs.h>
 
-#include <arpa/inet.h>
-
 #include <cerrno>
 #include <chrono>
 #include <string>
@@ -69,9 +67,7 @@ PlainVerbsInputs inputs_of(const providers::PlainVerbsTarget& t) {
     in.dlid = t.ah->dlid;
     if (uint16_t lid = port_lid(t.context, t.port))
       in.slid = static_cast<uint16_t>(lid | t.ah->src_path_bits);
-    __be16 pkey = 0;
-    if (ibv_query_pkey(t.context, t.port, t.pkey_index, &pkey) == 0 && ntohs(pkey) != 0)
-      in.pkey = ntohs(pkey);
+    in.pkey = port_pkey(t.context, t.port, t.pkey_index);
   }
   return in;
 }
