@@ -66,6 +66,11 @@ if [[ $scenario == tclass_* ]]; then
     bad=$(data_rows | awk -F'\t' '$6 != 26' | wc -l)   # traffic class 104 = DSCP 26
     [ "$bad" = 0 ] || fail "$bad data packets without DSCP 26"
 fi
+if [[ $scenario == rfc_* ]]; then
+    # No class, no policy: the stock traffic class (0) on every data packet.
+    bad=$(data_rows | awk -F'\t' '$6 != 0' | wc -l)
+    [ "$bad" = 0 ] || fail "$bad data packets with a DSCP though nothing asked for one"
+fi
 if [[ $scenario == policy_class_* ]]; then
     # Both directions (require_data_both_ways above), every data packet: traffic class 72.
     bad=$(data_rows | awk -F'\t' '$6 != 18' | wc -l)   # traffic class 72 = DSCP 18
