@@ -68,7 +68,11 @@ void before_resolve_route(rdma_cm_id* id) {
 }
 
 void register_qp(rdma_cm_id* id, bool passive) {
-  if (id->qp == nullptr || !is_ethernet(id)) return;
+  if (id->qp == nullptr) return;
+  // Whatever the link: the verbs layer must not take it for a plain-verbs QP (on InfiniBand
+  // its path, and level, came from the SA's answer to the rdma_cm query, or the kernel's).
+  providers::QpRegistry::instance().mark_rdma_cm(id->qp);
+  if (!is_ethernet(id)) return;
   const CmConfig& c = cm_config();
   auto& ids = IdRegistry::instance();
   providers::CmConnection cm =

@@ -58,6 +58,11 @@ void QpRegistry::set_pkey_index(const ibv_qp* qp, uint16_t pkey_index) {
   store().entries[qp].pkey_index = pkey_index;
 }
 
+void QpRegistry::mark_rdma_cm(const ibv_qp* qp) {
+  std::unique_lock lock(store().mutex);
+  store().entries[qp].rdma_cm = true;
+}
+
 std::optional<QpEntry> QpRegistry::find(const ibv_qp* qp) const {
   std::shared_lock lock(store().mutex);
   auto it = store().entries.find(qp);

@@ -177,7 +177,8 @@ int interpose_modify_qp(ModifyQpCall& call, const InterposerHooks& hooks) {
   const char* source = decision ? "rdma_cm" : "none";
   // A plain-verbs QP (rdma_cm registered nothing for it) reaching RTR: its own policy decision,
   // kept in the registry so its RTS transition gets the level's rate limit and ACK timeout.
-  if (!decision && !cm && (mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RTR) {
+  const bool rdma_cm_qp = cm || (entry && entry->rdma_cm);
+  if (!decision && !rdma_cm_qp && (mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RTR) {
     PlainVerbsTarget t{qp->context, port,
                        entry && entry->pkey_index ? *entry->pkey_index : uint16_t{0}, link,
                        &attr->ah_attr};

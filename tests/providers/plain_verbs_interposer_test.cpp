@@ -142,6 +142,16 @@ TEST_F(PlainVerbsInterposer, AnRdmaCmDecisionWinsAndTheHookIsNotAsked) {
   EXPECT_EQ(passed().at(0).ah_attr.sl, 1);
 }
 
+TEST_F(PlainVerbsInterposer, AnRdmaCmQpWithoutADecisionIsNotAPlainVerbsQp) {
+  // On InfiniBand rdma_cm registers no decision: the SA's path is already in the AV.
+  QpRegistry::instance().mark_rdma_cm(&qp_);
+  ibv_qp_attr a = rtr();
+  interpose_modify_qp(&qp_, &a, kRtrMask, fake_modify, hooks_);
+  EXPECT_TRUE(targets_.empty());
+  EXPECT_EQ(passed().at(0).ah_attr.sl, 0);
+  EXPECT_EQ(passed().at(0).path_mtu, IBV_MTU_4096);
+}
+
 TEST_F(PlainVerbsInterposer, TheTestHookNamesThePlainVerbsSourceAndTheMtu) {
   ibv_qp_attr a = rtr();
   interpose_modify_qp(&qp_, &a, kRtrMask, fake_modify, hooks_);

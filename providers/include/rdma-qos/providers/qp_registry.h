@@ -17,6 +17,9 @@ struct QpEntry {
   std::optional<QosDecision> decision;
   std::optional<uint8_t> port_num;     // remembered from the INIT transition
   std::optional<uint16_t> pkey_index;  // the same: a plain-verbs QP's P_Key for its policy
+  // An rdma_cm id's QP, with or without a decision (on InfiniBand its path came from the SA
+  // already, or from the kernel's route resolution): never a plain-verbs QP.
+  bool rdma_cm = false;
 };
 
 class QpRegistry {
@@ -27,6 +30,7 @@ class QpRegistry {
   void set_decision(const ibv_qp* qp, QosDecision decision);
   void set_port(const ibv_qp* qp, uint8_t port_num);
   void set_pkey_index(const ibv_qp* qp, uint16_t pkey_index);
+  void mark_rdma_cm(const ibv_qp* qp);
   std::optional<QpEntry> find(const ibv_qp* qp) const;
   void erase(const ibv_qp* qp);  // when the QP is destroyed
 
