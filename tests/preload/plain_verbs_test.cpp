@@ -3,7 +3,10 @@
 // query serves every QP to a destination, and that any failure leaves QPs stock.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <latch>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "plain_verbs.h"
@@ -128,6 +131,34 @@ TEST_F(PlainVerbs, AThousandQpsToOnePeerCostOneQuery) {
   PlainVerbsDecider d(options_, ops());
   for (int i = 0; i < 1000; ++i) ASSERT_EQ(d.decide(ib())->sl, 5);
   EXPECT_EQ(queries_.size(), 1u);
+}
+
+TEST_F(PlainVerbs, QpsReachingRtrTogetherShareOneQuery) {
+  // Whichever thread asks first, the others either wait for its answer or find it cached: the
+  // count does not depend on timing (the wait is far longer than any scheduling delay).
+  options_.wait = std::chrono::minutes(5);
+  std::atomic<int> asked{0};
+  PlainVerbsOps o = ops();
+  o.path_query = [&](const PlainVerbsInputs&, const sa::PathQuery&,
+                     sa::Deadline) -> sa::Result<std::vector<sa::PathRecord>> {
+    ++asked;
+    std::this_thread::yield();
+    return std::vector<sa::PathRecord>{answer_};
+  };
+  PlainVerbsDecider d(options_, std::move(o));
+  constexpr int kThreads = 8;
+  std::latch start(kThreads);
+  std::atomic<int> got_level{0};
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i)
+    threads.emplace_back([&] {
+      start.arrive_and_wait();
+      auto level = d.decide(ib());
+      if (level && level->sl == 5) ++got_level;
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(asked.load(), 1);
+  EXPECT_EQ(got_level.load(), kThreads);
 }
 
 TEST_F(PlainVerbs, EachDestinationClassAndPkeyIsAskedOnce) {
