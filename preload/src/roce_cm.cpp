@@ -116,7 +116,12 @@ void register_qp(rdma_cm_id* id, bool passive) {
 // the program's ibv_create_ah then carries the decision.
 void on_ud_event(rdma_cm_event* ev) {
   rdma_cm_id* id = ev->id;
-  if (id == nullptr || !is_ud(id) || !is_ethernet(id)) return;
+  if (id == nullptr || !is_ud(id)) return;
+  // Whatever the link: the program's address handles on this PD come from rdma_cm, not plain
+  // verbs (on InfiniBand they carry the SA's path already).
+  if (ibv_pd* pd = id->pd != nullptr ? id->pd : id->qp != nullptr ? id->qp->pd : nullptr)
+    providers::QpRegistry::instance().mark_rdma_cm_pd(pd);
+  if (!is_ethernet(id)) return;
   bool passive = ev->event == RDMA_CM_EVENT_CONNECT_REQUEST;
   if (ev->event != RDMA_CM_EVENT_ESTABLISHED && !passive) return;
   ibv_ah_attr& ah = ev->param.ud.ah_attr;

@@ -243,7 +243,7 @@ ibv_ah* interpose_create_ah(CreateAhCall& call, const InterposerHooks& hooks) {
   std::optional<QosDecision> decision;
   if (attr->is_global) decision = QpRegistry::instance().find_peer_decision(pd, attr->grh.dgid);
   const char* source = decision ? "rdma_cm" : "none";
-  if (!decision) {
+  if (!decision && !QpRegistry::instance().is_rdma_cm_pd(pd)) {
     // A UD address handle of a plain-verbs program: the level for its destination (the P_Key
     // is the UD QP's, unknown here: the port's first, index 0).
     decision = plain_decision(PlainVerbsTarget{pd->context, attr->port_num, 0, link, attr}, hooks);

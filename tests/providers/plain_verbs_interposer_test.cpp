@@ -182,6 +182,26 @@ TEST_F(PlainVerbsInterposer, AnAddressHandleGetsTheLevelToo) {
   EXPECT_EQ(seen.static_rate, IBV_RATE_40_GBPS);
 }
 
+TEST_F(PlainVerbsInterposer, AnAddressHandleOnAnRdmaCmUdPdIsLeftToRdmaCm) {
+  // Static: the mark stays for the process, and no other test's PD may share the address.
+  static ibv_context ctx{};
+  static ibv_pd pd{};
+  pd.context = &ctx;
+  QpRegistry::instance().mark_rdma_cm_pd(&pd);
+  ibv_ah_attr ah{};
+  ah.dlid = 3;
+  ah.port_num = 1;
+  static ibv_ah fake{};
+  static ibv_ah_attr seen;
+  auto create = [](ibv_pd*, ibv_ah_attr* attr) -> ibv_ah* {
+    seen = *attr;
+    return &fake;
+  };
+  ASSERT_EQ(interpose_create_ah(&pd, &ah, create, hooks_), &fake);
+  EXPECT_TRUE(targets_.empty());
+  EXPECT_EQ(seen.sl, 0);
+}
+
 TEST(KeepProgramValues, ZeroIsUnsetAndGetsTheLevel) {
   QosDecision d;
   d.sl = 5;

@@ -40,6 +40,13 @@ class QpRegistry {
   void set_peer_decision(const ibv_pd* pd, const ibv_gid& peer, QosDecision decision);
   std::optional<QosDecision> find_peer_decision(const ibv_pd* pd, const ibv_gid& peer) const;
   void erase_peer(const ibv_pd* pd, const ibv_gid& peer);
+
+  // A protection domain an rdma_cm UD id uses: its address handles are made from rdma_cm's
+  // attributes (on InfiniBand the SA's path), so none of them is a plain-verbs one. Kept for
+  // the process: a PD allocated later at the same address then keeps its AHs stock, the safe
+  // side.
+  void mark_rdma_cm_pd(const ibv_pd* pd);
+  bool is_rdma_cm_pd(const ibv_pd* pd) const;
 };
 
 }  // namespace rdmaqos::providers
