@@ -114,7 +114,8 @@ const std::vector<Knob>& table() {
        "empty: not applied",
        optional_unsigned_up_to(255)},
       {"apply_on_ib", "RDMA_QOS_APPLY_ON_IB", "0",
-       "1: the verbs interposer also changes QPs on InfiniBand ports (default: RoCE only)",
+       "1: the verbs interposer also applies sl and tclass to QPs on InfiniBand ports (default: "
+       "RoCE only; the SA's level for a plain-verbs QP with a class applies either way)",
        one_of({"0", "1"})},
       {"verbs_values", "RDMA_QOS_VERBS_VALUES", "keep",
        "plain-verbs QPs and address handles given a level by the policy: keep (a non-zero SL, "
