@@ -114,8 +114,19 @@ const std::vector<Knob>& table() {
        "empty: not applied",
        optional_unsigned_up_to(255)},
       {"apply_on_ib", "RDMA_QOS_APPLY_ON_IB", "0",
-       "1: the verbs interposer also changes QPs on InfiniBand ports (default: RoCE only)",
+       "1: the verbs interposer also applies sl and tclass to QPs on InfiniBand ports (default: "
+       "RoCE only; the SA's level for a plain-verbs QP with a class applies either way)",
        one_of({"0", "1"})},
+      {"verbs_values", "RDMA_QOS_VERBS_VALUES", "keep",
+       "plain-verbs QPs and address handles given a level by the policy: keep (a non-zero SL, "
+       "traffic class or static rate the program set, and its ACK timeout, stay; zero gets the "
+       "level's) or replace (the level's always); the MTU is only ever lowered, under both",
+       one_of({"keep", "replace"})},
+      {"verbs_sa_wait_ms", "RDMA_QOS_VERBS_SA_WAIT_MS", "250",
+       "InfiniBand: the longest a plain-verbs QP's RTR transition waits for the SA's path "
+       "(1-60000 ms); slower or failed answers leave the QP stock, and are remembered for "
+       "cache_ttl",
+       number_between(1, 60000)},
       {"kernel_roce_tos", "RDMA_QOS_KERNEL_ROCE_TOS", "",
        "default TOS (0-255) of kernel rdma_cm users (iSER, NFS/RDMA, NVMe-oF...) per RoCE port: "
        "[DEV[:PORT]=]TOS, comma-separated; the most specific entry wins; empty: not set",
@@ -129,7 +140,8 @@ const std::vector<Knob>& table() {
        "default RoCE mode of kernel rdma_cm users: v1, v2, or empty (not set)",
        one_of({"", "v1", "v2"})},
       {"class", "RDMA_QOS_CLASS", "",
-       "QoS-Class (0-4095) of rdma_cm connections whose program sets no TOS; empty: none",
+       "QoS-Class (0-4095) of rdma_cm connections whose program sets no TOS, and of plain-verbs "
+       "QPs (their level from the host policy on RoCE, the SA on InfiniBand); empty: none",
        optional_unsigned_up_to(0xFFF)},
       {"tos", "RDMA_QOS_TOS", "",
        "TOS (0-255) given to rdma_cm connections whose program sets none and whose level maps "
@@ -137,7 +149,8 @@ const std::vector<Knob>& table() {
        optional_unsigned_up_to(255)},
       {"service_id", "RDMA_QOS_SERVICE_ID", "",
        "Service-ID (64-bit) used instead of port space << 16 | port for every rdma_cm "
-       "connection of the program; empty: computed per connection",
+       "connection of the program, and matched on for its plain-verbs QPs; empty: computed per "
+       "connection (plain verbs: none)",
        optional_unsigned_up_to(~0ULL)},
       {"roce_sl2tclass", "RDMA_QOS_ROCE_SL2TCLASS", "",
        "RoCE: traffic class (DSCP << 2, 0-255) for SL 0, 1, ... 15, comma-separated like "

@@ -6,16 +6,15 @@
 
 #include <string>
 
-#include <fmt/format.h>
-
 #include "ports.h"
 #include "test_record.h"
 
 namespace rdmaqos::preload {
 namespace {
 
-std::string opt(const auto& v) {
-  return v ? fmt::format("{}", static_cast<unsigned>(*v)) : "null";
+// A number, or null when absent.
+Record opt(const auto& v) {
+  return v ? Record(static_cast<unsigned>(*v)) : Record(nullptr);
 }
 
 }  // namespace
@@ -38,15 +37,19 @@ void record_decision(const CmConfig& c, const char* call,
                      std::optional<uint16_t> qos_class, std::optional<uint8_t> tos_set,
                      const providers::CmConnection* cm, std::optional<uint8_t> received_tclass) {
   if (c.record_path.empty()) return;
-  std::string line = fmt::format(
-      R"({{"call":"{}","service_id":{},"qos_class":{},"level":"{}","sl":{},"traffic_class":{},)"
-      R"("mtu_limit":{},"rate_limit":{},"tos_set":{},"received_tclass":{},"cm_dport":{},)"
-      R"("cm_sport":{}}})",
-      call, sid, opt(qos_class), d ? d->level : "", d ? fmt::format("{}", d->sl) : "null",
-      d ? opt(d->traffic_class) : "null", d ? opt(d->mtu_limit) : "null",
-      d ? opt(d->rate_limit) : "null", opt(tos_set), opt(received_tclass),
-      cm ? fmt::format("{}", cm->dport) : "null", cm ? fmt::format("{}", cm->sport) : "null");
-  append_record(c.record_path, line);
+  append_record(c.record_path,
+                Record{{"call", call},
+                       {"service_id", sid},
+                       {"qos_class", opt(qos_class)},
+                       {"level", d ? d->level : ""},
+                       {"sl", d ? Record(d->sl) : Record(nullptr)},
+                       {"traffic_class", d ? opt(d->traffic_class) : Record(nullptr)},
+                       {"mtu_limit", d ? opt(d->mtu_limit) : Record(nullptr)},
+                       {"rate_limit", d ? opt(d->rate_limit) : Record(nullptr)},
+                       {"tos_set", opt(tos_set)},
+                       {"received_tclass", opt(received_tclass)},
+                       {"cm_dport", cm ? Record(cm->dport) : Record(nullptr)},
+                       {"cm_sport", cm ? Record(cm->sport) : Record(nullptr)}});
 }
 
 }  // namespace rdmaqos::preload

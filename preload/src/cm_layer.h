@@ -8,11 +8,14 @@
 #include <rdma/rdma_cma.h>
 
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <string>
 
 #include "config.h"
 #include "rdma-qos/providers/av_policy.h"
 #include "rdma-qos/rdmacm-qos/cm_qos.h"
+#include "rdma-qos/sa-client/shared_client.h"
 
 namespace rdmaqos::preload {
 
@@ -27,6 +30,11 @@ void record_decision(const CmConfig& c, const char* call,
                      std::optional<uint16_t> qos_class, std::optional<uint8_t> tos_set,
                      const providers::CmConnection* cm,
                      std::optional<uint8_t> received_tclass = std::nullopt);
+
+// The SA client of a device's port, shared by rdma_cm and plain-verbs QPs (ib_route_sa.cpp);
+// null when the port cannot reach an SA now (logged once, tried again after a back-off).
+std::shared_ptr<sa::SharedClient> port_sa_client(const std::string& device, int port_num,
+                                                 const CmConfig& c);
 
 // InfiniBand (ib_route_sa.cpp): query the SA with Service-ID and QoS-Class and install the
 // answer. True when the route is resolved (the caller must not call the real

@@ -35,13 +35,24 @@ struct PortSa {
   RetryBackoff open_retry{kOpenRetryFirst, kOpenRetryMax};
 };
 
+std::string hex(uint64_t v) {
+  return fmt::format("0x{:x}", v);
+}
+
+std::string opt(const auto& v) {
+  return v ? fmt::format("{}", static_cast<unsigned>(*v)) : "null";
+}
+
+}  // namespace
+
 // One SA client per (device, port), opened on first use and kept for the process; the map's
 // lock is held only to find or open the port's client, never across a query.
-std::shared_ptr<sa::SharedClient> sa_client(rdma_cm_id* id, const CmConfig& c) {
+std::shared_ptr<sa::SharedClient> port_sa_client(const std::string& device, int port_num,
+                                                 const CmConfig& c) {
   static std::mutex mutex;
   static auto* ports = new std::map<std::pair<std::string, int>, PortSa>;
   std::lock_guard lock(mutex);
-  std::pair<std::string, int> key{ibv_get_device_name(id->verbs->device), id->port_num};
+  std::pair<std::string, int> key{device, port_num};
   PortSa& port = (*ports)[key];
   if (port.client) return port.client;
   auto now = RetryBackoff::Clock::now();
@@ -56,29 +67,20 @@ std::shared_ptr<sa::SharedClient> sa_client(rdma_cm_id* id, const CmConfig& c) {
     return port.client;
   }
   log_once("sa_open:" + key.first + ":" + std::to_string(key.second),
-           fmt::format("cannot reach the SA from {} port {} ({}); rdma_cm keeps the stock route "
-                       "resolution, and the port is tried again after a back-off",
+           fmt::format("cannot reach the SA from {} port {} ({}); rdma_cm and plain-verbs QPs "
+                       "keep the stock path, and the port is tried again after a back-off",
                        key.first, key.second, opened.error().message));
   port.open_retry.failed(now);
   return nullptr;
 }
-
-std::string hex(uint64_t v) {
-  return fmt::format("0x{:x}", v);
-}
-
-std::string opt(const auto& v) {
-  return v ? fmt::format("{}", static_cast<unsigned>(*v)) : "null";
-}
-
-}  // namespace
 
 // The SA may take no longer than the program gave rdma_resolve_route (`timeout_ms`), so a
 // silent SA costs a connection at most what the kernel's own query would have.
 bool resolve_ib(rdma_cm_id* id, int timeout_ms) {
   const CmConfig& c = cm_config();
   if (c.sa == CmConfig::Sa::kOff || !is_infiniband(id)) return false;
-  std::shared_ptr<sa::SharedClient> client = sa_client(id, c);
+  std::shared_ptr<sa::SharedClient> client =
+      port_sa_client(ibv_get_device_name(id->verbs->device), id->port_num, c);
   if (!client) return false;
   rdmacm::IdState st = IdRegistry::instance().get(id);
   rdmacm::IbRouteInputs in;

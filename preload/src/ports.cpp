@@ -2,6 +2,8 @@
 // Port and GID queries with their small caches (see ports.h).
 #include "ports.h"
 
+#include <endian.h>
+
 #include <array>
 #include <cstring>
 #include <ctime>
@@ -105,6 +107,53 @@ providers::LinkKind link_kind(ibv_context* ctx, uint8_t port, uint8_t sgid_index
   LinkKind kind = entry.gid_type == IBV_GID_TYPE_ROCE_V2 ? LinkKind::kRoceV2 : LinkKind::kRoceV1;
   cache->put(device, port, sgid_index, GidType{kind, now});
   return kind;
+}
+
+namespace {
+// A port's LID changes only when the SM reassigns it: kept a second, like a GID's type.
+struct PortLid {
+  uint16_t lid = 0;
+  uint64_t when_ms = 0;
+};
+}  // namespace
+
+uint16_t port_lid(ibv_context* ctx, uint8_t port) {
+  if (ctx == nullptr || ctx->device == nullptr || port == 0) return 0;
+  static auto* cache = new PortTable<PortLid, 32>;
+  const char* device = ctx->device->name;
+  const uint64_t now = coarse_now_ms();
+  auto fresh = [now](const PortLid& l) { return now - l.when_ms < kGidTypeTtlMs; };
+  if (auto known = cache->find(device, port, 0, fresh)) return known->lid;
+  ibv_port_attr pa{};
+  if (ibv_query_port(ctx, port, &pa) != 0) return 0;
+  cache->put(device, port, 0, PortLid{pa.lid, now});
+  return pa.lid;
+}
+
+namespace {
+struct PortPkey {
+  uint16_t pkey = 0;
+  uint64_t when_ms = 0;
+};
+}  // namespace
+
+std::optional<uint16_t> port_pkey(ibv_context* ctx, uint8_t port, uint16_t index) {
+  if (ctx == nullptr || ctx->device == nullptr || port == 0) return std::nullopt;
+  // The table is keyed by an 8-bit index; larger ones (rare) are queried each time.
+  static auto* cache = new PortTable<PortPkey, 64>;
+  const char* device = ctx->device->name;
+  const uint64_t now = coarse_now_ms();
+  auto fresh = [now](const PortPkey& p) { return now - p.when_ms < kGidTypeTtlMs; };
+  if (index <= 0xFF)
+    if (auto known = cache->find(device, port, static_cast<uint8_t>(index), fresh))
+      return known->pkey;
+  auto query = real_verbs().query_pkey;  // through the table, so tests stand in for it
+  __be16 raw = 0;
+  if (query == nullptr || query(ctx, port, index, &raw) != 0) return std::nullopt;
+  uint16_t pkey = be16toh(raw);
+  if (pkey == 0) return std::nullopt;  // an empty slot: no partition to name
+  if (index <= 0xFF) cache->put(device, port, static_cast<uint8_t>(index), PortPkey{pkey, now});
+  return pkey;
 }
 
 uint8_t qp_port(ibv_qp* qp) {

@@ -6,6 +6,7 @@
 #include <infiniband/verbs.h>
 
 #include <cstdint>
+#include <optional>
 
 #include "rdma-qos/providers/av_policy.h"
 
@@ -16,6 +17,11 @@ namespace rdmaqos::preload {
 int port_link_layer(ibv_context* ctx, uint8_t port);
 // The link kind of (port, GID index): InfiniBand, RoCE v1 or v2 (the GID's type, kept a second).
 providers::LinkKind link_kind(ibv_context* ctx, uint8_t port, uint8_t sgid_index);
+// The port's base LID (InfiniBand; kept a second), or 0 when it cannot be queried.
+uint16_t port_lid(ibv_context* ctx, uint8_t port);
+// The P_Key at a port's pkey_index (kept a second); nullopt when it cannot be queried or the
+// slot is empty.
+std::optional<uint16_t> port_pkey(ibv_context* ctx, uint8_t port, uint16_t index);
 // The port a QP is bound to (ibv_query_qp), or 0.
 uint8_t qp_port(ibv_qp* qp);
 

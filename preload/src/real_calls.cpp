@@ -24,6 +24,7 @@ const VerbsCalls& real_verbs() {
     look_up(c.create_ah, "ibv_create_ah", kVersion);
     look_up(c.destroy_qp, "ibv_destroy_qp", kVersion);
     look_up(c.query_qp, "ibv_query_qp", kVersion);
+    look_up(c.query_pkey, "ibv_query_pkey", kVersion);
     return c;
   }();
   return calls;

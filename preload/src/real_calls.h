@@ -17,6 +17,7 @@ struct VerbsCalls {
   ibv_ah* (*create_ah)(ibv_pd*, ibv_ah_attr*) = nullptr;
   int (*destroy_qp)(ibv_qp*) = nullptr;
   int (*query_qp)(ibv_qp*, ibv_qp_attr*, int, ibv_qp_init_attr*) = nullptr;
+  int (*query_pkey)(ibv_context*, uint8_t, int, __be16*) = nullptr;
 };
 
 // librdmacm, rdma_cm and rsockets alike. The module does not link librdmacm: a program without

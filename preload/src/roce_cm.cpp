@@ -68,7 +68,11 @@ void before_resolve_route(rdma_cm_id* id) {
 }
 
 void register_qp(rdma_cm_id* id, bool passive) {
-  if (id->qp == nullptr || !is_ethernet(id)) return;
+  if (id->qp == nullptr) return;
+  // Whatever the link: the verbs layer must not take it for a plain-verbs QP (on InfiniBand
+  // its path, and level, came from the SA's answer to the rdma_cm query, or the kernel's).
+  providers::QpRegistry::instance().mark_rdma_cm(id->qp);
+  if (!is_ethernet(id)) return;
   const CmConfig& c = cm_config();
   auto& ids = IdRegistry::instance();
   providers::CmConnection cm =
@@ -112,7 +116,12 @@ void register_qp(rdma_cm_id* id, bool passive) {
 // the program's ibv_create_ah then carries the decision.
 void on_ud_event(rdma_cm_event* ev) {
   rdma_cm_id* id = ev->id;
-  if (id == nullptr || !is_ud(id) || !is_ethernet(id)) return;
+  if (id == nullptr || !is_ud(id)) return;
+  // Whatever the link: the program's address handles on this PD come from rdma_cm, not plain
+  // verbs (on InfiniBand they carry the SA's path already).
+  if (ibv_pd* pd = id->pd != nullptr ? id->pd : id->qp != nullptr ? id->qp->pd : nullptr)
+    providers::QpRegistry::instance().mark_rdma_cm_pd(pd);
+  if (!is_ethernet(id)) return;
   bool passive = ev->event == RDMA_CM_EVENT_CONNECT_REQUEST;
   if (ev->event != RDMA_CM_EVENT_ESTABLISHED && !passive) return;
   ibv_ah_attr& ah = ev->param.ud.ah_attr;
@@ -135,14 +144,17 @@ void on_ud_event(rdma_cm_event* ev) {
   bool changed =
       rdmacm::apply_ud_decision(ah, d, cm, c.flow_label, is_roce_v2(id, ah.grh.sgid_index));
   if (c.record_path.empty()) return;
-  append_record(
-      c.record_path,
-      fmt::format(R"({{"call":"rdma_get_cm_event","event":"{}","service_id":{},"level":"{}",)"
-                  R"("sl":{},"traffic_class":{},"flow_label":{},"static_rate":{},)"
-                  R"("cm_dport":{},"cm_sport":{},"changed":{}}})",
-                  passive ? "connect_request" : "established", d ? d->service_id : sid,
-                  d ? d->level : "", ah.sl, ah.grh.traffic_class, ah.grh.flow_label, ah.static_rate,
-                  cm.dport, cm.sport, changed ? "true" : "false"));
+  append_record(c.record_path, Record{{"call", "rdma_get_cm_event"},
+                                      {"event", passive ? "connect_request" : "established"},
+                                      {"service_id", d ? d->service_id : sid},
+                                      {"level", d ? d->level : ""},
+                                      {"sl", ah.sl},
+                                      {"traffic_class", ah.grh.traffic_class},
+                                      {"flow_label", ah.grh.flow_label},
+                                      {"static_rate", ah.static_rate},
+                                      {"cm_dport", cm.dport},
+                                      {"cm_sport", cm.sport},
+                                      {"changed", changed}});
 }
 
 }  // namespace rdmaqos::preload

@@ -16,4 +16,8 @@ void append_record(const std::string& path, const std::string& line) {
   }
 }
 
+void append_record(const std::string& path, const Record& record) {
+  append_record(path, record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+}
+
 }  // namespace rdmaqos::preload

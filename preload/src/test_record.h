@@ -3,11 +3,19 @@
 // to a file, so tests on the real kernel see what the module decided without parsing its log.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 
 namespace rdmaqos::preload {
 
+// A record: its fields keep the order they were added in, so every line reads alike.
+using Record = nlohmann::ordered_json;
+
 // Appends `line` to `path` (nothing when it cannot be opened). Thread-safe.
 void append_record(const std::string& path, const std::string& line);
+// Appends `record` as one JSON line; text that is not UTF-8 (a level name from a policy file)
+// is replaced, never a reason to throw.
+void append_record(const std::string& path, const Record& record);
 
 }  // namespace rdmaqos::preload

@@ -7,10 +7,13 @@
 #include <infiniband/verbs.h>
 
 #include <cerrno>
+#include <chrono>
 #include <string>
 
+#include "cm_layer.h"
 #include "config.h"
 #include "log.h"
+#include "plain_verbs.h"
 #include "ports.h"
 #include "rdma-qos/providers/qp_registry.h"
 #include "rdma-qos/providers/verbs_interposer.h"
@@ -19,6 +22,55 @@
 
 namespace rdmaqos::preload {
 namespace {
+
+sa::Result<std::shared_ptr<sa::SharedClient>> client_of(const PlainVerbsInputs& in) {
+  if (auto client = port_sa_client(in.device, in.port, cm_config())) return client;
+  return sa::make_error(sa::ErrorCode::kTransport, "the port cannot reach an SA now");
+}
+
+// The plain-verbs decider over this process's SA clients and host policy.
+PlainVerbsDecider* make_decider(const config::HostConfig& c) {
+  const CmConfig& cm = cm_config();
+  PlainVerbsOptions o;
+  o.settings = &cm.settings;
+  o.query_sa = cm.sa != CmConfig::Sa::kOff;
+  o.wait = std::chrono::milliseconds(c.number("verbs_sa_wait_ms", 250, 60000));
+  o.ttl = std::chrono::seconds(c.number("cache_ttl", 10, 86400));
+  PlainVerbsOps ops;
+  ops.log_once = &log_once;
+  ops.qos_supported = [](const PlainVerbsInputs& in, sa::Deadline d) -> sa::Result<bool> {
+    auto client = client_of(in);
+    if (!client) return client.error();
+    return (*client)->qos_supported(d);
+  };
+  ops.path_query = [](const PlainVerbsInputs& in, const sa::PathQuery& q,
+                      sa::Deadline d) -> sa::Result<std::vector<sa::PathRecord>> {
+    auto client = client_of(in);
+    if (!client) return client.error();
+    return (*client)->path_records(q, d);
+  };
+  return new PlainVerbsDecider(o, std::move(ops));
+}
+
+// What the module knows of a plain-verbs QP at RTR (or an address handle): its port's LID and
+// P_Key, the destination, the program's class and Service-ID.
+PlainVerbsInputs inputs_of(const providers::PlainVerbsTarget& t) {
+  const CmConfig& cm = cm_config();
+  PlainVerbsInputs in;
+  in.device = t.context != nullptr && t.context->device != nullptr ? t.context->device->name : "";
+  in.port = t.port;
+  in.link = t.link;
+  in.qos_class = cm.settings.qos_class;
+  in.service_id = cm.settings.service_id;
+  if (t.link == providers::LinkKind::kInfiniBand) {
+    // Only a query needs them: on RoCE the policy matches the default P_Key.
+    in.dlid = t.ah->dlid;
+    if (uint16_t lid = port_lid(t.context, t.port))
+      in.slid = static_cast<uint16_t>(lid | t.ah->src_path_bits);
+    in.pkey = port_pkey(t.context, t.port, t.pkey_index);
+  }
+  return in;
+}
 
 // Loaded on first use, once: the host configuration and the environment.
 const providers::InterposerHooks& hooks() {
@@ -38,6 +90,12 @@ const providers::InterposerHooks& hooks() {
       const auto& c = *loaded;
       out->settings = providers::verbs_settings_from(c.text("flow_label"), c.text("sl"),
                                                      c.text("tclass"), c.text("apply_on_ib"));
+      out->program_values = c.text("verbs_values") == "replace" ? providers::ProgramValues::kReplace
+                                                                : providers::ProgramValues::kKeep;
+      PlainVerbsDecider* decider = make_decider(c);  // lives as long as the process
+      out->plain_verbs = [decider](const providers::PlainVerbsTarget& t) {
+        return decider->decide(inputs_of(t));
+      };
       std::string record_path = c.text("test_record");
       if (!record_path.empty())
         out->record = [record_path](const std::string& line) { append_record(record_path, line); };

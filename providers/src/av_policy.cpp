@@ -13,9 +13,19 @@ bool is_roce(LinkKind link) {
   return link == LinkKind::kRoceV1 || link == LinkKind::kRoceV2;
 }
 
-// Whether to touch this link at all: RoCE always; InfiniBand only when told to.
-bool acts_on(LinkKind link, const VerbsSettings& s) {
-  return is_roce(link) || (link == LinkKind::kInfiniBand && s.apply_on_ib);
+// Whether to touch this link at all: RoCE always; InfiniBand when told to, or when there is a
+// decision (the SA's answer: the SA's policy chose it).
+bool acts_on(LinkKind link, const VerbsSettings& s, const std::optional<QosDecision>& d) {
+  return is_roce(link) || (link == LinkKind::kInfiniBand && (s.apply_on_ib || d));
+}
+
+// The fixed settings apply on InfiniBand only with apply_on_ib.
+VerbsSettings levels_for(LinkKind link, const VerbsSettings& s) {
+  if (link != LinkKind::kInfiniBand || s.apply_on_ib) return s;
+  VerbsSettings out = s;
+  out.sl.reset();
+  out.traffic_class.reset();
+  return out;
 }
 
 // SL, traffic class, rate from a decision or the environment; a decision wins.
@@ -49,7 +59,7 @@ AvOutcome decide_qp_av(ibv_qp_attr& attr, int& mask, uint32_t lqpn, LinkKind lin
                        bool explain) {
   AvOutcome out;
   if (!(mask & IBV_QP_AV)) return {false, "no address vector"};
-  if (!acts_on(link, s))
+  if (!acts_on(link, s, decision))
     return {false, link == LinkKind::kInfiniBand ? "InfiniBand port (apply_on_ib=0)"
                                                  : "unknown link layer"};
   ibv_ah_attr& ah = attr.ah_attr;
@@ -84,7 +94,7 @@ AvOutcome decide_qp_av(ibv_qp_attr& attr, int& mask, uint32_t lqpn, LinkKind lin
     if (explain) out.reason = fmt::format("flow_label=0x{:05x} ({})", ah.grh.flow_label, why);
   }
 
-  apply_levels(ah, decision, s, out, explain);
+  apply_levels(ah, decision, levels_for(link, s), out, explain);
   if (decision && decision->path_mtu && (mask & IBV_QP_PATH_MTU) &&
       *decision->path_mtu < attr.path_mtu) {
     attr.path_mtu = *decision->path_mtu;
@@ -97,7 +107,7 @@ AvOutcome decide_qp_av(ibv_qp_attr& attr, int& mask, uint32_t lqpn, LinkKind lin
 AvOutcome decide_ah(ibv_ah_attr& ah, LinkKind link, const std::optional<QosDecision>& decision,
                     const VerbsSettings& s, bool explain) {
   AvOutcome out;
-  if (!acts_on(link, s))
+  if (!acts_on(link, s, decision))
     return {false, link == LinkKind::kInfiniBand ? "InfiniBand port (apply_on_ib=0)"
                                                  : "unknown link layer"};
   if (link == LinkKind::kRoceV2 && ah.is_global && ah.grh.flow_label == 0) {
@@ -117,8 +127,16 @@ AvOutcome decide_ah(ibv_ah_attr& ah, LinkKind link, const std::optional<QosDecis
       if (explain) out.reason = fmt::format("flow_label=0x{:05x} ({})", ah.grh.flow_label, why);
     }
   }
-  apply_levels(ah, decision, s, out, explain);
+  apply_levels(ah, decision, levels_for(link, s), out, explain);
   return out;
+}
+
+void keep_program_values(QosDecision& d, const ibv_ah_attr& ah, ProgramValues values) {
+  if (values == ProgramValues::kReplace) return;
+  if (ah.sl != 0) d.sl.reset();
+  if (ah.is_global && ah.grh.traffic_class != 0) d.traffic_class.reset();
+  if (ah.static_rate != 0) d.static_rate.reset();
+  d.ack_timeout.reset();
 }
 
 VerbsSettings verbs_settings_from(const std::string& flow_label, const std::string& sl,

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <shared_mutex>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 namespace rdmaqos::providers {
@@ -18,6 +19,7 @@ struct Store {
   mutable std::shared_mutex mutex;
   std::unordered_map<const ibv_qp*, QpEntry> entries;
   std::map<std::pair<const ibv_pd*, std::array<uint8_t, 16>>, QosDecision> peers;
+  std::unordered_set<const ibv_pd*> rdma_cm_pds;
 };
 
 std::pair<const ibv_pd*, std::array<uint8_t, 16>> peer_key(const ibv_pd* pd, const ibv_gid& gid) {
@@ -53,6 +55,16 @@ void QpRegistry::set_port(const ibv_qp* qp, uint8_t port_num) {
   store().entries[qp].port_num = port_num;
 }
 
+void QpRegistry::set_pkey_index(const ibv_qp* qp, uint16_t pkey_index) {
+  std::unique_lock lock(store().mutex);
+  store().entries[qp].pkey_index = pkey_index;
+}
+
+void QpRegistry::mark_rdma_cm(const ibv_qp* qp) {
+  std::unique_lock lock(store().mutex);
+  store().entries[qp].rdma_cm = true;
+}
+
 std::optional<QpEntry> QpRegistry::find(const ibv_qp* qp) const {
   std::shared_lock lock(store().mutex);
   auto it = store().entries.find(qp);
@@ -81,6 +93,16 @@ std::optional<QosDecision> QpRegistry::find_peer_decision(const ibv_pd* pd,
 void QpRegistry::erase_peer(const ibv_pd* pd, const ibv_gid& peer) {
   std::unique_lock lock(store().mutex);
   store().peers.erase(peer_key(pd, peer));
+}
+
+void QpRegistry::mark_rdma_cm_pd(const ibv_pd* pd) {
+  std::unique_lock lock(store().mutex);
+  store().rdma_cm_pds.insert(pd);
+}
+
+bool QpRegistry::is_rdma_cm_pd(const ibv_pd* pd) const {
+  std::shared_lock lock(store().mutex);
+  return store().rdma_cm_pds.contains(pd);
 }
 
 }  // namespace rdmaqos::providers

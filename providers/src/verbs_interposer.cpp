@@ -5,19 +5,47 @@
 #include <cerrno>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "rdma-qos/providers/qp_registry.h"
 
 namespace rdmaqos::providers {
 namespace {
 
+// ordered_json: the test hook's lines keep their field order, so they read the same in every
+// test and log.
+using Record = nlohmann::ordered_json;
+
+// replace: a reason can carry text that is not UTF-8 (a program's label, a level's name).
+std::string dump(const Record& r) {
+  return r.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// `source`: where the level came from (rdma_cm, plain_verbs) or none.
 std::string record_line(const char* call, uint32_t qp_num, uint32_t dest_qp, const ibv_ah_attr& ah,
-                        const AvOutcome& out) {
-  return fmt::format(
-      R"({{"call":"{}","qp_num":{},"dest_qp":{},"flow_label":{},"sl":{},"traffic_class":{},)"
-      R"("static_rate":{},"changed":{},"reason":"{}"}})",
-      call, qp_num, dest_qp, ah.grh.flow_label, ah.sl, ah.grh.traffic_class, ah.static_rate,
-      out.changed ? "true" : "false", out.reason);
+                        const AvOutcome& out, const char* source,
+                        std::optional<ibv_mtu> path_mtu = std::nullopt) {
+  Record r{{"call", call},
+           {"qp_num", qp_num},
+           {"dest_qp", dest_qp},
+           {"flow_label", ah.grh.flow_label},
+           {"sl", ah.sl},
+           {"traffic_class", ah.grh.traffic_class},
+           {"static_rate", ah.static_rate},
+           {"changed", out.changed},
+           {"reason", out.reason},
+           {"source", source},
+           {"dlid", ah.dlid}};
+  if (path_mtu) r["path_mtu"] = static_cast<int>(*path_mtu);
+  return dump(r);
+}
+
+// The level of a plain-verbs target, with what the program set itself kept as configured.
+std::optional<QosDecision> plain_decision(const PlainVerbsTarget& t, const InterposerHooks& hooks) {
+  if (!hooks.plain_verbs || t.link == LinkKind::kUnknown) return std::nullopt;
+  std::optional<QosDecision> d = hooks.plain_verbs(t);
+  if (d) keep_program_values(*d, *t.ah, hooks.program_values);
+  return d;
 }
 
 // The level's rate as a QP rate limit, once the QP is in RTS (where devices accept it).
@@ -30,9 +58,10 @@ void apply_rate_limit(ibv_qp* qp, const InterposerHooks& hooks) {
   uint32_t kbps = static_cast<uint32_t>(mbps) * 1000;
   int rc = hooks.rate_limit(qp, kbps);
   if (hooks.record)
-    hooks.record(fmt::format(R"({{"call":"ibv_modify_qp_rate_limit","qp_num":{},)"
-                             R"("rate_limit_kbps":{},"rc":{}}})",
-                             qp->qp_num, kbps, rc));
+    hooks.record(dump(Record{{"call", "ibv_modify_qp_rate_limit"},
+                             {"qp_num", qp->qp_num},
+                             {"rate_limit_kbps", kbps},
+                             {"rc", rc}}));
   if (rc == 0 || !hooks.log_once) return;
   if (rc == EOPNOTSUPP || rc == ENOTSUP || rc == ENOSYS)
     hooks.log_once("rate_limit_unsupported",
@@ -61,9 +90,11 @@ std::optional<int> modify_with_ack_timeout(ModifyQpCall& call, const InterposerH
   changed.timeout = timeout;
   int rc = call.call(&changed, mask);
   if (hooks.record)
-    hooks.record(fmt::format(R"({{"call":"ibv_modify_qp_timeout","qp_num":{},"timeout":{},)"
-                             R"("program_timeout":{},"rc":{}}})",
-                             call.qp()->qp_num, timeout, attr->timeout, rc));
+    hooks.record(dump(Record{{"call", "ibv_modify_qp_timeout"},
+                             {"qp_num", call.qp()->qp_num},
+                             {"timeout", timeout},
+                             {"program_timeout", attr->timeout},
+                             {"rc", rc}}));
   if (rc == 0) return rc;
   if (hooks.log_once)
     hooks.log_once("ack_timeout", fmt::format("the provider refused the level's ACK timeout {} "
@@ -120,6 +151,7 @@ int interpose_modify_qp(ModifyQpCall& call, const InterposerHooks& hooks) {
   if (qp == nullptr || attr == nullptr) return next(qp, attr, mask);
   auto& registry = QpRegistry::instance();
   if (mask & IBV_QP_PORT) registry.set_port(qp, attr->port_num);
+  if (mask & IBV_QP_PKEY_INDEX) registry.set_pkey_index(qp, attr->pkey_index);
   if (!(mask & IBV_QP_AV)) {
     std::optional<int> timed = modify_with_ack_timeout(call, hooks);
     int rc = timed ? *timed : next(qp, attr, mask);
@@ -141,7 +173,21 @@ int interpose_modify_qp(ModifyQpCall& call, const InterposerHooks& hooks) {
   const std::optional<CmConnection> no_cm;
   const std::optional<QosDecision> no_decision;
   const auto& cm = entry ? entry->cm : no_cm;
-  const auto& decision = entry ? entry->decision : no_decision;
+  std::optional<QosDecision> decision = entry ? entry->decision : no_decision;
+  const char* source = decision ? "rdma_cm" : "none";
+  // A plain-verbs QP (rdma_cm registered nothing for it) reaching RTR: its own policy decision,
+  // kept in the registry so its RTS transition gets the level's rate limit and ACK timeout.
+  const bool rdma_cm_qp = cm || (entry && entry->rdma_cm);
+  if (!decision && !rdma_cm_qp && (mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RTR) {
+    PlainVerbsTarget t{qp->context, port,
+                       entry && entry->pkey_index ? *entry->pkey_index : uint16_t{0}, link,
+                       &attr->ah_attr};
+    decision = plain_decision(t, hooks);
+    if (decision) {
+      source = "plain_verbs";
+      registry.set_decision(qp, *decision);
+    }
+  }
   // Reasons are for the test hook; a rejection below works its own out again for the log.
   auto decide = [&](ibv_qp_attr& a, int& m, bool explain) {
     return decide_qp_av(a, m, qp->qp_num, link, cm, decision, hooks.settings, explain);
@@ -151,15 +197,20 @@ int interpose_modify_qp(ModifyQpCall& call, const InterposerHooks& hooks) {
     hooks.log_once("link", "cannot tell the link layer of a QP's port; leaving QPs unchanged");
 
   uint32_t dest = (mask & IBV_QP_DEST_QPN) ? attr->dest_qp_num : 0;
+  auto mtu_of = [](const ibv_qp_attr& a, int m) {
+    return (m & IBV_QP_PATH_MTU) ? std::optional<ibv_mtu>(a.path_mtu) : std::nullopt;
+  };
   if (!out.changed) {
     if (hooks.record)
-      hooks.record(record_line("ibv_modify_qp", qp->qp_num, dest, attr->ah_attr, out));
+      hooks.record(record_line("ibv_modify_qp", qp->qp_num, dest, attr->ah_attr, out, source,
+                               mtu_of(*attr, mask)));
     return next(qp, attr, mask);
   }
   int rc = next(qp, &changed, changed_mask);
   if (rc == 0) {
     if (hooks.record)
-      hooks.record(record_line("ibv_modify_qp", qp->qp_num, dest, changed.ah_attr, out));
+      hooks.record(record_line("ibv_modify_qp", qp->qp_num, dest, changed.ah_attr, out, source,
+                               mtu_of(changed, changed_mask)));
     return 0;
   }
   if (out.reason.empty()) {
@@ -175,7 +226,8 @@ int interpose_modify_qp(ModifyQpCall& call, const InterposerHooks& hooks) {
   out.changed = false;
   out.reason += " (rejected; unchanged)";
   if (hooks.record)
-    hooks.record(record_line("ibv_modify_qp", qp->qp_num, dest, attr->ah_attr, out));
+    hooks.record(record_line("ibv_modify_qp", qp->qp_num, dest, attr->ah_attr, out, source,
+                             mtu_of(*attr, mask)));
   return next(qp, attr, mask);
 }
 
@@ -190,14 +242,21 @@ ibv_ah* interpose_create_ah(CreateAhCall& call, const InterposerHooks& hooks) {
   ibv_ah_attr changed = *attr;
   std::optional<QosDecision> decision;
   if (attr->is_global) decision = QpRegistry::instance().find_peer_decision(pd, attr->grh.dgid);
+  const char* source = decision ? "rdma_cm" : "none";
+  if (!decision && !QpRegistry::instance().is_rdma_cm_pd(pd)) {
+    // A UD address handle of a plain-verbs program: the level for its destination (the P_Key
+    // is the UD QP's, unknown here: the port's first, index 0).
+    decision = plain_decision(PlainVerbsTarget{pd->context, attr->port_num, 0, link, attr}, hooks);
+    if (decision) source = "plain_verbs";
+  }
   AvOutcome out =
       decide_ah(changed, link, decision, hooks.settings, static_cast<bool>(hooks.record));
   if (!out.changed) {
-    if (hooks.record) hooks.record(record_line("ibv_create_ah", 0, 0, *attr, out));
+    if (hooks.record) hooks.record(record_line("ibv_create_ah", 0, 0, *attr, out, source));
     return next(pd, attr);
   }
   if (ibv_ah* ah = next(pd, &changed)) {
-    if (hooks.record) hooks.record(record_line("ibv_create_ah", 0, 0, changed, out));
+    if (hooks.record) hooks.record(record_line("ibv_create_ah", 0, 0, changed, out, source));
     return ah;
   }
   if (out.reason.empty()) {

@@ -93,6 +93,30 @@ TEST_F(HostConfigTest, InvalidValueKeepsTheDefaultAndSaysWhy) {
   EXPECT_EQ(r.config.text("sl"), "");
 }
 
+TEST_F(HostConfigTest, PlainVerbsKnobsKeepProgramValuesAndWaitBriefly) {
+  auto r = parse_host_config("", "t.conf", &lookup);
+  EXPECT_EQ(r.config.text("verbs_values"), "keep");
+  EXPECT_EQ(r.config.number("verbs_sa_wait_ms"), 250u);
+  fake_env().emplace("RDMA_QOS_VERBS_VALUES", "replace");
+  fake_env().emplace("RDMA_QOS_VERBS_SA_WAIT_MS", "0x10");
+  r = parse_host_config("", "t.conf", &lookup);
+  EXPECT_TRUE(r.errors.empty());
+  EXPECT_EQ(r.config.text("verbs_values"), "replace");
+  EXPECT_EQ(r.config.number("verbs_sa_wait_ms"), 16u);
+}
+
+TEST_F(HostConfigTest, PlainVerbsKnobsRejectOtherValues) {
+  auto r = parse_host_config("verbs_values always\nverbs_sa_wait_ms 0\n", "t.conf", &lookup);
+  ASSERT_EQ(r.errors.size(), 2u);
+  EXPECT_EQ(r.errors[0].message,
+            "t.conf:1: error: verbs_values: the value is not one of: keep, replace");
+  EXPECT_EQ(r.errors[1].message,
+            "t.conf:2: error: verbs_sa_wait_ms: the value is not a number 1..60000 (decimal or "
+            "0x-hex)");
+  EXPECT_EQ(r.config.text("verbs_values"), "keep");
+  EXPECT_EQ(r.config.text("verbs_sa_wait_ms"), "250");
+}
+
 TEST_F(HostConfigTest, InvalidEnvironmentValueNamesTheVariable) {
   fake_env().emplace("RDMA_QOS_FLOW_LABEL",
                      std::string(1, '0'));  // not "0": GCC 12 -Wrestrict false positive

@@ -32,7 +32,7 @@ case $scenario in
     fixed_*) label=$((0x12345)); passed=$label ;;
     off_*) label=$(qpn_label "$lqpn" "$rqpn"); passed=0 ;;   # the kernel's own QPN hash
     program_label_*) label=$((0x777)); passed=$label ;;
-    tclass_*) label=$(qpn_label "$lqpn" "$rqpn"); passed=$label ;;
+    tclass_*|policy_class_*) label=$(qpn_label "$lqpn" "$rqpn"); passed=$label ;;
     *) echo "FAIL: unknown scenario $scenario"; exit 1 ;;
 esac
 want=$(fold "$label")
@@ -52,6 +52,12 @@ for side in client server; do
         [[ $rec == *'"sl":3,'* ]] || fail "$side: SL 3 not passed"
         [[ $rec == *'"traffic_class":104,'* ]] || fail "$side: traffic class 104 not passed"
     fi
+    if [[ $scenario == policy_class_* ]]; then
+        # The level of class 12 in vm/qos-policy.conf, decided by the module for a plain-verbs QP.
+        [[ $rec == *'"sl":4,'* ]] || fail "$side: the level's SL 4 not passed"
+        [[ $rec == *'"traffic_class":72,'* ]] || fail "$side: traffic class 72 not passed"
+        [[ $rec == *'"source":"plain_verbs"'* ]] || fail "$side: the level's source is not plain_verbs"
+    fi
 done
 
 read_capture "$dump" 8
@@ -59,6 +65,16 @@ require_data_both_ways "$client" "$server" 4 "$want" "not from UDP source port $
 if [[ $scenario == tclass_* ]]; then
     bad=$(data_rows | awk -F'\t' '$6 != 26' | wc -l)   # traffic class 104 = DSCP 26
     [ "$bad" = 0 ] || fail "$bad data packets without DSCP 26"
+fi
+if [[ $scenario == rfc_* ]]; then
+    # No class, no policy: the stock traffic class (0) on every data packet.
+    bad=$(data_rows | awk -F'\t' '$6 != 0' | wc -l)
+    [ "$bad" = 0 ] || fail "$bad data packets with a DSCP though nothing asked for one"
+fi
+if [[ $scenario == policy_class_* ]]; then
+    # Both directions (require_data_both_ways above), every data packet: traffic class 72.
+    bad=$(data_rows | awk -F'\t' '$6 != 18' | wc -l)   # traffic class 72 = DSCP 18
+    [ "$bad" = 0 ] || fail "$bad data packets without DSCP 18"
 fi
 
 finish

@@ -38,6 +38,16 @@ struct QosDecision {
   std::optional<uint8_t> ack_timeout;
 };
 
+// Whether a value a plain-verbs program set itself wins over its level (knob verbs_values).
+// keep (the default): a non-zero SL, traffic class or static rate and the program's ACK timeout
+// stay; zero, every stack's "unset", gets the level's. replace: the level's always.
+enum class ProgramValues { kKeep, kReplace };
+
+// Under kKeep, drops from `d` what the program set itself in `ah` (see ProgramValues) and the
+// ACK timeout (a program reaching RTS always sets one). The MTU cap stays under both: it only
+// ever lowers the program's path MTU, which every RTR transition carries.
+void keep_program_values(QosDecision& d, const ibv_ah_attr& ah, ProgramValues values);
+
 struct VerbsSettings {
   FlowLabelSetting flow_label;
   std::optional<uint8_t> sl;             // RDMA_QOS_SL
@@ -52,7 +62,9 @@ struct AvOutcome {
   std::string reason;
 };
 
-// RC/UC/XRC transition carrying an address vector (IBV_QP_AV). `attr` and `mask` are updated in
+// RC/UC/XRC transition carrying an address vector (IBV_QP_AV). On InfiniBand without
+// apply_on_ib only a decision is applied (the SA's answer for a plain-verbs QP), never the
+// fixed sl/tclass settings. `attr` and `mask` are updated in
 // place. `lqpn` is the QP's own number, `attr.dest_qp_num` the remote one when IBV_QP_DEST_QPN is
 // in `mask`.
 AvOutcome decide_qp_av(ibv_qp_attr& attr, int& mask, uint32_t lqpn, LinkKind link,

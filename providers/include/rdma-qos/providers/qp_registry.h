@@ -15,7 +15,11 @@ namespace rdmaqos::providers {
 struct QpEntry {
   std::optional<CmConnection> cm;
   std::optional<QosDecision> decision;
-  std::optional<uint8_t> port_num;  // remembered from the INIT transition
+  std::optional<uint8_t> port_num;     // remembered from the INIT transition
+  std::optional<uint16_t> pkey_index;  // the same: a plain-verbs QP's P_Key for its policy
+  // An rdma_cm id's QP, with or without a decision (on InfiniBand its path came from the SA
+  // already, or from the kernel's route resolution): never a plain-verbs QP.
+  bool rdma_cm = false;
 };
 
 class QpRegistry {
@@ -25,6 +29,8 @@ class QpRegistry {
   void set_cm(const ibv_qp* qp, CmConnection cm);
   void set_decision(const ibv_qp* qp, QosDecision decision);
   void set_port(const ibv_qp* qp, uint8_t port_num);
+  void set_pkey_index(const ibv_qp* qp, uint16_t pkey_index);
+  void mark_rdma_cm(const ibv_qp* qp);
   std::optional<QpEntry> find(const ibv_qp* qp) const;
   void erase(const ibv_qp* qp);  // when the QP is destroyed
 
@@ -34,6 +40,13 @@ class QpRegistry {
   void set_peer_decision(const ibv_pd* pd, const ibv_gid& peer, QosDecision decision);
   std::optional<QosDecision> find_peer_decision(const ibv_pd* pd, const ibv_gid& peer) const;
   void erase_peer(const ibv_pd* pd, const ibv_gid& peer);
+
+  // A protection domain an rdma_cm UD id uses: its address handles are made from rdma_cm's
+  // attributes (on InfiniBand the SA's path), so none of them is a plain-verbs one. Kept for
+  // the process: a PD allocated later at the same address then keeps its AHs stock, the safe
+  // side.
+  void mark_rdma_cm_pd(const ibv_pd* pd);
+  bool is_rdma_cm_pd(const ibv_pd* pd) const;
 };
 
 }  // namespace rdmaqos::providers

@@ -24,8 +24,23 @@ struct DeviceProbe {
   std::function<uint8_t(ibv_qp*)> qp_port;
 };
 
+// What the module knows about a plain-verbs QP or address handle (no rdma_cm decision) when it
+// reaches RTR or is created: the inputs of its policy decision (plain_verbs hook).
+struct PlainVerbsTarget {
+  ibv_context* context = nullptr;
+  uint8_t port = 0;
+  uint16_t pkey_index = 0;  // the QP's (INIT transition); 0 for address handles
+  LinkKind link = LinkKind::kUnknown;
+  const ibv_ah_attr* ah = nullptr;  // destination LID / GID, as the program passed them
+};
+
 struct InterposerHooks {
   VerbsSettings settings;
+  // The level of a plain-verbs QP at RTR, or of an address handle no rdma_cm id decided for:
+  // the host policy on RoCE, the SA on InfiniBand (the preload module's PlainVerbsDecider).
+  // nullopt or empty: the stock behaviour (and the fixed sl/tclass settings).
+  std::function<std::optional<QosDecision>(const PlainVerbsTarget&)> plain_verbs;
+  ProgramValues program_values = ProgramValues::kKeep;
   DeviceProbe probe;
   std::function<void(const std::string& key, const std::string& message)> log_once;
   std::function<void(const std::string& json_line)> record;  // test hook; may be empty
