@@ -70,7 +70,7 @@ grep -qx '# UCX_IB_SL kept: the environment sets UCX_IB_SL=0 (the policy'"'"'s v
     fail "kept --explain: $out"
 expect "--override" "UCX_IB_SL=3" "$(UCX_IB_SL=0 "$bin" run-env --link roce --class 5 --override | head -n 1)"
 # An empty variable counts as unset.
-expect "empty UCX_IB_SL" "UCX_IB_SL=3" "$(UCX_IB_SL= "$bin" run-env --link roce --class 5 | head -n 1)"
+expect "empty UCX_IB_SL" "UCX_IB_SL=3" "$(UCX_IB_SL='' "$bin" run-env --link roce --class 5 | head -n 1)"
 
 # --json: the decision and every variable with its action.
 UCX_IB_SL=0 "$bin" run-env --link roce --class 5 --json | python3 -c '
