@@ -163,7 +163,8 @@ std::variant<ClassDecision, Failure> decide_ib_class(const RunEnvArgs& a,
   o.retries = static_cast<int>(c.number("sa_retries", 2, 10));
   auto client = sa::Client::open(o);
   if (!client)
-    return Failure{fmt::format("cannot open {}:{} for SA queries: {}", port.ca, port.port,
+    return Failure{fmt::format("cannot open {}:{} for SA queries: {}",
+                               port.ca.empty() ? "the first InfiniBand port" : port.ca, port.port,
                                client.error().message)};
   sa::Client& sa_client = **client;
   // The whole wait is bounded, whatever the SA does: timeout x (retries + 1).
@@ -185,9 +186,9 @@ std::variant<ClassDecision, Failure> decide_ib_class(const RunEnvArgs& a,
   if (!paths) {
     if (paths.error().code == sa::ErrorCode::kTimeout)
       return Failure{
-          fmt::format("no answer from the SA (LID {}) within {} ms ({} attempts of {} "
-                      "ms); is an SM running?",
-                      sa_client.sa_lid(), bound.count(), o.retries + 1, o.timeout->count())};
+          fmt::format("no answer from the SA at LID {} in {} attempts of up to {} ms, at most "
+                      "{} ms in all (is a subnet manager running?)",
+                      sa_client.sa_lid(), o.retries + 1, o.timeout->count(), bound.count())};
     return Failure{fmt::format("the SA (LID {}) refused the PathRecord query: {}",
                                sa_client.sa_lid(), paths.error().message)};
   }
@@ -247,21 +248,18 @@ int run_env(const RunEnvArgs& a) {
   const config::HostConfig& c = loaded.config;
   const ClassInput cls = class_input(a, c);
 
-  std::optional<PortLink> port;
-  bool roce = a.link == "roce";
-  if (a.link != "roce" || !a.ca.empty()) {
+  // --link ib names the port as libibumad does (empty: its first active InfiniBand port), so
+  // it also works where only umad sees the device; auto reads the link layer from sysfs.
+  PortLink port{a.ca, a.port, a.link == "roce"};
+  if (a.link == "auto") {
     auto found = find_port(a.ca, a.port);
     if (const auto* f = std::get_if<Failure>(&found)) {
-      if (a.link == "auto" || a.link == "ib") {
-        std::cerr << "rdma-qos run-env: " << f->message << "\n";
-        return 1;
-      }
-    } else {
-      port = std::get<PortLink>(found);
-      if (a.link == "auto") roce = port->roce;
+      std::cerr << "rdma-qos run-env: " << f->message << "\n";
+      return 1;
     }
+    port = std::get<PortLink>(found);
   }
-  auto decided = roce ? decide_roce_class(a, c, cls) : decide_ib_class(a, c, cls, *port);
+  auto decided = port.roce ? decide_roce_class(a, c, cls) : decide_ib_class(a, c, cls, port);
   if (const auto* f = std::get_if<Failure>(&decided)) {
     if (f->nothing_to_decide) {
       if (a.json_out)
