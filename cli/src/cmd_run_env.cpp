@@ -18,6 +18,7 @@
 #include <variant>
 
 #include "command.h"
+#include "rdma-qos/common/number.h"
 #include "rdma-qos/config/host_config.h"
 #include "rdma-qos/config/read_file.h"
 #include "rdma-qos/rdmacm-qos/cm_qos.h"
@@ -83,7 +84,9 @@ std::variant<PortLink, Failure> find_port(const std::string& ca, int port) {
     for (const auto& e : fs::directory_iterator(dev / "ports", ec)) ports.push_back(e.path());
     std::sort(ports.begin(), ports.end());
     for (const auto& p : ports) {
-      int n = std::atoi(p.filename().c_str());
+      auto number = parse_unsigned(p.filename().string(), 255);
+      if (!number) continue;
+      const int n = static_cast<int>(*number);
       if (port != 0 && n != port) continue;
       // An explicitly named port counts whatever its state; otherwise the first active one.
       if (port == 0 && read_line(p / "state").find("ACTIVE") == std::string::npos) continue;

@@ -86,6 +86,9 @@ done
 grep -A1 -x UCX_IB_TRAFFIC_CLASS=104 <<<"$out" |
     grep -q "class 5 (--class) -> level HPC (SL 3), rule 1 of the RoCE host policy ($tmp/policy.conf:12:5)" ||
     fail "--print: why of UCX_IB_TRAFFIC_CLASS: $out"
+out=$("$run" --print --no-stack-env --link roce --class 5 prog)
+grep -q '^UCX_IB_SL=' <<<"$out" && fail "--print --no-stack-env shows stack variables: $out"
+grep -qx '# --no-stack-env: no stack variables' <<<"$out" || fail "--print --no-stack-env: $out"
 out=$(UCX_IB_SL=1 "$run" --print --link roce --class 5 prog)
 grep -qx '# UCX_IB_SL kept: the environment sets UCX_IB_SL=1 (the policy'"'"'s value 3; --override replaces it)' <<<"$out" ||
     fail "--print of a kept variable: $out"
