@@ -2,7 +2,7 @@
 // `rdma-qos run-env`: the policy's decision for a program's QoS class, written as the HPC
 // stacks' own environment variables (UCX_IB_SL, NCCL_IB_TC, ...). rdma-qos-run runs it before
 // the program: UCX, NCCL and other stacks that bypass the preload module read these instead.
-// RoCE: the host policy (as the preload module matches it); InfiniBand: the SA's PathRecord.
+// RoCE: the host policy, queried as for a plain-verbs QP; InfiniBand: the SA's PathRecord.
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
