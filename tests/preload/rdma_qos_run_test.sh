@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # rdma-qos-run preloads the module into an unmodified program, which still runs normally, and
-# exports only the interposed verbs and rdma_cm symbols and the rdma_qos.h API.
+# exports only the interposed verbs and rdma_cm symbols and the rdma_qos.h API; it hands the
+# program the HPC stacks' QoS variables for its class (rdma-qos run-env, found next to it) and
+# shows them with --print.
 set -euo pipefail
 run=$1
 module=$2
@@ -33,4 +35,85 @@ readelf -d "$module" | grep -q SONAME && fail "module has a soname"
 out=$("$run" --version)
 [[ $out =~ ^rdma-qos-run\ [0-9]+\.[0-9]+\.[0-9]+$ ]] || fail "--version prints '$out'"
 RDMA_QOS_PRELOAD_MODULE=/nonexistent "$run" true 2>&1 | grep -q 'not found' || fail "missing module"
+
+# The stack variables, from a RoCE host policy giving class 5 SL 3 and roce_sl2tclass mapping
+# SL 3 to 104 (DSCP 26). No device here: --link roce.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+cat > "$tmp/policy.conf" <<'POLICY'
+qos-levels
+    qos-level
+        name: DEFAULT
+        sl: 0
+    end-qos-level
+    qos-level
+        name: HPC
+        sl: 3
+    end-qos-level
+end-qos-levels
+qos-match-rules
+    qos-match-rule
+        qos-class: 5
+        qos-level-name: HPC
+    end-qos-match-rule
+end-qos-match-rules
+POLICY
+printf 'policy_file %s\nroce_sl2tclass 0,0,0,104\n' "$tmp/policy.conf" > "$tmp/rdma-qos.conf"
+export RDMA_QOS_CONFIG=$tmp/rdma-qos.conf
+unset RDMA_QOS_CLASS UCX_IB_SL UCX_IB_TRAFFIC_CLASS NCCL_IB_SL NCCL_IB_TC
+show='echo "$RDMA_QOS_CLASS $UCX_IB_SL $UCX_IB_TRAFFIC_CLASS $NCCL_IB_SL $NCCL_IB_TC"'
+out=$("$run" --link roce --class 5 sh -c "$show")
+[ "$out" = "5 3 104 3 104" ] || fail "class 5 exports '$out'"
+# A value the user set is kept, unless --override.
+out=$(NCCL_IB_TC=96 "$run" --link roce --class 5 sh -c "$show")
+[ "$out" = "5 3 104 3 96" ] || fail "user's NCCL_IB_TC: '$out'"
+out=$(NCCL_IB_TC=96 "$run" --override --link roce --class 5 sh -c "$show")
+[ "$out" = "5 3 104 3 104" ] || fail "--override: '$out'"
+out=$("$run" --no-stack-env --link roce --class 5 sh -c "$show")
+[ "$out" = "5    " ] || fail "--no-stack-env: '$out'"
+# -- ends the options: the command may itself start with a dash-free word that looks like one.
+out=$("$run" --link roce --class 5 -- sh -c "$show")
+[ "$out" = "5 3 104 3 104" ] || fail "--: '$out'"
+
+# --print: each variable as NAME=VALUE followed by why; the command does not run.
+out=$("$run" --print --link roce --class 5 touch "$tmp/ran")
+[ ! -e "$tmp/ran" ] || fail "--print ran the command"
+for v in RDMA_QOS_CLASS=5 UCX_IB_SL=3 UCX_IB_TRAFFIC_CLASS=104 NCCL_IB_SL=3 NCCL_IB_TC=104 \
+    "LD_PRELOAD=$module"; do
+    why=$(grep -A1 -x -- "$v" <<<"$out" | sed -n 2p)
+    [[ $why == "  # "* ]] || fail "--print: no '$v' followed by why: $out"
+done
+grep -A1 -x UCX_IB_TRAFFIC_CLASS=104 <<<"$out" |
+    grep -q "class 5 (--class) -> level HPC (SL 3), rule 1 of the RoCE host policy ($tmp/policy.conf:12:5)" ||
+    fail "--print: why of UCX_IB_TRAFFIC_CLASS: $out"
+out=$("$run" --print --no-stack-env --link roce --class 5 prog)
+grep -q '^UCX_IB_SL=' <<<"$out" && fail "--print --no-stack-env shows stack variables: $out"
+grep -qx '# --no-stack-env: no stack variables' <<<"$out" || fail "--print --no-stack-env: $out"
+out=$(UCX_IB_SL=1 "$run" --print --link roce --class 5 prog)
+grep -qx '# UCX_IB_SL kept: the environment sets UCX_IB_SL=1 (the policy'"'"'s value 3; --override replaces it)' <<<"$out" ||
+    fail "--print of a kept variable: $out"
+"$run" --print --json --link roce --class 5 prog | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+assert j["class"] == 5 and j["sl"] == 3 and j["traffic_class"] == 104, j
+assert [v["name"] for v in j["variables"]] == ["UCX_IB_SL", "UCX_IB_TRAFFIC_CLASS", "NCCL_IB_SL", "NCCL_IB_TC"], j
+' || fail "--print --json"
+
+# No decision (no RDMA port for --link auto here, or no rdma-qos command): the program still
+# runs, without stack variables, and the reason is on standard error.
+err=$(RDMA_QOS_CLI=/nonexistent "$run" --link roce --class 5 sh -c "$show" 2>&1 >/dev/null)
+[[ $err == *"without stack variables"* ]] || fail "missing rdma-qos: '$err'"
+out=$(RDMA_QOS_CLI=/nonexistent "$run" --link roce --class 5 sh -c "$show" 2>/dev/null)
+[ "$out" = "5    " ] || fail "missing rdma-qos exports '$out'"
+set +e
+"$run" --print --link ib --ca no_such_device prog > /dev/null 2>&1; st=$?
+[ "$st" = 1 ] || fail "--print without a decision exits $st"
+# Usage errors exit 2.
+"$run" --bogus true > /dev/null 2>&1; st=$?
+[ "$st" = 2 ] || fail "unknown option exits $st"
+"$run" --class 4096 true > /dev/null 2>&1; st=$?
+[ "$st" = 2 ] || fail "--class 4096 exits $st"
+"$run" --class > /dev/null 2>&1; st=$?
+[ "$st" = 2 ] || fail "--class without a value exits $st"
+set -e
 echo PASS

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
+# `rdma-qos run-env --link ib` against OpenSM on ibsim: the SL the SA answers for the QoS
+# class is what the stacks' SL variables get (run_env/qos-policy.conf: class 5 -> SL 3,
+# class 7 -> SL 6, no class -> the default level, SL 1), no traffic class variable on
+# InfiniBand, and a silent SA costs at most the bounded wait and says so.
+#   run_env_opensm_test.sh RDMA_QOS IBFABRIC
+set -euo pipefail
+bin=$1
+ibfabric=$2
+policy=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/run_env/qos-policy.conf
+out=$("$ibfabric" --cas 2 --cas-per-leaf 2 --policy "$policy" -- bash -c '
+  bin=$1
+  lid() { awk -v id="$1" "\$1 == id { print \$2 }" "$IBFABRIC_NODES"; }
+  at_node() { SIM_HOST=node001 LD_PRELOAD=$IBFABRIC_PRELOAD RDMA_QOS_CONFIG=/dev/null "$@"; }
+  echo "== class 5"; at_node "$bin" run-env --link ib --class 5
+  echo "== class 7"; at_node "$bin" run-env --link ib --class 7
+  echo "== none"; at_node "$bin" run-env --link ib
+  echo "== explain"; at_node "$bin" run-env --link ib --class 5 --explain
+  # A LID where no SA answers (another CA): two attempts of 300 ms at most.
+  echo "== silent"
+  start=$(date +%s%N)
+  at_node env RDMA_QOS_SA_LID="$(lid node002)" RDMA_QOS_SA_RETRIES=1 \
+      "$bin" run-env --link ib --class 5 --timeout 300 2>&1 && echo "status 0" || echo "status $?"
+  echo "elapsed_ms $(( ($(date +%s%N) - start) / 1000000 ))"
+' bash "$bin")
+echo "$out"
+fail() { echo "FAIL: $*"; exit 1; }
+section() { awk -v s="== $1" '$0 == s { on = 1; next } /^== / { on = 0 } on' <<<"$out"; }
+[ "$(section 'class 5')" = "UCX_IB_SL=3
+NCCL_IB_SL=3" ] || fail "class 5: $(section 'class 5')"
+[ "$(section 'class 7')" = "UCX_IB_SL=6
+NCCL_IB_SL=6" ] || fail "class 7: $(section 'class 7')"
+[ "$(section none)" = "UCX_IB_SL=1
+NCCL_IB_SL=1" ] || fail "no class: $(section none)"
+section explain | grep -q '# UCX_IB_TRAFFIC_CLASS not set: on InfiniBand the SL carries the level' ||
+    fail "explain: no word on the traffic class"
+section explain | grep -q '  # NCCL.s service level: class 5 (--class) -> SL 3 in the SA.s PathRecord (SA LID 1' ||
+    fail "explain: why of NCCL_IB_SL"
+silent=$(section silent)
+grep -q 'no answer from the SA at LID 3 in 2 attempts of up to 300 ms' <<<"$silent" ||
+    fail "silent SA: $silent"
+grep -qx 'status 1' <<<"$silent" || fail "silent SA: not exit 1"
+ms=$(sed -n 's/^elapsed_ms //p' <<<"$silent")
+[ "$ms" -lt 3000 ] || fail "silent SA took $ms ms"
+echo PASS
