@@ -49,7 +49,7 @@ grep -q "$conf:1: error: not a known key" <<<"$err" || fail "diagnostic: $err"
 # Every variable something reads is listed, with its rdma-qos.conf key, or as environment only.
 printf 'flow_label spread\n' > "$conf"
 out=$(RDMA_QOS_CONFIG="$conf" "$bin" env --json)
-for var in RDMA_QOS_SAD_SOCKET RDMA_QOS_PRELOAD_MODULE RDMA_QOS_SAD_OPTIONS; do
+for var in RDMA_QOS_SAD_SOCKET RDMA_QOS_PRELOAD_MODULE RDMA_QOS_SAD_OPTIONS RDMA_QOS_CLI; do
   jq -e --arg v "$var" '.knobs[] | select(.env == $v)' <<<"$out" >/dev/null || fail "$var not listed"
 done
 [ "$(jq -r '.knobs[] | select(.env=="RDMA_QOS_SAD_SOCKET") | .key' <<<"$out")" = sad_socket ] || fail "sad_socket key"
