@@ -1,0 +1,182 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
+// `rdma-qos fabric check` and `fabric apply` on ibsim after OpenSM programmed the fabric: the
+// check agrees with OpenSM's own programming, finds a table changed behind its back, and apply
+// writes the policy's qos-setup tables and reads them back. The commands run at sm01 (umad2sim
+// is an LD_PRELOAD interposer). Expected tables are written out from the policy text below.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <set>
+
+#include "rdma-qos/testbed/ib_fabric.h"
+
+namespace rdmaqos::fabric {
+namespace {
+
+using nlohmann::json;
+using testbed::IbFabric;
+
+// The JSON document of the command's output: from the first line that opens an object (the
+// diagnostics and progress lines on stderr come before it).
+json report_of(const std::string& output) {
+  const size_t at =
+      output.rfind("\n{\n") != std::string::npos ? output.rfind("\n{\n") + 1 : output.find('{');
+  if (at == std::string::npos) {
+    ADD_FAILURE() << "no JSON in:\n" << output;
+    return json::object();
+  }
+  return json::parse(output.substr(at), nullptr, false);
+}
+
+// A policy whose qos-setup gives node002's port (by port GUID) its own tables, and the links
+// into it (across) the same VL arbitration.
+std::string node002_policy(uint64_t guid) {
+  return fmt::format(R"(port-groups
+  port-group
+    name: Storage
+    port-guid: {:#x}
+  end-port-group
+end-port-groups
+qos-setup
+  vlarb-tables
+    vlarb-scope
+      group: Storage
+      across: Storage
+      vlarb-high: 0:255,1:127
+      vlarb-low: 2:63,3:31
+    end-vlarb-scope
+  end-vlarb-tables
+  sl2vl-tables
+    sl2vl-scope
+      group: Storage
+      sl2vl-table: 1,0,3,2,4,0,0,0,0,0,0,0,0,0,0,15
+    end-sl2vl-scope
+    sl2vl-scope
+      across-to: Storage
+      sl2vl-table: 1,0,3,2,4,0,0,0,0,0,0,0,0,0,0,15
+    end-sl2vl-scope
+  end-sl2vl-tables
+end-qos-setup
+qos-levels
+  qos-level
+    name: DEFAULT
+    sl: 0
+  end-qos-level
+  qos-level
+    name: Scratch
+    sl: 15
+  end-qos-level
+  qos-level
+    name: Unweighted
+    sl: 4
+  end-qos-level
+end-qos-levels
+qos-match-rules
+  qos-match-rule
+    destination: Storage
+    qos-level-name: Scratch
+  end-qos-match-rule
+  qos-match-rule
+    source: Storage
+    qos-level-name: Unweighted
+  end-qos-match-rule
+end-qos-match-rules
+)",
+                     guid);
+}
+
+class FabricCheckTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    testbed::FatTreeSpec spec;
+    spec.cas = 4;
+    fabric_ = std::make_unique<IbFabric>(testbed::fabric_options(testbed::make_fat_tree(spec)));
+    policy_path_ = fabric_->dir() + "/qos-policy.conf";
+    std::ofstream(policy_path_) << node002_policy(fabric_->port_guid("node002"));
+  }
+
+  testbed::RunResult run(std::vector<std::string> args) {
+    args.insert(args.begin(), {RDMA_QOS_CLI, "fabric"});
+    return fabric_->run_at(fabric_->topology().sm_node().id, args, std::chrono::seconds(120));
+  }
+
+  // The findings of one kind, as "node port table" strings.
+  static std::set<std::string> findings(const json& report, const std::string& kind) {
+    std::set<std::string> out;
+    for (const json& f : report["findings"]) {
+      if (f["kind"] != kind) continue;
+      out.insert(fmt::format("{} {} {}", f["port"]["node"].get<std::string>(),
+                             f["port"]["port"].get<int>(), f.value("table", "")));
+    }
+    return out;
+  }
+
+  std::unique_ptr<IbFabric> fabric_;
+  std::string policy_path_;
+};
+
+TEST_F(FabricCheckTest, AgreesWithTheTablesOpenSmProgrammed) {
+  auto r = run({"check", "--json", "-q"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json report = report_of(r.output);
+  EXPECT_EQ(report["status"], "clean");
+  // 4 CAs + the SM's CA, 2 leaves and 2 spines: every active port's SL2VL and VLArb tables.
+  EXPECT_GT(report["ports"].get<int>(), 10);
+  EXPECT_GT(report["tables"].get<int>(), report["ports"].get<int>() * 3);
+}
+
+TEST_F(FabricCheckTest, FindsATableChangedBehindItsBack) {
+  // apply writes node002's tables and the leaf port's tables towards it; the check without the
+  // policy (OpenSM's tables intended) must name exactly those.
+  auto a = run({"apply", "--json", "-q", "--policy", policy_path_});
+  ASSERT_TRUE(findings(report_of(a.output), "difference").empty()) << a.output;
+  auto r = run({"check", "--json", "-q"});
+  ASSERT_EQ(r.exit_code, 1) << r.output;
+  const json report = report_of(r.output);
+  EXPECT_EQ(report["status"], "differences");
+  const auto diffs = findings(report, "difference");
+  EXPECT_TRUE(diffs.contains("node002 HCA-1 1 sl2vl 0->1")) << r.output;
+  EXPECT_TRUE(diffs.contains("node002 HCA-1 1 vlarb-high")) << r.output;
+  EXPECT_TRUE(diffs.contains("node002 HCA-1 1 vlarb-low")) << r.output;
+  for (const auto& d : diffs) {
+    EXPECT_TRUE(d.starts_with("node002 ") || d.starts_with("leaf01 ")) << d;
+  }
+  for (const json& f : report["findings"]) {
+    if (f["kind"] == "difference" && f["port"]["node"] == "node002 HCA-1" &&
+        f["table"] == "sl2vl 0->1") {
+      EXPECT_EQ(f["intended"], "0,1,2,3,4,5,6,7,0,1,2,3,4,5,6,7");
+      EXPECT_EQ(f["actual"], "1,0,3,2,4,0,0,0,0,0,0,0,0,0,0,15");
+    }
+  }
+}
+
+TEST_F(FabricCheckTest, ApplyWritesThePolicyTablesAndReadsThemBack) {
+  auto before = run({"check", "--json", "-q", "--policy", policy_path_});
+  ASSERT_EQ(before.exit_code, 1) << before.output;
+  auto a = run({"apply", "--json", "-q", "--policy", policy_path_});
+  ASSERT_EQ(a.exit_code, 1) << a.output;  // the levels below still find problems
+  const json report = report_of(a.output);
+  EXPECT_TRUE(findings(report, "difference").empty()) << a.output;
+  // Level Scratch (SL 15) is dropped at node002 and on the leaf port towards it; level
+  // Unweighted (SL 4) goes to VL 4, which the policy's arbitration gives no weight.
+  EXPECT_EQ(findings(report, "level-dropped").size(), 1u) << a.output;
+  EXPECT_EQ(findings(report, "level-no-weight").size(), 1u) << a.output;
+  for (const json& f : report["findings"]) {
+    if (f["kind"] == "level-dropped") {
+      EXPECT_NE(f["message"].get<std::string>().find("level Scratch (SL 15)"), std::string::npos);
+      EXPECT_EQ(f["ports"].size(), 2u) << f.dump();
+    }
+  }
+}
+
+TEST(FabricCheckNoFabric, ExitsTwoWhenNothingCanBeRead) {
+  testbed::ProcessOptions o;
+  o.argv = {RDMA_QOS_CLI, "fabric", "check", "-q", "--ca", "no-such-ca"};
+  auto r = testbed::run(o, std::chrono::seconds(60));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+}
+
+}  // namespace
+}  // namespace rdmaqos::fabric
