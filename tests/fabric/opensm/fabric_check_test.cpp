@@ -7,8 +7,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <signal.h>
+
 #include <fstream>
 #include <set>
+#include <thread>
 
 #include "rdma-qos/testbed/ib_fabric.h"
 
@@ -168,6 +171,62 @@ TEST_F(FabricCheckTest, ApplyWritesThePolicyTablesAndReadsThemBack) {
       EXPECT_NE(f["message"].get<std::string>().find("level Scratch (SL 15)"), std::string::npos);
       EXPECT_EQ(f["ports"].size(), 2u) << f.dump();
     }
+  }
+}
+
+// OpenSM never reads SL2VL/VLArb tables back: it sends a table when its cached copy of what it
+// sent differs from its configuration, or when it must program everything again (a restart, a
+// change of mastership). So a one-shot apply beside a plain OpenSM stays through its heavy
+// sweeps, here forced by SIGHUP and by a CA link that bounces (observed on OpenSM 3.3.23).
+TEST(FabricApplyBesideOpenSm, StaysThroughOpenSmsHeavySweeps) {
+  testbed::FatTreeSpec spec;
+  spec.cas = 4;
+  auto o = testbed::fabric_options(testbed::make_fat_tree(spec));
+  o.ibsim_console = true;
+  o.opensm_conf = "force_log_flush TRUE\n";  // the test counts sweeps in OpenSM's log
+  IbFabric f(o);
+  const std::string policy = f.dir() + "/qos-policy.conf";
+  std::ofstream(policy) << node002_policy(f.port_guid("node002"));
+  auto run = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {RDMA_QOS_CLI, "fabric"});
+    return f.run_at(f.topology().sm_node().id, args, std::chrono::seconds(120));
+  };
+  auto differences = [&] {
+    auto r = run({"check", "--json", "-q", "--policy", policy});
+    std::set<std::string> out;
+    for (const json& x : report_of(r.output)["findings"])
+      if (x["kind"] == "difference") out.insert(x["port"]["node"].get<std::string>());
+    return out;
+  };
+  ASSERT_TRUE(run({"apply", "-q", "--policy", policy}).exit_code <= 1);
+  ASSERT_TRUE(differences().empty());
+  const auto log_sweeps = [&] {
+    const std::string log = f.opensm_log();
+    size_t n = 0;
+    for (size_t at = log.find("SUBNET UP"); at != std::string::npos;
+         at = log.find("SUBNET UP", at + 1))
+      ++n;
+    return n;
+  };
+  auto wait_sweep = [&](size_t before) {
+    for (int i = 0; i < 120 && log_sweeps() <= before; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    return log_sweeps() > before;
+  };
+  size_t before = log_sweeps();
+  ::kill(f.pids().at(1), SIGHUP);
+  ASSERT_TRUE(wait_sweep(before)) << f.opensm_log();
+  EXPECT_TRUE(differences().empty());
+
+  before = log_sweeps();
+  f.ibsim_command("Unlink \"node002\"");
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  f.ibsim_command("ReLink \"node002\"");
+  ::kill(f.pids().at(1), SIGHUP);
+  ASSERT_TRUE(wait_sweep(before)) << f.opensm_log();
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(differences().empty()) << "read " << i;
+    std::this_thread::sleep_for(std::chrono::seconds(1));
   }
 }
 
