@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-// qos-setup scopes against ports. A scope names ports in up to four ways; every way it names
-// must hold (within one list, any group will do):
-//   group / across:  the port is in a group, or linked to a port in an `across` group (the RFC:
-//                    "all the ports of group G, and all the ports connected to ports of G");
-//   across-to:       an SL2VL table whose output port is linked to a port of the group;
-//   across-from:     an SL2VL table whose input port is linked to a port of the group;
-//   from / to:       the input / output port numbers of a switch's SL2VL tables ("*": any).
+// qos-setup scopes against ports. An SL2VL table (input port, output port) is selected when
+//   its output port is in a `group`, or linked to a port of an `across` or `across-to` group
+//   (any of the three that the scope names: the RFC's "all the ports of group G, and all the
+//   ports connected to ports of G"; across-to is across for the output port),
+//   and its input port is linked to a port of an `across-from` group, when the scope names one
+//   (so across-to with across-from is the traffic from one group to the other),
+//   and the port numbers are in `from` (input) and `to` (output), when given ("*": any).
+// A VLArb table belongs to one port: group, or linked to any of the across groups.
 #include "rdma-qos/fabric/setup_scopes.h"
 
 #include <algorithm>
@@ -59,10 +60,11 @@ std::optional<Sl2VlChoice> SetupScopes::sl2vl(const Sl2VlSite& site) const {
   const bool is_switch = site.out.type == policy::NodeType::kSwitch;
   for (const auto& s : policy_.setup.sl2vl_scopes) {
     if (s.sl2vl.empty()) continue;
-    if (!s.groups.empty() || !s.across.empty()) {
-      if (!in_any(s.groups, site.out) && !in_any(s.across, site.out_peer)) continue;
+    if (!s.groups.empty() || !s.across.empty() || !s.across_to.empty()) {
+      if (!in_any(s.groups, site.out) && !in_any(s.across, site.out_peer) &&
+          !in_any(s.across_to, site.out_peer))
+        continue;
     }
-    if (!s.across_to.empty() && !in_any(s.across_to, site.out_peer)) continue;
     if (!s.across_from.empty() && !in_any(s.across_from, site.in_peer)) continue;
     // An end port has one table: `from` does not narrow it.
     if (is_switch && !port_listed(s.from_all, s.from_ports, site.in)) continue;
@@ -78,11 +80,11 @@ std::optional<Sl2VlChoice> SetupScopes::sl2vl(const Sl2VlSite& site) const {
 std::optional<VlArbChoice> SetupScopes::vlarb(const PortRef& port,
                                               const std::optional<PortRef>& peer) const {
   for (const auto& s : policy_.setup.vlarb_scopes) {
-    if (!s.groups.empty() || !s.across.empty()) {
-      if (!in_any(s.groups, port) && !in_any(s.across, peer)) continue;
+    if (!s.groups.empty() || !s.across.empty() || !s.across_to.empty() || !s.across_from.empty()) {
+      if (!in_any(s.groups, port) && !in_any(s.across, peer) && !in_any(s.across_to, peer) &&
+          !in_any(s.across_from, peer))
+        continue;
     }
-    if (!s.across_to.empty() && !in_any(s.across_to, peer)) continue;
-    if (!s.across_from.empty() && !in_any(s.across_from, peer)) continue;
     VlArbChoice c;
     for (auto [vl, w] : s.vlarb_high) c.high.push_back({vl, w});
     for (auto [vl, w] : s.vlarb_low) c.low.push_back({vl, w});

@@ -86,6 +86,27 @@ TEST(SetupScopes, AcrossToAndAcrossFromLookAtTheOutputAndInputLinks) {
   EXPECT_FALSE(s.sl2vl({sw(5), ca(0x30), 4, ca(0x31)}));
 }
 
+TEST(SetupScopes, GroupAndAcrossToTogetherSelectTheGroupsPortsAndThePortsTowardsThem) {
+  SetupScopes s(parse("sl2vl-tables\nsl2vl-scope\ngroup: Storage\nacross-to: Storage\n"
+                      "sl2vl-table: " +
+                      kTable1 + "\nend-sl2vl-scope\nend-sl2vl-tables\n"),
+                0);
+  EXPECT_TRUE(s.sl2vl({ca(0x20), sw(3), 0, std::nullopt}));
+  EXPECT_TRUE(s.sl2vl({sw(3), ca(0x20), 5, ca(0x30)}));
+  EXPECT_FALSE(s.sl2vl({sw(5), ca(0x30), 3, ca(0x20)}));
+}
+
+TEST(SetupScopes, AcrossToWithAcrossFromIsTheTrafficFromOneGroupToTheOther) {
+  SetupScopes s(parse("sl2vl-tables\nsl2vl-scope\nacross-to: Storage\nacross-from: Named\n"
+                      "sl2vl-table: " +
+                      kTable1 + "\nend-sl2vl-scope\nend-sl2vl-tables\n"),
+                0);
+  const PortRef named = ca(0x40, 2, "srv09 HCA-1");
+  EXPECT_TRUE(s.sl2vl({sw(3), ca(0x20), 4, named}));
+  EXPECT_FALSE(s.sl2vl({sw(3), ca(0x20), 5, ca(0x30)}));
+  EXPECT_FALSE(s.sl2vl({sw(4), named, 3, ca(0x20)}));
+}
+
 TEST(SetupScopes, FromAndToNarrowASwitchsTablesByPortNumber) {
   SetupScopes s(parse("sl2vl-tables\nsl2vl-scope\nfrom: 1,2\nto: 5\nsl2vl-table: " + kTable1 +
                       "\nend-sl2vl-scope\nend-sl2vl-tables\n"),
