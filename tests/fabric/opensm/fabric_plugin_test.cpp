@@ -2,13 +2,15 @@
 // The policy's qos-setup applied inside OpenSM by the rdma-qos plugin: OpenSM's own sweep writes
 // the policy's tables (the plugin's update_sl2vl / update_vlarb callbacks), and they stay through
 // heavy sweeps forced by SIGHUP and by a CA unlinked and relinked in ibsim. `rdma-qos fabric
-// check` reads every table back after each.
+// check` reads every table back after each. A mid-size fat tree in CI (32 CAs); the soak run
+// sets RDMA_QOS_FABRIC_CAS to a large one.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <cstdlib>
 #include <thread>
 
 #include "rdma-qos/testbed/ib_fabric.h"
@@ -72,7 +74,10 @@ class FabricPluginTest : public ::testing::Test {
  protected:
   void SetUp() override {
     testbed::FatTreeSpec spec;
-    spec.cas = 4;
+    const char* cas = std::getenv("RDMA_QOS_FABRIC_CAS");
+    spec.cas = cas != nullptr ? std::atoi(cas) : 32;
+    spec.cas_per_leaf = spec.cas > 64 ? 32 : 8;
+    spec.spines = spec.cas > 64 ? 4 : 2;
     auto o = testbed::fabric_options(testbed::make_fat_tree(spec));
     o.files["qos-policy.conf"] = kPolicy;
     o.opensm_conf =
@@ -80,6 +85,7 @@ class FabricPluginTest : public ::testing::Test {
         "control-socket=none policy=@DIR@/qos-policy.conf\n";
     o.opensm_env["LD_LIBRARY_PATH"] = RDMA_QOS_OSM_PLUGIN_DIR;
     o.ibsim_console = true;
+    o.start_timeout = std::chrono::seconds(600);
     fabric_ = std::make_unique<IbFabric>(o);
   }
 
@@ -88,7 +94,7 @@ class FabricPluginTest : public ::testing::Test {
     auto r = fabric_->run_at(fabric_->topology().sm_node().id,
                              {RDMA_QOS_CLI, "fabric", "check", "--json", "-q", "--policy",
                               fabric_->dir() + "/qos-policy.conf"},
-                             std::chrono::seconds(120));
+                             std::chrono::seconds(900));
     last_output_ = r.output;
     const size_t at = r.output.find("{\n");
     if (at == std::string::npos) return json::object();
