@@ -182,7 +182,19 @@ void read_tables(FabricTables& out, const ReadOptions& options, bool refresh_por
     options.progress(
         fmt::format("{} nodes: reading {} SL2VL and VLArb blocks", out.nodes.size(), gets.size()));
   }
-  auto answers = get_all(mad, gets, options);
+  // In tenths, so a large fabric shows progress; each tenth keeps the window full.
+  std::vector<std::optional<sad::SmpData>> answers;
+  answers.reserve(gets.size());
+  const size_t step = std::max<size_t>(gets.size() / 10, 256);
+  for (size_t from = 0; from < gets.size(); from += step) {
+    const size_t to = std::min(gets.size(), from + step);
+    std::vector<sad::SmpGet> part(gets.begin() + static_cast<std::ptrdiff_t>(from),
+                                  gets.begin() + static_cast<std::ptrdiff_t>(to));
+    auto got = get_all(mad, part, options);
+    answers.insert(answers.end(), got.begin(), got.end());
+    if (options.progress && to < gets.size())
+      options.progress(fmt::format("blocks: {}/{}", to, gets.size()));
+  }
   for (size_t i = 0; i < gets.size(); ++i) {
     const Target& t = targets[i];
     NodeTables& node = out.nodes[t.node];

@@ -2,6 +2,8 @@
 // The check's findings as JSON (for scripts) and as lines (for people).
 #include <fmt/format.h>
 
+#include <cstdlib>
+
 #include "rdma-qos/fabric/check.h"
 
 namespace rdmaqos::fabric {
@@ -50,12 +52,31 @@ nlohmann::json to_json(const CheckReport& report) {
 
 std::vector<std::string> to_lines(const CheckReport& report) {
   std::vector<std::string> out;
-  for (const auto& f : report.findings) {
+  const auto& fs = report.findings;
+  for (size_t i = 0; i < fs.size(); ++i) {
+    const Finding& f = fs[i];
     switch (f.kind) {
-      case FindingKind::kDifference:
-        out.push_back(fmt::format("{}: {}: intended {} ({}), actual {}", port_text(f.at), f.table,
+      case FindingKind::kDifference: {
+        // A switch port's SL2VL tables usually differ alike for every input port: one line for
+        // a run of consecutive input ports ("sl2vl 0-8->4"); --json keeps one finding a table.
+        auto input = [](const Finding& g) {
+          return g.table.starts_with("sl2vl ") ? std::atoi(g.table.c_str() + 6) : -2;
+        };
+        auto next = [&](const Finding& g, const Finding& prev) {
+          return g.kind == f.kind && g.at.node_guid == f.at.node_guid && g.at.port == f.at.port &&
+                 input(prev) >= 0 && input(g) == input(prev) + 1 && g.intended == f.intended &&
+                 g.actual == f.actual && g.source == f.source;
+        };
+        size_t last = i;
+        while (last + 1 < fs.size() && next(fs[last + 1], fs[last])) ++last;
+        const std::string table =
+            last == i ? f.table
+                      : fmt::format("sl2vl {}-{}->{}", input(f), input(fs[last]), f.at.port);
+        out.push_back(fmt::format("{}: {}: intended {} ({}), actual {}", port_text(f.at), table,
                                   f.intended, f.source, f.actual));
+        i = last;
         break;
+      }
       case FindingKind::kLevelDropped:
       case FindingKind::kLevelNoWeight:
         out.push_back(fmt::format("{} on {} port{}, first {} ({})", f.message, f.ports.size(),

@@ -105,6 +105,25 @@ TEST(Check, ATableLongerThanThePortHoldsIsAWarningNotADifference) {
   EXPECT_EQ(r.exit_code(), 0);
 }
 
+TEST(Check, TextJoinsASwitchPortsLikeDifferencesOverConsecutiveInputPorts) {
+  CheckReport r;
+  for (int in : {0, 1, 2, 4}) {
+    Finding f;
+    f.at.node_guid = 0x100;
+    f.at.node = "leaf";
+    f.at.port = 5;
+    f.table = "sl2vl " + std::to_string(in) + "->5";
+    f.intended = "a";
+    f.actual = "b";
+    f.source = "src";
+    r.findings.push_back(f);
+  }
+  auto lines = to_lines(r);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0], "leaf (0x100) port 5: sl2vl 0-2->5: intended a (src), actual b");
+  EXPECT_EQ(lines[1], "leaf (0x100) port 5: sl2vl 4->5: intended a (src), actual b");
+}
+
 TEST(Check, ThePolicyScopeReplacesTheClassTable) {
   auto parsed = policy::parse_policy(
       "qos-setup\nsl2vl-tables\nsl2vl-scope\nsl2vl-table: "
