@@ -230,6 +230,24 @@ TEST(FabricApplyBesideOpenSm, StaysThroughOpenSmsHeavySweeps) {
   }
 }
 
+TEST_F(FabricCheckTest, ShareShowsEachSlsShareFromTheTablesReadAndDrawsIt) {
+  const std::string svg = fabric_->dir() + "/shares.svg";
+  auto r = run({"share", "--json", "-q", "--svg", svg});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const json view = report_of(r.output);
+  ASSERT_EQ(view["classes"].size(), 2u) << r.output;  // CA ports and switch external ports
+  // OpenSM's defaults on 8-VL ports: VL 0 alone in the high table, SLs 0 and 8 on it.
+  const json& ca = view["classes"][0];
+  EXPECT_EQ(ca["class"], "ca");
+  EXPECT_EQ(ca["sls"][0]["vl"], 0);
+  EXPECT_EQ(ca["sls"][8]["vl"], 0);
+  EXPECT_DOUBLE_EQ(ca["sls"][0]["share"].get<double>(), ca["sls"][8]["share"].get<double>());
+  std::ifstream in(svg);
+  std::string head;
+  std::getline(in, head);
+  EXPECT_NE(head.find("<?xml"), std::string::npos) << "no SVG from gnuplot";
+}
+
 TEST(FabricCheckNoFabric, ExitsTwoWhenNothingCanBeRead) {
   testbed::ProcessOptions o;
   o.argv = {RDMA_QOS_CLI, "fabric", "check", "-q", "--ca", "no-such-ca"};
