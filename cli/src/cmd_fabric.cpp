@@ -28,7 +28,7 @@ constexpr size_t kMaxInputBytes = size_t{16} << 20;
 
 struct Options {
   std::string policy_path, opensm_conf_path, svg_path;
-  bool json = false, quiet = false, dry_run = false;
+  bool json = false, quiet = false, dry_run = false, ports = false;
   fab::ReadOptions read;
 };
 
@@ -113,6 +113,14 @@ int check(const Options& o) {
   auto tables = read_tables(o);
   if (!tables) return kExitUnread;
   const auto report = run_check(*tables, *in);
+  if (o.ports && o.json) {
+    auto j = fab::to_json(report);
+    j["port_info"] = fab::ports_json(*tables);
+    std::cout << j.dump(2) << "\n";
+    return report.exit_code();
+  }
+  if (o.ports)
+    for (const auto& line : fab::ports_lines(*tables)) std::cout << line << "\n";
   print_report(report, o.json);
   return report.exit_code();
 }
@@ -196,6 +204,9 @@ void setup_fabric_command(CLI::App& app) {
       "(exit 0 clean, 1 differences, 2 could not read)");
   add_intent_options(c, *o);
   add_port_options(c, *o);
+  c->add_flag("--ports", o->ports,
+              "also list what each port reports: LID, LMC, VLCap, OperVLs, VL high limit, "
+              "VLArb capabilities (JSON: port_info)");
   c->callback([o] { set_exit_code(check(*o)); });
 
   auto* a = fabric->add_subcommand(

@@ -121,10 +121,20 @@ class FabricCheckTest : public ::testing::Test {
 };
 
 TEST_F(FabricCheckTest, AgreesWithTheTablesOpenSmProgrammed) {
-  auto r = run({"check", "--json", "-q"});
+  auto r = run({"check", "--json", "-q", "--ports"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const json report = report_of(r.output);
   EXPECT_EQ(report["status"], "clean");
+  // --ports: what each port reported, e.g. node001's LID as the topology fixed it.
+  bool node001 = false;
+  for (const json& p : report["port_info"]) {
+    if (p["node"] != "node001 HCA-1") continue;
+    node001 = true;
+    EXPECT_EQ(p["lid"], fabric_->lid("node001"));
+    EXPECT_EQ(p["lmc"], 0);
+    EXPECT_EQ(p["vl_cap"], "VL0-7");  // ibsim's ports
+  }
+  EXPECT_TRUE(node001) << r.output;
   // 4 CAs + the SM's CA, 2 leaves and 2 spines: every active port's SL2VL and VLArb tables.
   EXPECT_GT(report["ports"].get<int>(), 10);
   EXPECT_GT(report["tables"].get<int>(), report["ports"].get<int>() * 3);

@@ -57,6 +57,10 @@ std::string sl2vl_text(const Sl2Vl& t);
 std::string vlarb_text(const VlArbTable& t);
 
 nlohmann::json to_json(const CheckReport& report);
+// What each port said of itself (LID, LMC, VLCap, OperationalVLs, VLHighLimit, VLArb
+// capabilities): `check --ports`.
+nlohmann::json ports_json(const FabricTables& fabric);
+std::vector<std::string> ports_lines(const FabricTables& fabric);
 // One line per finding, for people.
 std::vector<std::string> to_lines(const CheckReport& report);
 
