@@ -9,6 +9,7 @@
 
 #include <signal.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <thread>
@@ -244,6 +245,9 @@ TEST(FabricApplyBesideOpenSm, SurvivesHeavySweepsButNotALinkThatBounces) {
 }
 
 TEST_F(FabricCheckTest, ShareShowsEachSlsShareFromTheTablesReadAndDrawsIt) {
+  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
+    GTEST_SKIP() << "gnuplot is not installed (Debian: gnuplot-nox)";
+  }
   const std::string svg = fabric_->dir() + "/shares.svg";
   auto r = run({"share", "--json", "-q", "--svg", svg});
   ASSERT_EQ(r.exit_code, 0) << r.output;
