@@ -22,6 +22,7 @@
 #include <opensm/osm_version.h>
 
 #include "osm_check.h"
+#include "qos_apply_osm.h"
 #include "rdma-qos/opensm-plugin/plugin.h"
 
 typedef void (*rcv_fn)(void* context, void* data);
@@ -251,6 +252,7 @@ static void report(void* data, osm_epi_event_id_t event_id, void* event_data) {
   struct plugin* p = data;
 
   (void)event_data;
+  rdma_qos_qa_on_event(p->osm, event_id);
   switch (event_id) {
     case OSM_EVENT_ID_SUBNET_UP:
     case OSM_EVENT_ID_UCAST_ROUTING_DONE:

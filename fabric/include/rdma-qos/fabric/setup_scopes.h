@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
+// The policy's qos-setup section resolved against ports: which SL2VL and VLArb tables its scopes
+// give a port (first matching scope wins), or none (the port keeps its opensm.conf class
+// tables). Works from port descriptions alone, so the CLI (ports read over SMPs) and the OpenSM
+// plugin (OpenSM's subnet) share it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rdma-qos/fabric/tables.h"
+#include "rdma-qos/policy/diagnostic.h"
+#include "rdma-qos/policy/policy.h"
+
+namespace rdmaqos::fabric {
+
+// One SL2VL table: the output port it belongs to, the input port it maps for (0 on end ports
+// and for traffic a switch sends itself), and the ports linked to both.
+struct Sl2VlSite {
+  PortRef out;
+  std::optional<PortRef> out_peer;
+  uint8_t in = 0;
+  std::optional<PortRef> in_peer;
+};
+
+struct Sl2VlChoice {
+  Sl2Vl table{};  // missing entries of the scope's table are VL 0
+  policy::SourceLocation scope;
+};
+
+struct VlArbChoice {
+  VlArbTable high, low;
+  std::optional<uint8_t> high_limit;
+  policy::SourceLocation scope;
+  bool has_high = false, has_low = false;  // a scope may give one table only
+};
+
+class SetupScopes {
+ public:
+  // `sm_port_guid` resolves node-type SELF. Groups selected by pkey or partition are not
+  // resolved here (they need the ports' PKey tables): such a group selects only through its
+  // other selectors, with a warning in diagnostics().
+  SetupScopes(policy::Policy policy, uint64_t sm_port_guid);
+
+  bool empty() const;
+  std::optional<Sl2VlChoice> sl2vl(const Sl2VlSite& site) const;
+  std::optional<VlArbChoice> vlarb(const PortRef& port, const std::optional<PortRef>& peer) const;
+  bool in_group(const std::string& group, const PortRef& port) const;
+  const policy::Diagnostics& diagnostics() const { return diagnostics_; }
+  const policy::Policy& policy() const { return policy_; }
+
+ private:
+  bool in_any(const std::vector<std::string>& groups, const std::optional<PortRef>& port) const;
+
+  policy::Policy policy_;
+  uint64_t sm_port_guid_ = 0;
+  policy::Diagnostics diagnostics_;
+};
+
+}  // namespace rdmaqos::fabric

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
+/* The policy's qos-setup inside OpenSM. OpenSM programs SL2VL and VLArb tables itself on every
+ * heavy sweep (osm_qos.c), comparing each table with its cached copy and sending only what
+ * differs; it asks the routing engine's update_sl2vl / update_vlarb callbacks for the final
+ * table first. The plugin installs those callbacks (on engines that have none of their own), so
+ * OpenSM's own sweep writes the policy's tables: one writer, nothing to flap. This is the C
+ * boundary between that OpenSM side (C) and the scopes (C++); no exception crosses it. */
+#ifndef RDMA_QOS_OPENSM_PLUGIN_QOS_APPLY_H
+#define RDMA_QOS_OPENSM_PLUGIN_QOS_APPLY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rdma_qos_qa rdma_qos_qa;
+
+/* A port as the policy's groups see it. */
+struct rdma_qos_qa_port {
+  uint64_t node_guid, port_guid; /* host order; a switch: its GUID for every port */
+  uint8_t node_type;             /* 1 CA, 2 switch, 3 router */
+  uint8_t port;
+  const char* description; /* NodeDescription, NUL-terminated */
+};
+
+rdma_qos_qa* rdma_qos_qa_new(void);
+void rdma_qos_qa_free(rdma_qos_qa* qa);
+
+/* (Re)reads the policy the plugin uses: `options` is OpenSM's event_plugin_options (policy=,
+ * config=), `osm_policy_file` OpenSM's qos_policy_file. Returns 1 when qos-setup scopes are in
+ * force, 0 when there are none, -1 when the policy could not be used (the previous one stays);
+ * `msg` gets one line for the log. */
+int rdma_qos_qa_load(rdma_qos_qa* qa, const char* options, const char* osm_policy_file,
+                     uint64_t sm_port_guid, char* msg, size_t msg_len);
+
+/* The SL2VL table for (out, in) into `vl_by_sl` (16 entries) when a scope selects it: 1, else 0
+ * (the table OpenSM chose stays). Peers may be NULL. */
+int rdma_qos_qa_sl2vl(rdma_qos_qa* qa, const struct rdma_qos_qa_port* out,
+                      const struct rdma_qos_qa_port* out_peer, uint8_t in,
+                      const struct rdma_qos_qa_port* in_peer, uint8_t vl_by_sl[16]);
+
+/* Entries [first, first + n) of the port's high (`high` non-zero) or low VLArb table when a
+ * scope gives that table: 1, else 0. `high_limit` gets the scope's vl-high-limit, or -1. */
+int rdma_qos_qa_vlarb(rdma_qos_qa* qa, const struct rdma_qos_qa_port* port,
+                      const struct rdma_qos_qa_port* peer, int high, size_t first, size_t n,
+                      uint8_t* vl, uint8_t* weight, int* high_limit);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
+/* The OpenSM side of qos_apply.h: at the start of each heavy sweep, re-read the policy and make
+ * sure OpenSM's routing engines carry the plugin's update_sl2vl / update_vlarb callbacks. OpenSM
+ * then computes its per-class table, lets the callback replace it where a qos-setup scope selects
+ * the port, cuts it to the port, compares it with its cache and sends it only when it differs:
+ * the tables are written by OpenSM alone, at the same point of every sweep. */
+#include <opensm/osm_config.h> /* first: it sets the options that shape osm_opensm_t */
+
+#include <stdio.h>
+#include <string.h>
+
+#include <opensm/osm_event_plugin.h>
+#include <opensm/osm_log.h>
+#include <opensm/osm_node.h>
+#include <opensm/osm_opensm.h>
+#include <opensm/osm_port.h>
+
+#include "qos_apply.h"
+#include "qos_apply_osm.h"
+
+/* One OpenSM per process, one plugin instance in it: the callbacks carry the routing engine's
+ * context, not ours, so the state is the module's. */
+static rdma_qos_qa* g_qa;
+static int g_active; /* scopes in force */
+
+static void describe(struct rdma_qos_qa_port* out, osm_physp_t* p) {
+  osm_node_t* n = osm_physp_get_node_ptr(p);
+
+  out->node_guid = cl_ntoh64(osm_node_get_node_guid(n));
+  out->port_guid = cl_ntoh64(osm_physp_get_port_guid(p));
+  out->node_type = osm_node_get_type(n);
+  out->port = osm_physp_get_port_num(p);
+  out->description = n->print_desc ? n->print_desc : "";
+}
+
+/* The port linked to `p`, when there is one. */
+static int describe_peer(struct rdma_qos_qa_port* out, osm_physp_t* p) {
+  osm_physp_t* r;
+
+  if (!p) return 0;
+  r = osm_physp_get_remote(p); /* a switch's port 0 has none */
+  if (!r) return 0;
+  describe(out, r);
+  return 1;
+}
+
+static void hook_sl2vl(void* context, osm_physp_t* port, uint8_t in_port, uint8_t out_port,
+                       ib_slvl_table_t* t) {
+  struct rdma_qos_qa_port out, out_peer, in_peer;
+  osm_node_t* node;
+  osm_physp_t* in = NULL;
+  uint8_t vl[16];
+  int has_out_peer, has_in_peer = 0, i;
+
+  (void)context;
+  (void)out_port;
+  if (!g_active || !port) return;
+  describe(&out, port);
+  has_out_peer = describe_peer(&out_peer, port);
+  node = osm_physp_get_node_ptr(port);
+  if (in_port != 0 && osm_node_get_type(node) == IB_NODE_TYPE_SWITCH)
+    in = osm_node_get_physp_ptr(node, in_port);
+  if (in) has_in_peer = describe_peer(&in_peer, in);
+  if (!rdma_qos_qa_sl2vl(g_qa, &out, has_out_peer ? &out_peer : NULL, in_port,
+                         has_in_peer ? &in_peer : NULL, vl))
+    return;
+  for (i = 0; i < 8; i++)
+    t->raw_vl_by_sl[i] = (uint8_t)((vl[2 * i] & 0xF) << 4 | (vl[2 * i + 1] & 0xF));
+}
+
+static void hook_vlarb(void* context, osm_physp_t* port, uint8_t port_num, ib_vl_arb_table_t* block,
+                       unsigned block_length, unsigned block_num) {
+  struct rdma_qos_qa_port self, peer;
+  uint8_t vl[IB_NUM_VL_ARB_ELEMENTS_IN_BLOCK], weight[IB_NUM_VL_ARB_ELEMENTS_IN_BLOCK];
+  int has_peer, high_limit;
+  unsigned i;
+
+  (void)context;
+  (void)port_num;
+  if (!g_active || !port || block_length > IB_NUM_VL_ARB_ELEMENTS_IN_BLOCK) return;
+  describe(&self, port);
+  has_peer = describe_peer(&peer, port);
+  /* Blocks 0 and 1 are the low-priority table, 2 and 3 the high one (osm_qos.c). */
+  if (rdma_qos_qa_vlarb(g_qa, &self, has_peer ? &peer : NULL, block_num >= 2,
+                        (block_num % 2) * IB_NUM_VL_ARB_ELEMENTS_IN_BLOCK, block_length, vl, weight,
+                        &high_limit)) {
+    for (i = 0; i < block_length; i++) {
+      block->vl_entry[i].vl = vl[i];
+      block->vl_entry[i].weight = weight[i];
+    }
+  }
+  /* OpenSM set the class's limit just before; the link manager sends it with PortInfo. */
+  if (high_limit >= 0) port->vl_high_limit = (uint8_t)high_limit;
+}
+
+/* Engines with callbacks of their own (torus-2QoS, DFSSSP, LASH) keep them: their SL2VL tables
+ * avoid deadlocks, which a policy table must not undo. */
+static void install(osm_opensm_t* osm, struct osm_routing_engine* re) {
+  if (!re) return;
+  if (re->update_sl2vl == hook_sl2vl && re->update_vlarb == hook_vlarb) return;
+  if (re->update_sl2vl || re->update_vlarb) {
+    osm_log(&osm->log, OSM_LOG_ERROR,
+            "rdma-qos plugin: routing engine %s programs SL2VL/VLArb itself: qos-setup is not "
+            "applied while it routes\n",
+            re->name ? re->name : "?");
+    return;
+  }
+  re->update_sl2vl = hook_sl2vl;
+  re->update_vlarb = hook_vlarb;
+}
+
+void rdma_qos_qa_on_event(osm_opensm_t* osm, int event_id) {
+  char msg[512] = "";
+  struct osm_routing_engine* re;
+  int r;
+
+  if (event_id != OSM_EVENT_ID_HEAVY_SWEEP_START) return;
+  if (!g_qa) g_qa = rdma_qos_qa_new();
+  if (!g_qa) return;
+  r = rdma_qos_qa_load(g_qa, osm->subn.opt.event_plugin_options, osm->subn.opt.qos_policy_file,
+                       cl_ntoh64(osm->subn.sm_port_guid), msg, sizeof(msg));
+  if (msg[0])
+    osm_log(&osm->log, r < 0 ? OSM_LOG_ERROR : OSM_LOG_INFO, "rdma-qos plugin: %s\n", msg);
+  if (r >= 0) g_active = r;
+  if (!g_active) return;
+  if (!osm->subn.opt.qos && msg[0])
+    osm_log(&osm->log, OSM_LOG_ERROR,
+            "rdma-qos plugin: qos-setup needs OpenSM's qos option (-Q): OpenSM programs no "
+            "tables without it\n");
+  for (re = osm->routing_engine_list; re; re = re->next) install(osm, re);
+  install(osm, osm->default_routing_engine);
+}
