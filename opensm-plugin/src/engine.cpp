@@ -136,6 +136,28 @@ LoadResult Engine::load(std::shared_ptr<const sad::FabricModel> model,
   return out;
 }
 
+void Engine::remember(const sad::FabricModel& model, const Sources& sources, const LoadResult& r) {
+  ++compiles_;
+  if (!r.snapshot) return;
+  cache_.store({sources.policy_text, sources.partitions_text, model.policy_fabric()},
+               {r.snapshot->policy_fabric, r.snapshot->policy, r.snapshot->groups});
+}
+
+LoadResult Engine::load_cached(std::shared_ptr<const sad::FabricModel> model,
+                               const Sources& sources) {
+  if (const CompiledOutputs* kept =
+          cache_.find(sources.policy_text, sources.partitions_text, model->policy_fabric())) {
+    ++compiles_skipped_;
+    LoadResult out;
+    out.snapshot =
+        Snapshot{std::move(model), kept->policy_fabric, kept->policy, kept->groups, nullptr};
+    return out;
+  }
+  LoadResult r = load(model, sources);
+  remember(*model, sources, r);
+  return r;
+}
+
 void Engine::install(Snapshot s) {
   s.levels = counters_.bind_policy(s.policy.get());
   current_.store(std::make_shared<const Snapshot>(std::move(s)));
@@ -153,16 +175,17 @@ bool Engine::rebuild() {
   std::shared_ptr<const sad::FabricModel> model = std::move(built);
   last_model_ = model;
   // The files are read again at every new model, as OpenSM re-reads its QoS policy at every
-  // heavy sweep; when they have errors the last good ones answer on the new fabric.
+  // heavy sweep, but compiled again only when they or the fabric's nodes changed; when they
+  // have errors the last good ones answer on the new fabric.
   std::vector<std::string> diagnostics;
   std::optional<Sources> sources = read_sources(diagnostics);
   LoadResult r;
   if (sources) {
-    r = load(model, *sources);
+    r = load_cached(model, *sources);
     diagnostics.insert(diagnostics.end(), r.diagnostics.begin(), r.diagnostics.end());
   }
   const bool fresh_ok = r.snapshot.has_value();
-  if (!fresh_ok && last_good_) r = load(model, *last_good_);
+  if (!fresh_ok && last_good_) r = load_cached(model, *last_good_);
   if (!fresh_ok && !policy_error_logged_) {
     // Said once per failing policy, not at every sweep.
     for (const auto& d : diagnostics) log_(true, d);
@@ -205,7 +228,9 @@ nlohmann::json Engine::reload() {
   std::optional<Sources> sources = read_sources(diagnostics);
   LoadResult r;
   if (sources) {
+    // Compiled even when unchanged: whoever asks for a reload wants to see its diagnostics.
     r = load(last_model_, *sources);
+    remember(*last_model_, *sources, r);
     diagnostics.insert(diagnostics.end(), r.diagnostics.begin(), r.diagnostics.end());
   }
   for (const auto& d : diagnostics) {
@@ -241,6 +266,8 @@ nlohmann::json Engine::stats() const {
   j["policy"] = {{"file", path ? nlohmann::json(*path) : nlohmann::json(nullptr)},
                  {"rules", now && now->policy ? now->policy->rules().size() : 0},
                  {"reloads", reloads_.load()},
+                 {"compiles", compiles_.load()},
+                 {"compiles_skipped", compiles_skipped_.load()},
                  {"reload_failures", reload_failures_.load()}};
   j["fabric"] = {{"endpoints", now ? now->model->endpoints().size() : 0},
                  {"models", models_.load()},
@@ -274,6 +301,7 @@ Engine::Outcome Engine::answer(std::span<const uint8_t> bytes, uint16_t slid, co
       ++fallbacks_;
       return Outcome::kFallback;
     }
+    const auto received = std::chrono::steady_clock::now();
     counters_.request(mad->mad.method, mad->mad.attr_id);
     sad::CountingObserver observer(counters_, *now->levels);
     ctx.policy = now->policy.get();
@@ -283,6 +311,7 @@ Engine::Outcome Engine::answer(std::span<const uint8_t> bytes, uint16_t slid, co
     ctx.observer = &observer;
     auto response = sad::answer(ctx, *mad);
     if (!response) return Outcome::kDropped;
+    counters_.latency(std::chrono::steady_clock::now() - received);
     counters_.response(response->mad.status);
     std::vector<uint8_t> out = sad::encode_answer(std::move(*response), rmpp_, sa::kSaDataSize);
     send(out);
