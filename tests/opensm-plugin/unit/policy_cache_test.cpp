@@ -28,15 +28,16 @@ class PolicyCacheTest : public ::testing::Test {
   std::unique_ptr<Engine> engine() {
     Options o;
     o.policy = policy_path;
-    return std::make_unique<Engine>(o, OsmConfig{}, [](bool, const std::string&) {},
-                                    [this](FabricBuilder& b) {
-                                      testing::feed_tiny_subnet(b);
-                                      if (extra_node) {
-                                        int c = b.node(0xC0, 1, "host C", 1);
-                                        b.port(c, 1, testing::port_info(0xC1, 4, 1));
-                                      }
-                                      return true;
-                                    });
+    return std::make_unique<Engine>(
+        o, OsmConfig{}, [](bool, const std::string&) {},
+        [this](FabricBuilder& b) {
+          testing::feed_tiny_subnet(b);
+          if (extra_node) {
+            int c = b.node(0xC0, 1, "host C", 1);
+            b.port(c, 1, testing::port_info(0xC1, 4, 1));
+          }
+          return true;
+        });
   }
   static uint64_t compiles(const Engine& e) { return e.stats()["policy"]["compiles"]; }
   static uint64_t skipped(const Engine& e) { return e.stats()["policy"]["compiles_skipped"]; }
