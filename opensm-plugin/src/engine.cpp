@@ -3,8 +3,14 @@
 #include "rdma-qos/opensm-plugin/engine.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -64,6 +70,7 @@ void Engine::start() {
     if (server) {
       control_ = std::move(*server);
       log_(false, "control socket " + control_->path());
+      share_control_socket();
     } else {
       log_(true, "no control socket: " + server.error().message);
     }
@@ -322,8 +329,44 @@ Engine::Outcome Engine::answer(std::span<const uint8_t> bytes, uint16_t slid, co
   }
 }
 
+void Engine::share_control_socket() {
+  if (!options_.control_socket_group) return;
+  const std::string& name = *options_.control_socket_group;
+  std::vector<char> buf(16384);
+  group g{};
+  group* found = nullptr;
+  if (getgrnam_r(name.c_str(), &g, buf.data(), buf.size(), &found) != 0 || found == nullptr) {
+    log_(true, fmt::format("control socket: no group '{}': only root may use it", name));
+    return;
+  }
+  const std::string& path = control_->path();
+  if (chown(path.c_str(), static_cast<uid_t>(-1), found->gr_gid) != 0 ||
+      chmod(path.c_str(), 0660) != 0) {
+    log_(true, fmt::format("control socket {}: cannot give it to group {}: {}", path, name,
+                           std::strerror(errno)));
+    return;
+  }
+  log_(false, fmt::format("control socket {}: group {} may read the stats", path, name));
+}
+
+bool Engine::refused_to_group_member(int connection, const std::string& command) {
+  if (command != "reload" && command != "rediscover") return false;
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  if (getsockopt(connection, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
+      (cred.uid == 0 || cred.uid == geteuid()))
+    return false;
+  control_->reply(connection,
+                  {{"ok", false},
+                   {"message", fmt::format("{} needs root: the control socket's group may only "
+                                           "read the stats",
+                                           command)}});
+  return true;
+}
+
 void Engine::handle(int connection, const nlohmann::json& body) {
   const std::string command = body["command"].get<std::string>();
+  if (refused_to_group_member(connection, command)) return;
   if (command == "reload") {
     control_->reply(connection, reload());
   } else if (command == "stats") {

@@ -6,7 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <grp.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <thread>
@@ -186,6 +188,21 @@ TEST(PluginInOpenSm, StatsInPrometheusFormatPassPromtool) {
   if (std::system("command -v promtool >/dev/null") != 0) GTEST_SKIP() << "no promtool";
   std::ofstream(file) << prom.output;
   EXPECT_EQ(std::system(("promtool check metrics < " + file).c_str()), 0) << prom.output;
+}
+
+// control-socket-group=NAME: the socket is given to the group with mode 0660, so a monitoring
+// user in it reads the stats without root (reload and rediscover stay root's).
+TEST(PluginInOpenSm, AControlSocketGroupMayReadTheSocket) {
+  const group* daemon_group = getgrnam("daemon");
+  ASSERT_NE(daemon_group, nullptr);
+  const gid_t gid = daemon_group->gr_gid;
+  auto o = plugin_fabric_options("control-socket-group=daemon");
+  IbFabric f(o);
+  ASSERT_TRUE(wait_for_log(f, "group daemon may read the stats")) << f.opensm_log();
+  struct stat st {};
+  ASSERT_EQ(::stat((f.dir() + "/plugin.sock").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0660u);
+  EXPECT_EQ(st.st_gid, gid);
 }
 
 }  // namespace

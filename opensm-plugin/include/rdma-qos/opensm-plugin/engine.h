@@ -98,6 +98,11 @@ class Engine {
  private:
   void run();
   void handle(int connection, const nlohmann::json& body);
+  // Gives the control socket to options_.control_socket_group (mode 0660); logs why not.
+  void share_control_socket();
+  // True (and replies) when `command` changes state and the peer is neither root nor OpenSM's
+  // user: the socket's group may only read the stats.
+  bool refused_to_group_member(int connection, const std::string& command);
   void install(Snapshot s);
   // load(), or the kept compilation when the files and the fabric's nodes are unchanged.
   LoadResult load_cached(std::shared_ptr<const sad::FabricModel> model, const Sources& sources);
