@@ -3,16 +3,19 @@
 // fabric, in one run: OpenSM's SA enforcing a policy, rdma-qos-sad enforcing the same policy
 // at the SM's port once OpenSM has configured the fabric and stopped, sa-null-responder
 // (a canned record: the transport limit), and OpenSM with the rdma-qos OpenSM plugin (the policy
-// given to the plugin only, on a fabric of its own). Policies of several sizes are generated with a
-// mix of Service-ID, QoS-Class and port-group rules; the queries carry the Service-ID of the last
-// rule, so OpenSM's first-match scan reads every rule. One client (sa-client-bench at node001),
-// windows 1 and 16, the best of a few rounds each. Prints a table (or JSON) with the ratios
-// ours/null and ours/OpenSM.
+// given to the plugin only, on a fabric of its own, measured in rounds taking turns with OpenSM
+// alone). Policies of several sizes are generated with a mix of Service-ID, QoS-Class and
+// port-group rules; the queries carry the Service-ID of the last rule, so OpenSM's first-match
+// scan reads every rule. One client (sa-client-bench at node001), windows 1 and 16, the best of a
+// few rounds each. With --flap, a spine uplink is taken down and up through ibsim's console all
+// through the OpenSM and plugin rounds, so OpenSM runs heavy sweeps while it answers. Prints a
+// table (or JSON) with the ratios ours/null and ours/OpenSM.
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -110,6 +113,61 @@ struct Options {
   std::string sad, null_responder, client;
   std::string plugin_dir;  // the directory of librdma-qos-opensm.so; empty: no plugin column
   std::string client_node = "node001";
+  int flap_ms =
+      0;  // > 0: leaf01's first uplink goes down and up every flap_ms during OpenSM rounds
+};
+
+// Flaps leaf01's uplink to spine01 through ibsim's console while alive: each change sends trap
+// 128, and OpenSM runs a heavy sweep (discovery, LIDs, routing) that holds its lock. The CAs stay
+// reachable through spine02, so every query still has an answer. Counts OpenSM's sweeps (its
+// "SUBNET UP" lines) while it ran.
+class Flapper {
+ public:
+  Flapper(const IbFabric& fabric, int period_ms) : fabric_(fabric) {
+    if (period_ms <= 0) return;
+    sweeps_before_ = sweeps();
+    thread_ = std::thread([this, period_ms] {
+      const int uplink = 2 + 4;  // make_fat_tree({}): ports 2..5 CAs, then one per spine
+      bool down = false;
+      int before = 0;
+      while (!stop_) {
+        before = sweeps();
+        fabric_.ibsim_command(fmt::format("{} \"leaf01\"[{}]", down ? "ReLink" : "Unlink", uplink));
+        down = !down;
+        std::this_thread::sleep_for(std::chrono::milliseconds(period_ms));
+      }
+      // Up again, and swept after the last change, so the fabric is whole for what runs next.
+      if (down) {
+        before = sweeps();
+        fabric_.ibsim_command(fmt::format("ReLink \"leaf01\"[{}]", uplink));
+      }
+      for (int i = 0; i < 200 && sweeps() == before; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      std::this_thread::sleep_for(std::chrono::seconds(1));  // the sweep's last SMPs
+    });
+  }
+  ~Flapper() { stop(); }
+  // Stops flapping; the heavy sweeps OpenSM finished meanwhile.
+  int stop() {
+    if (!thread_.joinable()) return 0;
+    stop_ = true;
+    thread_.join();
+    return sweeps() - sweeps_before_;
+  }
+
+ private:
+  int sweeps() const {
+    const std::string log = fabric_.opensm_log();
+    int n = 0;
+    for (size_t at = log.find("SUBNET UP"); at != std::string::npos;
+         at = log.find("SUBNET UP", at + 1))
+      ++n;
+    return n;
+  }
+  const IbFabric& fabric_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  int sweeps_before_ = 0;
 };
 
 // sa-client-bench at the client node against whatever answers at the SM LID.
@@ -174,6 +232,7 @@ std::unique_ptr<IbFabric> start_plugin_fabric(const Options& o, const std::strin
       "force_log_flush TRUE\nevent_plugin_name rdma-qos-opensm\n"
       "event_plugin_options policy=@DIR@/plugin-policy.conf control-socket=@DIR@/plugin.sock\n";
   fo.opensm_env["LD_LIBRARY_PATH"] = o.plugin_dir;
+  fo.ibsim_console = o.flap_ms > 0;
   fo.start_timeout = std::chrono::minutes(30);
   auto start = Clock::now();
   auto fabric = std::make_unique<IbFabric>(fo);
@@ -221,6 +280,10 @@ int main(int argc, char** argv) {
   app.add_option("--client", o.client, "sa-client-bench")->required();
   app.add_option("--plugin-dir", o.plugin_dir,
                  "directory of librdma-qos-opensm.so: adds OpenSM with the plugin");
+  app.add_option("--flap", o.flap_ms,
+                 "take a spine uplink down and up every N ms through ibsim's console during the "
+                 "OpenSM and plugin rounds (OpenSM sweeps while it answers); 0: no flapping")
+      ->capture_default_str();
   app.add_flag("--json", as_json, "print JSON lines instead of the table");
   CLI11_PARSE(app, argc, argv);
 
@@ -236,6 +299,7 @@ int main(int argc, char** argv) {
       const std::string policy = make_policy(rules, fo.topology);
       const bool with_opensm = rules <= o.opensm_max_rules;
       if (with_opensm) fo.policy = policy;
+      fo.ibsim_console = o.flap_ms > 0;
       fo.start_timeout = std::chrono::minutes(30);
       std::cerr << fmt::format("{} rules: starting ibsim and OpenSM{} ...\n", rules,
                                with_opensm ? " with the policy" : " without a policy");
@@ -254,18 +318,47 @@ int main(int argc, char** argv) {
           b.failed = failed;
         }
       };
+      // OpenSM with the plugin runs on a fabric of its own from the start, so its rounds take
+      // turns with OpenSM alone's: both see the same load from the rest of the machine.
+      std::map<int, Measure> plugin;
+      double plugin_start = 0;
+      std::unique_ptr<IbFabric> pf;
+      if (!o.plugin_dir.empty()) {
+        pf = start_plugin_fabric(o, policy, &plugin_start);
+        std::cerr << fmt::format("  OpenSM + plugin answering in {:.1f} s\n", plugin_start);
+      }
+      int opensm_sweeps = 0, plugin_sweeps = 0;
+      auto plugin_round = [&] {
+        Flapper flap(*pf, o.flap_ms);
+        keep_best(plugin, measure(*pf, o, o.queries, sid));
+        plugin_sweeps += flap.stop();
+      };
       if (with_opensm) {
         int q = std::max(o.opensm_min_queries, static_cast<int>(static_cast<long long>(o.queries) *
                                                                 2000 / std::max(rules, 2000)));
-        std::cerr << fmt::format("  OpenSM: {} queries per window, {} rounds\n", q, o.rounds);
-        for (int r = 0; r < o.rounds; ++r) keep_best(opensm, measure(fabric, o, q, sid));
+        std::cerr << fmt::format("  OpenSM{}: {} queries per window, {} rounds\n",
+                                 pf ? " and OpenSM + plugin in turns" : "", q, o.rounds);
+        for (int r = 0; r < o.rounds; ++r) {
+          {
+            Flapper flap(fabric, o.flap_ms);
+            keep_best(opensm, measure(fabric, o, q, sid));
+            opensm_sweeps += flap.stop();
+          }
+          if (pf) plugin_round();
+        }
+      } else if (pf) {
+        for (int r = 0; r < o.rounds; ++r) plugin_round();
       }
+      pf.reset();
       fabric.stop_sm();
 
       std::string policy_path = fabric.dir() + "/bench-policy.conf";
       std::ofstream(policy_path) << policy;
       double sad_start = 0, null_start = 0;
-      for (int r = 0; r < o.rounds; ++r) {
+      // Not while flapping: the link changes are OpenSM's to sweep, and with OpenSM stopped
+      // rdma-qos-sad would answer for a fabric no SM keeps.
+      const int sad_rounds = o.flap_ms > 0 ? 0 : o.rounds;
+      for (int r = 0; r < sad_rounds; ++r) {
         {
           auto sad = start_sa(fabric, {o.sad, "--foreground", "--policy", policy_path}, "sad.log",
                               &sad_start);
@@ -282,35 +375,31 @@ int main(int argc, char** argv) {
           nr->stop();
         }
       }
-      std::map<int, Measure> plugin;
-      double plugin_start = 0;
-      if (!o.plugin_dir.empty()) {
-        auto pf = start_plugin_fabric(o, policy, &plugin_start);
-        std::cerr << fmt::format("  OpenSM + plugin answering in {:.1f} s, {} rounds\n",
-                                 plugin_start, o.rounds);
-        for (int r = 0; r < o.rounds; ++r) keep_best(plugin, measure(*pf, o, o.queries, sid));
-      }
       for (int w : o.windows) {
         json row = {{"rules", rules},
                     {"window", w},
-                    {"ours_qps", ours[w].qps},
-                    {"null_qps", null[w].qps},
-                    {"ours_over_null", ours[w].qps / null[w].qps},
                     {"failed", ours[w].failed + null[w].failed},
-                    {"ours_failed", ours[w].failed},
-                    {"null_failed", null[w].failed},
                     {"sad_start_s", sad_start},
                     {"opensm_start_s", opensm_start}};
+        if (sad_rounds > 0) {
+          row["ours_qps"] = ours[w].qps;
+          row["null_qps"] = null[w].qps;
+          row["ours_over_null"] = ours[w].qps / null[w].qps;
+          row["ours_failed"] = ours[w].failed;
+          row["null_failed"] = null[w].failed;
+        }
         if (with_opensm) {
           row["opensm_qps"] = opensm[w].qps;
-          row["ours_over_opensm"] = ours[w].qps / opensm[w].qps;
+          if (sad_rounds > 0) row["ours_over_opensm"] = ours[w].qps / opensm[w].qps;
           row["opensm_failed"] = opensm[w].failed;
+          if (o.flap_ms > 0) row["opensm_sweeps"] = opensm_sweeps;
           row["failed"] = row["failed"].get<size_t>() + opensm[w].failed;
         }
         if (!o.plugin_dir.empty()) {
           row["plugin_qps"] = plugin[w].qps;
-          row["plugin_over_null"] = plugin[w].qps / null[w].qps;
+          if (sad_rounds > 0) row["plugin_over_null"] = plugin[w].qps / null[w].qps;
           row["plugin_failed"] = plugin[w].failed;
+          if (o.flap_ms > 0) row["plugin_sweeps"] = plugin_sweeps;
           row["plugin_start_s"] = plugin_start;
           row["failed"] = row["failed"].get<size_t>() + plugin[w].failed;
           if (with_opensm) row["plugin_over_opensm"] = plugin[w].qps / opensm[w].qps;
@@ -330,19 +419,21 @@ int main(int argc, char** argv) {
       return r[k].get<double>();
     };
     std::cout << fmt::format(
-        "| {:>7} | {:>6} | {:>10} | {:>12} | {:>8} | {:>13} | {:>9} | {:>11} | {:>12} | {:>6} |\n",
+        "| {:>7} | {:>6} | {:>10} | {:>12} | {:>8} | {:>13} | {:>9} | {:>11} | {:>11} | {:>13} "
+        "| {:>6} |\n",
         "rules", "window", "OpenSM q/s", "rdma-qos-sad", "null q/s", "OpenSM+plugin", "ours/null",
-        "ours/OpenSM", "plugin/null", "failed");
+        "ours/OpenSM", "plugin/null", "plugin/OpenSM", "failed");
     std::cout << "|--------:|-------:|-----------:|-------------:|---------:|--------------:|"
-                 "----------:|------------:|-------------:|-------:|\n";
+                 "----------:|------------:|------------:|--------------:|-------:|\n";
     for (const json& r : rows) {
       std::cout << fmt::format(
-          "| {:>7} | {:>6} | {:>10} | {:>12.0f} | {:>8.0f} | {:>13} | {:>9} | {:>11} | {:>12} | "
-          "{:>6} |\n",
+          "| {:>7} | {:>6} | {:>10} | {:>12} | {:>8} | {:>13} | {:>9} | {:>11} | {:>11} | "
+          "{:>13} | {:>6} |\n",
           r["rules"].get<int>(), r["window"].get<int>(), cell(get(r, "opensm_qps")),
-          r["ours_qps"].get<double>(), r["null_qps"].get<double>(), cell(get(r, "plugin_qps")),
+          cell(get(r, "ours_qps")), cell(get(r, "null_qps")), cell(get(r, "plugin_qps")),
           cell(get(r, "ours_over_null"), "{:.2f}"), cell(get(r, "ours_over_opensm"), "{:.1f}x"),
-          cell(get(r, "plugin_over_null"), "{:.2f}"), r["failed"].get<size_t>());
+          cell(get(r, "plugin_over_null"), "{:.2f}"), cell(get(r, "plugin_over_opensm"), "{:.2f}x"),
+          r["failed"].get<size_t>());
     }
     std::cout << "\nstart-up (s): ";
     for (const json& r : rows)
@@ -354,6 +445,15 @@ int main(int argc, char** argv) {
                 ? fmt::format(", OpenSM+plugin {:.1f}", r["plugin_start_s"].get<double>())
                 : std::string());
     std::cout << "\n";
+    if (o.flap_ms > 0) {
+      std::cout << "heavy sweeps during the measured rounds (uplink flapped every " << o.flap_ms
+                << " ms): ";
+      for (const json& r : rows)
+        if (r["window"] == o.windows.front())
+          std::cout << fmt::format("{} rules: OpenSM {}, OpenSM+plugin {}; ", r["rules"].get<int>(),
+                                   r.value("opensm_sweeps", 0), r.value("plugin_sweeps", 0));
+      std::cout << "\n";
+    }
   }
   return failures == 0 ? 0 : 1;
 }

@@ -3,8 +3,14 @@
 #include "rdma-qos/opensm-plugin/engine.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -64,6 +70,7 @@ void Engine::start() {
     if (server) {
       control_ = std::move(*server);
       log_(false, "control socket " + control_->path());
+      share_control_socket();
     } else {
       log_(true, "no control socket: " + server.error().message);
     }
@@ -136,6 +143,28 @@ LoadResult Engine::load(std::shared_ptr<const sad::FabricModel> model,
   return out;
 }
 
+void Engine::remember(const sad::FabricModel& model, const Sources& sources, const LoadResult& r) {
+  ++compiles_;
+  if (!r.snapshot) return;
+  cache_.store({sources.policy_text, sources.partitions_text, model.policy_fabric()},
+               {r.snapshot->policy_fabric, r.snapshot->policy, r.snapshot->groups});
+}
+
+LoadResult Engine::load_cached(std::shared_ptr<const sad::FabricModel> model,
+                               const Sources& sources) {
+  if (const CompiledOutputs* kept =
+          cache_.find(sources.policy_text, sources.partitions_text, model->policy_fabric())) {
+    ++compiles_skipped_;
+    LoadResult out;
+    out.snapshot =
+        Snapshot{std::move(model), kept->policy_fabric, kept->policy, kept->groups, nullptr};
+    return out;
+  }
+  LoadResult r = load(model, sources);
+  remember(*model, sources, r);
+  return r;
+}
+
 void Engine::install(Snapshot s) {
   s.levels = counters_.bind_policy(s.policy.get());
   current_.store(std::make_shared<const Snapshot>(std::move(s)));
@@ -153,16 +182,17 @@ bool Engine::rebuild() {
   std::shared_ptr<const sad::FabricModel> model = std::move(built);
   last_model_ = model;
   // The files are read again at every new model, as OpenSM re-reads its QoS policy at every
-  // heavy sweep; when they have errors the last good ones answer on the new fabric.
+  // heavy sweep, but compiled again only when they or the fabric's nodes changed; when they
+  // have errors the last good ones answer on the new fabric.
   std::vector<std::string> diagnostics;
   std::optional<Sources> sources = read_sources(diagnostics);
   LoadResult r;
   if (sources) {
-    r = load(model, *sources);
+    r = load_cached(model, *sources);
     diagnostics.insert(diagnostics.end(), r.diagnostics.begin(), r.diagnostics.end());
   }
   const bool fresh_ok = r.snapshot.has_value();
-  if (!fresh_ok && last_good_) r = load(model, *last_good_);
+  if (!fresh_ok && last_good_) r = load_cached(model, *last_good_);
   if (!fresh_ok && !policy_error_logged_) {
     // Said once per failing policy, not at every sweep.
     for (const auto& d : diagnostics) log_(true, d);
@@ -205,7 +235,9 @@ nlohmann::json Engine::reload() {
   std::optional<Sources> sources = read_sources(diagnostics);
   LoadResult r;
   if (sources) {
+    // Compiled even when unchanged: whoever asks for a reload wants to see its diagnostics.
     r = load(last_model_, *sources);
+    remember(*last_model_, *sources, r);
     diagnostics.insert(diagnostics.end(), r.diagnostics.begin(), r.diagnostics.end());
   }
   for (const auto& d : diagnostics) {
@@ -241,6 +273,8 @@ nlohmann::json Engine::stats() const {
   j["policy"] = {{"file", path ? nlohmann::json(*path) : nlohmann::json(nullptr)},
                  {"rules", now && now->policy ? now->policy->rules().size() : 0},
                  {"reloads", reloads_.load()},
+                 {"compiles", compiles_.load()},
+                 {"compiles_skipped", compiles_skipped_.load()},
                  {"reload_failures", reload_failures_.load()}};
   j["fabric"] = {{"endpoints", now ? now->model->endpoints().size() : 0},
                  {"models", models_.load()},
@@ -274,6 +308,7 @@ Engine::Outcome Engine::answer(std::span<const uint8_t> bytes, uint16_t slid, co
       ++fallbacks_;
       return Outcome::kFallback;
     }
+    const auto received = std::chrono::steady_clock::now();
     counters_.request(mad->mad.method, mad->mad.attr_id);
     sad::CountingObserver observer(counters_, *now->levels);
     ctx.policy = now->policy.get();
@@ -283,6 +318,7 @@ Engine::Outcome Engine::answer(std::span<const uint8_t> bytes, uint16_t slid, co
     ctx.observer = &observer;
     auto response = sad::answer(ctx, *mad);
     if (!response) return Outcome::kDropped;
+    counters_.latency(std::chrono::steady_clock::now() - received);
     counters_.response(response->mad.status);
     std::vector<uint8_t> out = sad::encode_answer(std::move(*response), rmpp_, sa::kSaDataSize);
     send(out);
@@ -293,8 +329,44 @@ Engine::Outcome Engine::answer(std::span<const uint8_t> bytes, uint16_t slid, co
   }
 }
 
+void Engine::share_control_socket() {
+  if (!options_.control_socket_group) return;
+  const std::string& name = *options_.control_socket_group;
+  std::vector<char> buf(16384);
+  group g{};
+  group* found = nullptr;
+  if (getgrnam_r(name.c_str(), &g, buf.data(), buf.size(), &found) != 0 || found == nullptr) {
+    log_(true, fmt::format("control socket: no group '{}': only root may use it", name));
+    return;
+  }
+  const std::string& path = control_->path();
+  if (chown(path.c_str(), static_cast<uid_t>(-1), found->gr_gid) != 0 ||
+      chmod(path.c_str(), 0660) != 0) {
+    log_(true, fmt::format("control socket {}: cannot give it to group {}: {}", path, name,
+                           std::strerror(errno)));
+    return;
+  }
+  log_(false, fmt::format("control socket {}: group {} may read the stats", path, name));
+}
+
+bool Engine::refused_to_group_member(int connection, const std::string& command) {
+  if (command != "reload" && command != "rediscover") return false;
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  if (getsockopt(connection, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
+      (cred.uid == 0 || cred.uid == geteuid()))
+    return false;
+  control_->reply(connection,
+                  {{"ok", false},
+                   {"message", fmt::format("{} needs root: the control socket's group may only "
+                                           "read the stats",
+                                           command)}});
+  return true;
+}
+
 void Engine::handle(int connection, const nlohmann::json& body) {
   const std::string command = body["command"].get<std::string>();
+  if (refused_to_group_member(connection, command)) return;
   if (command == "reload") {
     control_->reply(connection, reload());
   } else if (command == "stats") {

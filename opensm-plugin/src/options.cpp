@@ -51,8 +51,9 @@ void read_config_file(const std::string& path, OptionsResult& into, int depth) {
       into.errors.push_back(fmt::format("{}:{}: expected 'key value'", path, line_no));
     } else if (!apply(key, value, into, depth + 1)) {
       into.errors.push_back(
-          fmt::format("{}:{}: unknown key '{}' (policy, partitions, control-socket, config)", path,
-                      line_no, key));
+          fmt::format("{}:{}: unknown key '{}' (policy, partitions, control-socket, "
+                      "control-socket-group, config)",
+                      path, line_no, key));
     }
   }
 }
@@ -68,6 +69,8 @@ bool apply(std::string_view key, std::string_view value, OptionsResult& into, in
     o.partitions = std::string(value);
   } else if (k == "control-socket") {
     o.control_socket = value == "none" ? std::string() : std::string(value);
+  } else if (k == "control-socket-group") {
+    o.control_socket_group = std::string(value);
   } else if (k == "config") {
     read_config_file(std::string(value), into, depth);
   } else {
@@ -91,9 +94,10 @@ OptionsResult parse_options(std::string_view text) {
     }
     if (!apply(std::string_view(word).substr(0, eq), std::string_view(word).substr(eq + 1), out,
                0)) {
-      out.errors.push_back(fmt::format(
-          "event_plugin_options: unknown key '{}' (policy, partitions, control-socket, config)",
-          word.substr(0, eq)));
+      out.errors.push_back(
+          fmt::format("event_plugin_options: unknown key '{}' (policy, partitions, control-socket, "
+                      "control-socket-group, config)",
+                      word.substr(0, eq)));
     }
   }
   return out;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-# dpkg-buildpackage builds the five packages from debian/, lintian reports no error, and each
+# dpkg-buildpackage builds the six packages from debian/, lintian reports no error, and each
 # package holds what an administrator expects of it.
 set -euo pipefail
 src=$1
@@ -26,6 +26,17 @@ has librdmacm-qos-dev /usr/include/rdma-qos/rdmacm-qos/rdma_qos.h \
     "/usr/lib/$multiarch/pkgconfig/librdmacm-qos.pc" /usr/share/man/man3/rdma_qos.3.gz
 has rdma-qos-preload /usr/bin/rdma-qos-run "/usr/lib/$multiarch/rdma-qos/librdmaqos-preload.so" \
     /usr/share/man/man8/rdma-qos-run.8.gz
+# The OpenSM plugin: where OpenSM's dlopen("librdma-qos-opensm.so") finds it (a directory of the
+# loader's own search path, not one added to it), tied to the OpenSM release it was built for.
+has rdma-qos-opensm-plugin "/usr/lib/$multiarch/librdma-qos-opensm.so" \
+    /usr/share/man/man8/rdma-qos-opensm.8.gz
+ld_so=$(readlink -f /lib64/ld-linux-x86-64.so.2 2>/dev/null || ls /lib/$multiarch/ld-linux*.so.* | head -1)
+"$ld_so" --help | sed -n '/system search path/,$p' | grep -q "^ */usr/lib/$multiarch " ||
+    fail "/usr/lib/$multiarch is not on the loader's system search path"
+opensm_upstream=$(dpkg-query -W -f='${source:Upstream-Version}' libopensm-dev)
+depends=$(dpkg-deb -f "$(ls "$out"/rdma-qos-opensm-plugin_*.deb)" Depends)
+grep -qF "opensm (>= $opensm_upstream), opensm (<< $opensm_upstream.~)" <<<"$depends" ||
+    fail "plugin Depends: $depends"
 # The shared library's package carries its symbols file; the units run the notify type.
 dpkg-deb -I "$(ls "$out"/librdmacm-qos1_*.deb)" symbols | grep -q '^ rdma_qos_query@RDMA_QOS_1.0' ||
     fail "no symbols control file"

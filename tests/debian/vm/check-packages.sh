@@ -30,6 +30,10 @@ case $scenario in
         grep -q "bad-policy.conf:2:3: error: qos-level 'DEFAULT' has no 'sl'" "$d/journal-err" ||
             fail "the diagnostic is not in the journal at priority err"
         ;;
+    plugin_found_by_the_loader)
+        grep -qx 'install ok installed' "$d/status" || fail "rdma-qos-opensm-plugin is not installed"
+        grep -qx 'dlopen ok' "$d/dlopen" || fail "dlopen(\"librdma-qos-opensm.so\") failed"
+        ;;
     *) fail "unknown scenario" ;;
 esac
 echo PASS

@@ -6,7 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <grp.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <thread>
@@ -131,6 +133,76 @@ TEST(PluginInOpenSm, ThePolicyIsReadAgainWhenOpenSmRereadsItsConfiguration) {
     sl = path_sl(f);
   }
   EXPECT_EQ(sl, 7) << f.opensm_log();
+}
+
+// A sweep's new model with the policy file unchanged keeps the compiled policy (a 100k-rule
+// policy takes seconds to compile); a changed file is compiled at the next model.
+TEST(PluginInOpenSm, ANewModelCompilesThePolicyOnlyWhenTheFileChanged) {
+  auto o = plugin_fabric_options("policy=@DIR@/plugin-policy.conf");
+  o.files["plugin-policy.conf"] = kSl5Policy;
+  IbFabric f(o);
+  ASSERT_TRUE(wait_for_log(f, kAnswering)) << f.opensm_log();
+  nlohmann::json before = control(f, "stats");
+  ASSERT_TRUE(before.is_object());
+  const int compiled = before["policy"]["compiles"].get<int>();
+  const int kept = before["policy"]["compiles_skipped"].get<int>();
+
+  ASSERT_EQ(control(f, "rediscover")["ok"], true);
+  nlohmann::json after = control(f, "stats");
+  EXPECT_EQ(after["policy"]["compiles"].get<int>(), compiled) << after.dump();
+  EXPECT_EQ(after["policy"]["compiles_skipped"].get<int>(), kept + 1) << after.dump();
+
+  std::ofstream(f.dir() + "/plugin-policy.conf")
+      << "qos-levels\nqos-level\nname: DEFAULT\nsl: 7\nend-qos-level\nend-qos-levels\n";
+  ASSERT_EQ(control(f, "rediscover")["ok"], true);
+  after = control(f, "stats");
+  EXPECT_EQ(after["policy"]["compiles"].get<int>(), compiled + 1) << after.dump();
+  EXPECT_EQ(path_sl(f), 7);
+}
+
+// `rdma-qos opensm-plugin stats --format prometheus`: rdma-qos-sad's families under the plugin's
+// prefix, from a live plugin that answered; promtool accepts it where it is installed.
+TEST(PluginInOpenSm, StatsInPrometheusFormatPassPromtool) {
+  auto o = plugin_fabric_options("policy=@DIR@/plugin-policy.conf");
+  o.files["plugin-policy.conf"] = kSl5Policy;
+  IbFabric f(o);
+  ASSERT_TRUE(wait_for_log(f, kAnswering)) << f.opensm_log();
+  ASSERT_EQ(path_sl(f), 5);
+  const std::string file = f.dir() + "/plugin.prom";
+  testbed::ProcessOptions p;
+  p.argv = {RDMA_QOS_CLI, "opensm-plugin",         "stats", "--format", "prometheus",
+            "--socket",   f.dir() + "/plugin.sock"};
+  auto prom = testbed::run(p, std::chrono::seconds(20));
+  ASSERT_EQ(prom.exit_code, 0) << prom.output;
+  for (const char* line : {
+           "# TYPE rdma_qos_opensm_plugin_requests_total counter\n",
+           "rdma_qos_opensm_plugin_requests_total{method=\"GetTable\",attribute=\"PathRecord\"} ",
+           "rdma_qos_opensm_plugin_responses_total{status=\"SUCCESS\"} ",
+           "rdma_qos_opensm_plugin_pairs_total{level=\"",
+           "\",result=\"record\"} ",
+           "# TYPE rdma_qos_opensm_plugin_answer_duration_seconds histogram\n",
+           "rdma_qos_opensm_plugin_answer_duration_seconds_bucket{le=\"+Inf\"} ",
+           "rdma_qos_opensm_plugin_answering 1\n",
+       })
+    EXPECT_NE(prom.output.find(line), std::string::npos) << line << " in\n" << prom.output;
+  if (std::system("command -v promtool >/dev/null") != 0) GTEST_SKIP() << "no promtool";
+  std::ofstream(file) << prom.output;
+  EXPECT_EQ(std::system(("promtool check metrics < " + file).c_str()), 0) << prom.output;
+}
+
+// control-socket-group=NAME: the socket is given to the group with mode 0660, so a monitoring
+// user in it reads the stats without root (reload and rediscover stay root's).
+TEST(PluginInOpenSm, AControlSocketGroupMayReadTheSocket) {
+  const group* daemon_group = getgrnam("daemon");
+  ASSERT_NE(daemon_group, nullptr);
+  const gid_t gid = daemon_group->gr_gid;
+  auto o = plugin_fabric_options("control-socket-group=daemon");
+  IbFabric f(o);
+  ASSERT_TRUE(wait_for_log(f, "group daemon may read the stats")) << f.opensm_log();
+  struct stat st {};
+  ASSERT_EQ(::stat((f.dir() + "/plugin.sock").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0660u);
+  EXPECT_EQ(st.st_gid, gid);
 }
 
 }  // namespace

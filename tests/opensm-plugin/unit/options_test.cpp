@@ -38,8 +38,15 @@ TEST(PluginOptions, UnknownKeysAndBareWordsAreErrors) {
   ASSERT_EQ(r.errors.size(), 2u);
   EXPECT_EQ(r.errors[0],
             "event_plugin_options: unknown key 'polcy' (policy, partitions, control-socket, "
-            "config)");
+            "control-socket-group, config)");
   EXPECT_EQ(r.errors[1], "event_plugin_options: 'bare' is not key=value");
+}
+
+TEST(PluginOptions, AControlSocketGroupLetsMonitoringRead) {
+  OptionsResult r = parse_options("control_socket_group=rdma-qos-monitor");
+  ASSERT_TRUE(r.errors.empty());
+  EXPECT_EQ(r.options.control_socket_group, "rdma-qos-monitor");
+  EXPECT_FALSE(parse_options("").options.control_socket_group.has_value());
 }
 
 TEST(PluginOptions, AConfigFileIsReadInPlaceAndLaterWordsOverrideIt) {
@@ -59,8 +66,9 @@ TEST(PluginOptions, ConfigFileErrorsNameFileAndLine) {
   std::ofstream(path) << "policy /a.conf\nsocket /x\npartitions\n";
   OptionsResult r = parse_options("config=" + path);
   ASSERT_EQ(r.errors.size(), 2u);
-  EXPECT_EQ(r.errors[0],
-            path + ":2: unknown key 'socket' (policy, partitions, control-socket, config)");
+  EXPECT_EQ(r.errors[0], path +
+                             ":2: unknown key 'socket' (policy, partitions, control-socket, "
+                             "control-socket-group, config)");
   EXPECT_EQ(r.errors[1], path + ":3: expected 'key value'");
   std::remove(path.c_str());
 }

@@ -21,6 +21,7 @@
 
 #include "rdma-qos/opensm-plugin/fabric_builder.h"
 #include "rdma-qos/opensm-plugin/options.h"
+#include "rdma-qos/opensm-plugin/policy_cache.h"
 #include "rdma-qos/policy/compiled_policy.h"
 #include "rdma-qos/sa-responder/counters.h"
 #include "rdma-qos/sa-responder/fabric_model.h"
@@ -97,7 +98,16 @@ class Engine {
  private:
   void run();
   void handle(int connection, const nlohmann::json& body);
+  // Gives the control socket to options_.control_socket_group (mode 0660); logs why not.
+  void share_control_socket();
+  // True (and replies) when `command` changes state and the peer is neither root nor OpenSM's
+  // user: the socket's group may only read the stats.
+  bool refused_to_group_member(int connection, const std::string& command);
   void install(Snapshot s);
+  // load(), or the kept compilation when the files and the fabric's nodes are unchanged.
+  LoadResult load_cached(std::shared_ptr<const sad::FabricModel> model, const Sources& sources);
+  // Counts a compilation of `sources` against `model` and keeps it when it succeeded.
+  void remember(const sad::FabricModel& model, const Sources& sources, const LoadResult& r);
 
   const Options options_;
   const OsmConfig osm_;
@@ -108,12 +118,13 @@ class Engine {
   std::atomic<std::shared_ptr<const Snapshot>> current_;
   std::shared_ptr<const sad::FabricModel> last_model_;  // the thread's; may lack a policy
   std::optional<Sources> last_good_;  // the files of the policy in force (the thread's)
+  PolicyCache cache_;                 // the thread's
   std::unique_ptr<sad::ControlServer> control_;
   std::thread thread_;
   int wake_[2] = {-1, -1};
   std::atomic<bool> stop_{false}, refresh_{false};
   std::atomic<uint64_t> fallbacks_{0}, models_{0}, model_failures_{0}, reloads_{0},
-      reload_failures_{0};
+      reload_failures_{0}, compiles_{0}, compiles_skipped_{0};
   bool policy_error_logged_ = false;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };

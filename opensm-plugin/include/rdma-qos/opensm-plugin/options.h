@@ -17,6 +17,9 @@ struct Options {
   bool no_policy = false;                              // policy=none: partition SLs only
   std::optional<std::string> partitions;               // partitions.conf
   std::string control_socket = kDefaultControlSocket;  // "" or "none": no control socket
+  // A group whose members may read the stats through the socket (mode 0660), so monitoring
+  // needs no root; reload and rediscover stay root's (and OpenSM's user's).
+  std::optional<std::string> control_socket_group;
 };
 
 struct OptionsResult {
