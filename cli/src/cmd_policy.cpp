@@ -8,6 +8,7 @@
 #include <variant>
 
 #include "command.h"
+#include "rdma-qos/common/number.h"
 #include "rdma-qos/config/read_file.h"
 #include "rdma-qos/policy/compiled_policy.h"
 #include "rdma-qos/policy/opensm_conf.h"
@@ -192,22 +193,10 @@ struct ExplainArgs {
   bool json = false;
 };
 
-std::optional<uint64_t> number(const std::string& s) {
-  if (s.empty()) return std::nullopt;
-  try {
-    size_t used = 0;
-    uint64_t v = std::stoull(s, &used, 0);
-    if (used != s.size()) return std::nullopt;
-    return v;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
 // A port by GUID, or by node description ("desc" or "desc/P<n>") in the fabric.
 std::optional<std::pair<uint64_t, pol::NodeType>> endpoint(const std::string& s,
                                                            const pol::Fabric* fabric) {
-  if (auto g = number(s)) {
+  if (auto g = parse_unsigned(s)) {
     const pol::FabricNode* n = fabric ? fabric->node_of_port(*g) : nullptr;
     return std::make_pair(*g, n ? n->type : pol::NodeType::kCa);
   }
@@ -217,7 +206,7 @@ std::optional<std::pair<uint64_t, pol::NodeType>> endpoint(const std::string& s,
   size_t slash = s.rfind('/');
   if (slash != std::string::npos && slash + 1 < s.size() &&
       (s[slash + 1] == 'P' || s[slash + 1] == 'p')) {
-    if (auto p = number(s.substr(slash + 2))) {
+    if (auto p = parse_unsigned(s.substr(slash + 2))) {
       desc = s.substr(0, slash);
       port = static_cast<int>(*p);
     }
@@ -282,19 +271,19 @@ void setup_explain(CLI::App& policy) {
       set_exit_code(kExitUsage);
     };
     if (!a->service_id.empty()) {
-      auto v = number(a->service_id);
+      auto v = parse_unsigned(a->service_id);
       if (!v) return fail("--service-id needs a number");
       q.service_id = *v;
       q.component_mask |= pol::kCompServiceIdMsb | pol::kCompServiceIdLsb;
     }
     if (!a->qos_class.empty()) {
-      auto v = number(a->qos_class);
+      auto v = parse_unsigned(a->qos_class);
       if (!v || *v > 0xFFF) return fail("--qos-class needs a number in 0..4095");
       q.qos_class = static_cast<uint16_t>(*v);
       q.component_mask |= pol::kCompQosClass;
     }
     if (!a->pkey.empty()) {
-      auto v = number(a->pkey);
+      auto v = parse_unsigned(a->pkey);
       if (!v || *v > 0xFFFF) return fail("--pkey needs a number in 0..0xffff");
       q.pkey = static_cast<uint16_t>(*v);
       q.component_mask |= pol::kCompPkey;

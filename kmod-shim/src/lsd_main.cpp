@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "rdma-qos/common/log.h"
+#include "rdma-qos/common/number.h"
 #include "rdma-qos/common/service.h"
 #include "rdma-qos/config/host_config.h"
 #include "rdma-qos/kmod-shim/lsd.h"
@@ -40,30 +41,18 @@ void on_signal(int sig) {
   if (LocalServiceDaemon* d = g_daemon) d->stop();
 }
 
-std::optional<unsigned long> parse_number(const std::string& s) {
-  if (s.empty()) return std::nullopt;
-  try {
-    size_t used = 0;
-    unsigned long v = std::stoul(s, &used, 0);
-    if (used != s.size()) return std::nullopt;
-    return v;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
 // sd_listen_fds(3) by hand (the protocol is documented and stable, and socket activation must
 // work in a build without libsystemd): one socket at fd 3 when LISTEN_PID names this process.
 int systemd_socket() {
   const char* pid = std::getenv("LISTEN_PID");
   const char* fds = std::getenv("LISTEN_FDS");
   if (!pid || !fds) return -1;
-  auto p = parse_number(pid);
-  auto n = parse_number(fds);
+  auto p = rdmaqos::parse_unsigned(pid);
+  auto n = rdmaqos::parse_unsigned(fds);
   unsetenv("LISTEN_PID");
   unsetenv("LISTEN_FDS");
   unsetenv("LISTEN_FDNAMES");
-  if (!p || *p != static_cast<unsigned long>(getpid()) || !n || *n < 1) return -1;
+  if (!p || *p != static_cast<uint64_t>(getpid()) || !n || *n < 1) return -1;
   return 3;
 }
 
@@ -110,8 +99,8 @@ Loaded load_settings(const CommandLine& cli) {
   const bool lid_from_cli = !cli.sa_lid.empty();
   std::string lid_text = lid_from_cli ? cli.sa_lid : cfg.text("sa_lid");
   if (!lid_text.empty()) {
-    auto lid = parse_number(lid_text);
-    if (!lid || *lid == 0 || *lid > 0xBFFF) {
+    auto lid = rdmaqos::parse_unsigned(lid_text, 0xBFFF);
+    if (!lid || *lid == 0) {
       out.errors.push_back(fmt::format("error: {}: '{}' is not a LID 1..0xbfff",
                                        lid_from_cli ? "--sa-lid" : "sa_lid", lid_text));
       out.config_error = out.config_error || !lid_from_cli;
@@ -119,10 +108,9 @@ Loaded load_settings(const CommandLine& cli) {
       s.options.sa.sa_lid = static_cast<uint16_t>(*lid);
     }
   }
-  s.options.sa.timeout = std::chrono::milliseconds(cli.sa_timeout_ms.value_or(
-      static_cast<int>(parse_number(cfg.text("sa_timeout_ms")).value_or(1000))));
-  s.options.sa.retries =
-      cli.sa_retries.value_or(static_cast<int>(parse_number(cfg.text("sa_retries")).value_or(2)));
+  s.options.sa.timeout = std::chrono::milliseconds(
+      cli.sa_timeout_ms.value_or(static_cast<int>(cfg.number("sa_timeout_ms", 1000, 60000))));
+  s.options.sa.retries = cli.sa_retries.value_or(static_cast<int>(cfg.number("sa_retries", 2, 10)));
   s.options.sa.window = 32;
   if (cli.responder_check_ms)
     s.options.responder_check = std::chrono::milliseconds(*cli.responder_check_ms);
