@@ -2,14 +2,20 @@
 // rdma-qos-lsd as systemd runs it: readiness on NOTIFY_SOCKET (READY=1, RELOADING=1), SIGHUP
 // re-reads rdma-qos.conf without stopping, a configuration it cannot run with exits 78
 // (EX_CONFIG), --version. NETLINK_USERSOCK stands in for NETLINK_RDMA.
+#include <fcntl.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "../sim_kernel.h"
@@ -59,13 +65,21 @@ std::string write_config(const std::string& name, const std::string& text) {
   return path;
 }
 
+// `journal`: a file that plays the journal's stream: stderr goes there and JOURNAL_STREAM
+// names it, so the daemon prefixes each line with its priority ("<6>...") as under systemd.
 pid_t start_lsd(const std::string& config, const std::string& notify,
-                const testing::SimulatedKernel& kernel) {
+                const testing::SimulatedKernel& kernel, const std::string& journal = "") {
   const std::string kernel_port = std::to_string(kernel.port());
   pid_t pid = fork();
   if (pid == 0) {
     setenv("RDMA_QOS_CONFIG", config.c_str(), 1);
     if (!notify.empty()) setenv("NOTIFY_SOCKET", notify.c_str(), 1);
+    if (!journal.empty()) {
+      int fd = open(journal.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+      struct stat st {};
+      if (fd < 0 || dup2(fd, STDERR_FILENO) < 0 || fstat(STDERR_FILENO, &st) != 0) _exit(126);
+      setenv("JOURNAL_STREAM", fmt::format("{}:{}", st.st_dev, st.st_ino).c_str(), 1);
+    }
     execl(RDMA_QOS_LSD, RDMA_QOS_LSD, "--foreground", "--test-usersock-kernel", kernel_port.c_str(),
           "--ca", "rdma_qos_no_such_ca", static_cast<char*>(nullptr));
     _exit(127);
@@ -144,6 +158,35 @@ TEST(LsdService, BadConfigurationOnReloadKeepsThePreviousOne) {
   EXPECT_NE(ready.find("timeout 100 ms"), std::string::npos) << ready;
   kill(pid, SIGTERM);
   EXPECT_EQ(wait_exit(pid), 0);
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// A reload is routine: info, shown at log_level info. Its failure is an error, because the
+// file on disk is then not what runs.
+TEST(LsdService, ReloadIsLoggedAtInfoAndAFailedReloadAtError) {
+  testing::SimulatedKernel kernel;
+  NotifySocket notify;
+  std::string config = write_config("lsd-reloadlog", "sa_timeout_ms 100\nlog_level info\n");
+  std::string journal = ::testing::TempDir() + "lsd-journal-" + std::to_string(getpid());
+  pid_t pid = start_lsd(config, notify.path(), kernel, journal);
+  ASSERT_NE(notify.receive(5s).find("READY=1"), std::string::npos);
+  kill(pid, SIGHUP);
+  ASSERT_NE(notify.receive(5s).find("RELOADING=1"), std::string::npos);
+  ASSERT_NE(notify.receive(5s).find("READY=1"), std::string::npos);
+  write_config("lsd-reloadlog", "log_level loud\n");
+  kill(pid, SIGHUP);
+  ASSERT_NE(notify.receive(5s).find("RELOADING=1"), std::string::npos);
+  ASSERT_NE(notify.receive(5s).find("READY=1"), std::string::npos);
+  kill(pid, SIGTERM);
+  EXPECT_EQ(wait_exit(pid), 0);
+  std::string text = read_all(journal);
+  EXPECT_NE(text.find("<6>configuration reloaded\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("<3>configuration reload failed"), std::string::npos) << text;
+  unlink(journal.c_str());
 }
 
 TEST(LsdService, ConfigurationErrorExitsWithExConfig) {
