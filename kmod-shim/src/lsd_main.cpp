@@ -3,6 +3,7 @@
 // SA's answer to a query that carries the Service-ID and QoS-Class, so the fabric's QoS policy
 // reaches kernel ULPs. Started by systemd through rdma-qos-lsd.socket or by hand; SIGHUP
 // re-reads rdma-qos.conf.
+#include <grp.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "lsd_control.h"
 #include "rdma-qos/common/log.h"
 #include "rdma-qos/common/number.h"
 #include "rdma-qos/common/service.h"
@@ -63,7 +65,17 @@ struct CommandLine {
   std::optional<int> sa_timeout_ms, sa_retries;
   std::optional<uint32_t> usersock_kernel_port;
   std::optional<int> responder_check_ms;
+  std::string control_socket = rdmaqos::kmod::kLsdControlSocket;
+  std::string control_group;
+  bool no_control_socket = false;
 };
+
+// --control-socket-group: a group name, or a numeric GID.
+std::optional<gid_t> group_id(const std::string& name) {
+  if (const group* g = getgrnam(name.c_str())) return g->gr_gid;
+  if (auto n = rdmaqos::parse_unsigned(name, UINT32_MAX - 1)) return static_cast<gid_t>(*n);
+  return std::nullopt;
+}
 
 struct Settings {
   rdmaqos::kmod::LsdOptions options;
@@ -152,6 +164,13 @@ int main(int argc, char** argv) {
                  "SA retries (default: sa_retries of rdma-qos.conf)")
       ->check(CLI::Range(0, 10));
   app.add_option("--log-level", cli.log_level, "error, warn, info or debug (default: log_level)");
+  app.add_option("--control-socket", cli.control_socket,
+                 "where `rdma-qos kernel stats` reads the counters")
+      ->capture_default_str();
+  app.add_option("--control-socket-group", cli.control_group,
+                 "let this group read the counters through the control socket (mode 0660), so "
+                 "monitoring needs no root");
+  app.add_flag("--no-control-socket", cli.no_control_socket, "serve no control socket");
   app.add_option("--test-usersock-kernel", cli.usersock_kernel_port,
                  "testing only: use NETLINK_USERSOCK and treat netlink port PORT as the kernel")
       ->group("");
@@ -167,6 +186,12 @@ int main(int argc, char** argv) {
   }
 
   rdmaqos::common::Logger logger("rdma-qos-lsd");
+  std::optional<gid_t> control_group;
+  if (!cli.control_group.empty() && !(control_group = group_id(cli.control_group))) {
+    logger.diagnostic(Priority::kError, fmt::format("error: --control-socket-group: no group '{}'",
+                                                    cli.control_group));
+    return kExitUsage;
+  }
   Loaded loaded = load_settings(cli);
   for (const auto& e : loaded.errors) logger.diagnostic(Priority::kError, e);
   if (!loaded.settings) return loaded.config_error ? kExitConfig : kExitUsage;
@@ -188,6 +213,19 @@ int main(int argc, char** argv) {
     logger.log(kPriorities[static_cast<int>(l)], message);
   };
 
+  // The counters and the control socket outlive each engine: a reload keeps both.
+  auto counters = std::make_shared<rdmaqos::kmod::LsdCounters>();
+  std::unique_ptr<rdmaqos::kmod::LsdControl> control;
+  if (!cli.no_control_socket) {
+    auto started = rdmaqos::kmod::LsdControl::start(cli.control_socket, control_group, counters);
+    if (started)
+      control = std::move(*started);
+    else
+      logger.log(
+          app.count("--control-socket") || control_group ? Priority::kError : Priority::kInfo,
+          "no control socket (" + started.error().message + "): no stats");
+  }
+
   // systemd's socket stays open here: each daemon (one per configuration) gets a duplicate and
   // closes only that, so a reload keeps the kernel's group joined and queued queries waiting.
   const int systemd_fd = systemd_socket();
@@ -198,6 +236,7 @@ int main(int argc, char** argv) {
   int reloads = 0;
   for (;;) {
     settings.options.inherited_fd = systemd_fd >= 0 ? dup(systemd_fd) : -1;
+    settings.options.counters = counters;
     auto daemon = LocalServiceDaemon::create(settings.options, sink);
     if (!daemon) {
       logger.error(daemon.error().message);
@@ -222,10 +261,12 @@ int main(int argc, char** argv) {
       settings = std::move(*again.settings);
       logger.set_max(settings.level);
       ++reloads;
+      counters->reload(true);
       // info: a reload someone asked for is routine (the journal shows it at the default
       // level); its failure above is an error, since the file on disk is not what runs.
       logger.info("configuration reloaded");
     } else {
+      counters->reload(false);
       logger.error("configuration reload failed: the previous configuration stays in force");
     }
   }

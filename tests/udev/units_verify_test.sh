@@ -25,12 +25,14 @@ if grep -E "rdma-qos-kernel@rxe0.service:[0-9]+" <<<"$out"; then fail "unit file
 if grep -qiE "unknown (key|section)|invalid|not executable|no such file" <<<"$out"; then fail "verify"; fi
 
 # rdma-qos-lsd: the socket holds the kernel's path-query group, the service runs the daemon
-# with only CAP_NET_ADMIN, after rdma-hw.target.
+# with only CAP_NET_ADMIN (and CAP_CHOWN for its control socket), after rdma-hw.target.
 if [ -n "$lsd" ]; then
     cp "$dir/rdma-qos-lsd.socket" "$dir/rdma-qos-lsd.service" "$work/"
     grep -qx "ListenNetlink=rdma 4" "$work/rdma-qos-lsd.socket" || fail "ListenNetlink"
     grep -qx "ExecStart=$lsd --foreground" "$work/rdma-qos-lsd.service" || fail "lsd ExecStart"
-    grep -qx "CapabilityBoundingSet=CAP_NET_ADMIN" "$work/rdma-qos-lsd.service" || fail "capabilities"
+    grep -qx "CapabilityBoundingSet=CAP_NET_ADMIN CAP_CHOWN" "$work/rdma-qos-lsd.service" || fail "capabilities"
+    # The control socket's directory is writable under ProtectSystem=strict.
+    grep -qx "RuntimeDirectory=rdma-qos" "$work/rdma-qos-lsd.service" || fail "lsd RuntimeDirectory"
     grep -qx "Type=notify" "$work/rdma-qos-lsd.service" || fail "lsd Type=notify"
     grep -qx "RestartPreventExitStatus=78" "$work/rdma-qos-lsd.service" || fail "lsd RestartPreventExitStatus"
     grep -qx 'ExecReload=/bin/kill -HUP $MAINPID' "$work/rdma-qos-lsd.service" || fail "lsd ExecReload"
