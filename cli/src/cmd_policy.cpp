@@ -4,13 +4,16 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <iostream>
+#include <tuple>
 #include <variant>
 
 #include "command.h"
 #include "rdma-qos/common/number.h"
 #include "rdma-qos/config/read_file.h"
 #include "rdma-qos/policy/compiled_policy.h"
+#include "rdma-qos/policy/opensm_compat.h"
 #include "rdma-qos/policy/opensm_conf.h"
 
 namespace rdmaqos::cli {
@@ -41,6 +44,7 @@ struct Inputs {
   std::string fabric_file;
   std::string partitions_file;
   std::string opensm_conf_file;
+  bool for_opensm = false;  // warn about what OpenSM's own parser rejects
 };
 
 // The fabric from --fabric / --partitions, or nullopt with the problems printed.
@@ -112,6 +116,15 @@ Loaded load(const Inputs& in, bool quiet = false) {
     for (auto& d : pol::check_level_sls(out.compiled.policy->policy(), cr.config))
       out.compiled.diagnostics.push_back(std::move(d));
   }
+  if ((in.for_opensm || !in.opensm_conf_file.empty()) && out.compiled.policy) {
+    auto compat = pol::opensm_compatibility(out.compiled.policy->policy());
+    out.compiled.diagnostics.insert(out.compiled.diagnostics.end(), compat.begin(), compat.end());
+    std::stable_sort(out.compiled.diagnostics.begin(), out.compiled.diagnostics.end(),
+                     [](const pol::Diagnostic& a, const pol::Diagnostic& b) {
+                       return std::tie(a.location.line, a.location.column) <
+                              std::tie(b.location.line, b.location.column);
+                     });
+  }
   print(out.compiled.diagnostics, in.file);
   return out;
 }
@@ -157,7 +170,11 @@ void setup_check(CLI::App& policy) {
   auto as_json = std::make_shared<bool>(false);
   add_inputs(cmd, *in);
   cmd->add_option("--opensm-conf", in->opensm_conf_file,
-                  "opensm.conf whose SL2VL tables are checked against the levels' SLs");
+                  "opensm.conf whose SL2VL tables are checked against the levels' SLs (implies "
+                  "--opensm)");
+  cmd->add_flag("--opensm", in->for_opensm,
+                "the file is for OpenSM's own parser (-Y, qos_policy_file): warn about the "
+                "rdma-qos extensions it rejects (tclass)");
   cmd->add_flag("--strict", *strict, "exit 1 when there are warnings");
   cmd->add_flag("--json", *as_json, "print the result and every diagnostic as JSON");
   cmd->callback([in, strict, as_json] {
@@ -256,7 +273,8 @@ void setup_explain(CLI::App& policy) {
   cmd->add_option("--pkey", a->pkey, "PKey of the query");
   cmd->add_option("--src", a->src, "source port: GUID, or node description[/P<n>] (--fabric)");
   cmd->add_option("--dst", a->dst, "destination port: GUID, or node description[/P<n>] (--fabric)");
-  cmd->add_option("--tclass", a->tclass, "traffic class (not a matching criterion in OpenSM)");
+  cmd->add_option("--tclass", a->tclass,
+                  "traffic class of the query, for tclass rules (an rdma-qos extension)");
   cmd->add_flag("--json", a->json, "print JSON");
   cmd->callback([a] {
     Loaded l = load(a->in);
@@ -287,6 +305,11 @@ void setup_explain(CLI::App& policy) {
       if (!v || *v > 0xFFFF) return fail("--pkey needs a number in 0..0xffff");
       q.pkey = static_cast<uint16_t>(*v);
       q.component_mask |= pol::kCompPkey;
+    }
+    if (!a->tclass.empty()) {
+      auto v = parse_unsigned(a->tclass, 0xFF);
+      if (!v) return fail("--tclass needs a number in 0..255");
+      q.tclass = static_cast<uint8_t>(*v);
     }
     if (!a->src.empty()) {
       auto e = endpoint(a->src, fabric);
@@ -360,6 +383,7 @@ json rule_json(const pol::CompiledPolicy& p, size_t i) {
   if (!r.qos_classes.empty()) j["qos_class"] = ranges_json(r.qos_classes);
   if (!r.service_ids.empty()) j["service_id"] = ranges_json(r.service_ids);
   if (!r.pkeys.empty()) j["pkey"] = ranges_json(r.pkeys);
+  if (!r.tclasses.empty()) j["tclass"] = ranges_json(r.tclasses);
   if (!r.sources.empty()) j["source"] = r.sources;
   if (!r.destinations.empty()) j["destination"] = r.destinations;
   if (r.source_guids) j["source_guids"] = ranges_json(*r.source_guids);
@@ -440,6 +464,7 @@ void print_dump_text(const pol::CompiledPolicy& p) {
     if (!r.qos_classes.empty()) c += " qos-class " + ranges_text(r.qos_classes);
     if (!r.service_ids.empty()) c += " service-id " + ranges_text(r.service_ids);
     if (!r.pkeys.empty()) c += " pkey " + ranges_text(r.pkeys);
+    if (!r.tclasses.empty()) c += " tclass " + ranges_text(r.tclasses);
     if (c.empty()) c = " (every query)";
     std::cout << fmt::format("rule {} (line {}):{} -> {} (sl {}){}\n", i + 1, r.location.line, c,
                              p.rule_level(i).name, p.rule_level(i).sl,
