@@ -403,6 +403,19 @@ TEST(PolicyParser, TClassCriterionTakesListsAndRanges) {
   EXPECT_FALSE(m.names_no_criterion());
 }
 
+// An earlier rule that names tclass only shadows a later one whose traffic classes it covers.
+TEST(PolicyParser, TClassRuleShadowsOnlyRulesWithinItsTrafficClasses) {
+  EXPECT_THAT(rule_diagnostics(with_rules(
+                  "qos-match-rule\ntclass: 5\nqos-level-name: DEFAULT\nend-qos-match-rule\n"
+                  "qos-match-rule\nqos-class: 3\nqos-level-name: DEFAULT\nend-qos-match-rule\n")),
+              IsEmpty());
+  auto shadowed = rule_diagnostics(with_rules(
+      "qos-match-rule\ntclass: 1-9\nqos-level-name: DEFAULT\nend-qos-match-rule\n"
+      "qos-match-rule\ntclass: 5\nqos-class: 3\nqos-level-name: DEFAULT\nend-qos-match-rule\n"));
+  ASSERT_EQ(shadowed.size(), 1u);
+  EXPECT_NE(shadowed[0].find("p.conf:22:1: warning:"), std::string::npos) << shadowed[0];
+}
+
 TEST(PolicyParser, TClassAbove8BitsIsAnError) {
   EXPECT_THAT(rule_diagnostics(with_rules("qos-match-rule\ntclass: 256\n"
                                           "qos-level-name: DEFAULT\nend-qos-match-rule\n")),
