@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // `rdma-qos kernel`: the defaults kernel rdma_cm users get on RoCE ports (configfs), from the
-// host configuration (kernel_roce_tos, kernel_roce_mode in rdma-qos.conf).
+// host configuration (kernel_roce_tos, kernel_roce_mode in rdma-qos.conf); and the counters of
+// rdma-qos-lsd, the responder to the kernel's path queries, through its control socket.
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -9,8 +10,10 @@
 #include "command.h"
 #include "rdma-qos/config/host_config.h"
 #include "rdma-qos/config/port_values.h"
+#include "rdma-qos/kmod-shim/lsd_prometheus.h"
 #include "rdma-qos/kmod-shim/roce_defaults.h"
 #include "rdma-qos/rdmacm-qos/cm_qos.h"
+#include "rdma-qos/sa-responder/control.h"
 
 namespace rdmaqos::cli {
 namespace {
@@ -100,8 +103,70 @@ void run_apply(const KernelArgs& a) {
   set_exit_code(failed ? 1 : 0);
 }
 
+struct StatsArgs {
+  std::string socket = "/run/rdma-qos/lsd.sock";
+  std::string format = "text";
+  bool json = false;
+  double timeout = 10;
+};
+
+void print_lsd_stats(const nlohmann::json& s) {
+  // A part of the reply, or an empty object; copies, so each loop below owns what it walks.
+  auto part = [](const nlohmann::json& j, const char* key) {
+    return j.contains(key) && j[key].is_object() ? j[key] : nlohmann::json::object();
+  };
+  const nlohmann::json reloads = part(s, "reloads");
+  const nlohmann::json requests = part(s, "requests");
+  const nlohmann::json answers = part(s, "answers");
+  const nlohmann::json f_err = part(answers, "f_err");
+  const nlohmann::json by_sl = part(s, "paths_by_sl");
+  const nlohmann::json latency = part(s, "latency");
+  std::cout << fmt::format("rdma-qos-lsd up {} s, {} reloads ({} failed)\n",
+                           s.value("uptime_seconds", 0), reloads.value("ok", 0),
+                           reloads.value("failed", 0));
+  std::cout << "requests by kind:\n";
+  for (const auto& [k, v] : requests.items())
+    std::cout << fmt::format("  {:<24} {:>12}\n", k, v.get<uint64_t>());
+  std::cout << fmt::format("answers:\n  {:<24} {:>12}\n", "path", answers.value("path", 0));
+  for (const auto& [k, v] : f_err.items())
+    std::cout << fmt::format("  {:<24} {:>12}\n", "F_ERR " + k, v.get<uint64_t>());
+  if (!by_sl.empty()) {
+    std::cout << "paths by SL:\n";
+    for (const auto& [k, v] : by_sl.items())
+      std::cout << fmt::format("  SL {:<21} {:>12}\n", k, v.get<uint64_t>());
+  }
+  const uint64_t count = latency.value("count", uint64_t{0});
+  if (count > 0)
+    std::cout << fmt::format("answer latency: {} answers, mean {:.3f} ms\n", count,
+                             latency.value("sum_seconds", 0.0) * 1e3 / static_cast<double>(count));
+}
+
+void run_stats(const StatsArgs& a) {
+  auto reply = sad::control_call(a.socket, {{"command", "stats"}},
+                                 std::chrono::milliseconds(static_cast<long>(a.timeout * 1000)));
+  if (!reply) {
+    std::cerr << fmt::format("rdma-qos kernel stats: {}\n", reply.error().message);
+    set_exit_code(2);
+    return;
+  }
+  const nlohmann::json& r = *reply;
+  if (!r.value("ok", false) || !r.contains("stats")) {
+    std::cerr << "rdma-qos kernel stats: " << r.value("message", "the daemon refused") << "\n";
+    set_exit_code(1);
+    return;
+  }
+  if (a.json || a.format == "json")
+    std::cout << r["stats"].dump(2) << "\n";
+  else if (a.format == "prometheus")
+    std::cout << kmod::lsd_prometheus_text(r["stats"]);
+  else
+    print_lsd_stats(r["stats"]);
+  set_exit_code(0);
+}
+
 void setup_kernel(CLI::App& app) {
-  auto* kernel = app.add_subcommand("kernel", "defaults of kernel RDMA users on RoCE ports");
+  auto* kernel = app.add_subcommand(
+      "kernel", "defaults of kernel RDMA users on RoCE ports; rdma-qos-lsd's counters");
   kernel->require_subcommand(1);
   auto args = std::make_shared<KernelArgs>();
 
@@ -116,6 +181,22 @@ void setup_kernel(CLI::App& app) {
   auto* show = kernel->add_subcommand("show", "print the current defaults of every RoCE port");
   add_path_options(show, *args);
   show->callback([args] { run_show(*args); });
+
+  auto stats_args = std::make_shared<StatsArgs>();
+  auto* stats = kernel->add_subcommand(
+      "stats", "counters of rdma-qos-lsd: requests, answers, paths per SL, latency");
+  stats->add_option("--socket", stats_args->socket, "rdma-qos-lsd's control socket")
+      ->capture_default_str();
+  stats
+      ->add_option("--format", stats_args->format,
+                   "text, json (as --json) or prometheus (the text exposition format, for "
+                   "node-exporter's textfile collector)")
+      ->check(CLI::IsMember({"text", "json", "prometheus"}))
+      ->capture_default_str();
+  stats->add_flag("--json", stats_args->json, "print the daemon's JSON counters");
+  stats->add_option("--timeout", stats_args->timeout, "seconds to wait for the reply")
+      ->capture_default_str();
+  stats->callback([stats_args] { run_stats(*stats_args); });
 }
 
 const CommandRegistration kRegistration{"kernel", &setup_kernel};

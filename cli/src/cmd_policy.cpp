@@ -4,12 +4,16 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <iostream>
+#include <tuple>
 #include <variant>
 
 #include "command.h"
+#include "rdma-qos/common/number.h"
 #include "rdma-qos/config/read_file.h"
 #include "rdma-qos/policy/compiled_policy.h"
+#include "rdma-qos/policy/opensm_compat.h"
 #include "rdma-qos/policy/opensm_conf.h"
 
 namespace rdmaqos::cli {
@@ -40,6 +44,7 @@ struct Inputs {
   std::string fabric_file;
   std::string partitions_file;
   std::string opensm_conf_file;
+  bool for_opensm = false;  // warn about what OpenSM's own parser rejects
 };
 
 // The fabric from --fabric / --partitions, or nullopt with the problems printed.
@@ -111,6 +116,15 @@ Loaded load(const Inputs& in, bool quiet = false) {
     for (auto& d : pol::check_level_sls(out.compiled.policy->policy(), cr.config))
       out.compiled.diagnostics.push_back(std::move(d));
   }
+  if ((in.for_opensm || !in.opensm_conf_file.empty()) && out.compiled.policy) {
+    auto compat = pol::opensm_compatibility(out.compiled.policy->policy());
+    out.compiled.diagnostics.insert(out.compiled.diagnostics.end(), compat.begin(), compat.end());
+    std::stable_sort(out.compiled.diagnostics.begin(), out.compiled.diagnostics.end(),
+                     [](const pol::Diagnostic& a, const pol::Diagnostic& b) {
+                       return std::tie(a.location.line, a.location.column) <
+                              std::tie(b.location.line, b.location.column);
+                     });
+  }
   print(out.compiled.diagnostics, in.file);
   return out;
 }
@@ -156,7 +170,11 @@ void setup_check(CLI::App& policy) {
   auto as_json = std::make_shared<bool>(false);
   add_inputs(cmd, *in);
   cmd->add_option("--opensm-conf", in->opensm_conf_file,
-                  "opensm.conf whose SL2VL tables are checked against the levels' SLs");
+                  "opensm.conf whose SL2VL tables are checked against the levels' SLs (implies "
+                  "--opensm)");
+  cmd->add_flag("--opensm", in->for_opensm,
+                "the file is for OpenSM's own parser (-Y, qos_policy_file): warn about the "
+                "rdma-qos extensions it rejects (tclass)");
   cmd->add_flag("--strict", *strict, "exit 1 when there are warnings");
   cmd->add_flag("--json", *as_json, "print the result and every diagnostic as JSON");
   cmd->callback([in, strict, as_json] {
@@ -192,22 +210,10 @@ struct ExplainArgs {
   bool json = false;
 };
 
-std::optional<uint64_t> number(const std::string& s) {
-  if (s.empty()) return std::nullopt;
-  try {
-    size_t used = 0;
-    uint64_t v = std::stoull(s, &used, 0);
-    if (used != s.size()) return std::nullopt;
-    return v;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
 // A port by GUID, or by node description ("desc" or "desc/P<n>") in the fabric.
 std::optional<std::pair<uint64_t, pol::NodeType>> endpoint(const std::string& s,
                                                            const pol::Fabric* fabric) {
-  if (auto g = number(s)) {
+  if (auto g = parse_unsigned(s)) {
     const pol::FabricNode* n = fabric ? fabric->node_of_port(*g) : nullptr;
     return std::make_pair(*g, n ? n->type : pol::NodeType::kCa);
   }
@@ -217,7 +223,7 @@ std::optional<std::pair<uint64_t, pol::NodeType>> endpoint(const std::string& s,
   size_t slash = s.rfind('/');
   if (slash != std::string::npos && slash + 1 < s.size() &&
       (s[slash + 1] == 'P' || s[slash + 1] == 'p')) {
-    if (auto p = number(s.substr(slash + 2))) {
+    if (auto p = parse_unsigned(s.substr(slash + 2))) {
       desc = s.substr(0, slash);
       port = static_cast<int>(*p);
     }
@@ -267,7 +273,8 @@ void setup_explain(CLI::App& policy) {
   cmd->add_option("--pkey", a->pkey, "PKey of the query");
   cmd->add_option("--src", a->src, "source port: GUID, or node description[/P<n>] (--fabric)");
   cmd->add_option("--dst", a->dst, "destination port: GUID, or node description[/P<n>] (--fabric)");
-  cmd->add_option("--tclass", a->tclass, "traffic class (not a matching criterion in OpenSM)");
+  cmd->add_option("--tclass", a->tclass,
+                  "traffic class of the query, for tclass rules (an rdma-qos extension)");
   cmd->add_flag("--json", a->json, "print JSON");
   cmd->callback([a] {
     Loaded l = load(a->in);
@@ -282,22 +289,27 @@ void setup_explain(CLI::App& policy) {
       set_exit_code(kExitUsage);
     };
     if (!a->service_id.empty()) {
-      auto v = number(a->service_id);
+      auto v = parse_unsigned(a->service_id);
       if (!v) return fail("--service-id needs a number");
       q.service_id = *v;
       q.component_mask |= pol::kCompServiceIdMsb | pol::kCompServiceIdLsb;
     }
     if (!a->qos_class.empty()) {
-      auto v = number(a->qos_class);
+      auto v = parse_unsigned(a->qos_class);
       if (!v || *v > 0xFFF) return fail("--qos-class needs a number in 0..4095");
       q.qos_class = static_cast<uint16_t>(*v);
       q.component_mask |= pol::kCompQosClass;
     }
     if (!a->pkey.empty()) {
-      auto v = number(a->pkey);
+      auto v = parse_unsigned(a->pkey);
       if (!v || *v > 0xFFFF) return fail("--pkey needs a number in 0..0xffff");
       q.pkey = static_cast<uint16_t>(*v);
       q.component_mask |= pol::kCompPkey;
+    }
+    if (!a->tclass.empty()) {
+      auto v = parse_unsigned(a->tclass, 0xFF);
+      if (!v) return fail("--tclass needs a number in 0..255");
+      q.tclass = static_cast<uint8_t>(*v);
     }
     if (!a->src.empty()) {
       auto e = endpoint(a->src, fabric);
@@ -371,6 +383,7 @@ json rule_json(const pol::CompiledPolicy& p, size_t i) {
   if (!r.qos_classes.empty()) j["qos_class"] = ranges_json(r.qos_classes);
   if (!r.service_ids.empty()) j["service_id"] = ranges_json(r.service_ids);
   if (!r.pkeys.empty()) j["pkey"] = ranges_json(r.pkeys);
+  if (!r.tclasses.empty()) j["tclass"] = ranges_json(r.tclasses);
   if (!r.sources.empty()) j["source"] = r.sources;
   if (!r.destinations.empty()) j["destination"] = r.destinations;
   if (r.source_guids) j["source_guids"] = ranges_json(*r.source_guids);
@@ -451,6 +464,7 @@ void print_dump_text(const pol::CompiledPolicy& p) {
     if (!r.qos_classes.empty()) c += " qos-class " + ranges_text(r.qos_classes);
     if (!r.service_ids.empty()) c += " service-id " + ranges_text(r.service_ids);
     if (!r.pkeys.empty()) c += " pkey " + ranges_text(r.pkeys);
+    if (!r.tclasses.empty()) c += " tclass " + ranges_text(r.tclasses);
     if (c.empty()) c = " (every query)";
     std::cout << fmt::format("rule {} (line {}):{} -> {} (sl {}){}\n", i + 1, r.location.line, c,
                              p.rule_level(i).name, p.rule_level(i).sl,

@@ -93,6 +93,7 @@ struct Done {
 
 struct Pending {
   ResolveRequest request;
+  Clock::time_point received;  // for the latency counter
   Clock::time_point deadline;
   bool wants_reverse = false;
   std::optional<PathAnswer> forward;
@@ -194,6 +195,16 @@ struct LocalServiceDaemon::Impl {
     say(LogLevel::kWarn,
         fmt::format("seq {}: F_ERR (the kernel asks the SA itself): {}", seq, why));
     send(encode_error_reply(seq), "an F_ERR reply");
+  }
+
+  // F_ERR for a decoded request, counted with its reason and latency (before it is sent, so
+  // whoever sees the answer sees it counted).
+  void fail(const Pending& p, FailReason reason, const std::string& why) {
+    if (LsdCounters* c = options.counters.get()) {
+      c->failed(reason);
+      c->latency(Clock::now() - p.received);
+    }
+    answer_error(p.request.seq, why);
   }
 
   sa::Result<std::unique_ptr<sa::Client>> open_client(const PortKey& key) {
@@ -387,10 +398,16 @@ struct LocalServiceDaemon::Impl {
       return;
     }
     auto request = decode_resolve_request(bytes);
+    LsdCounters* counters = options.counters.get();
     if (!request) {
+      if (counters) {
+        counters->request(std::nullopt);
+        counters->failed(FailReason::kMalformed);
+      }
       answer_error(header->seq, "bad request: " + request.error().message);
       return;
     }
+    if (counters) counters->request(request->path_use);
     say(LogLevel::kDebug, "request " + describe(*request));
     uint64_t id = next_id++;
     const Clock::time_point deadline = Clock::now() + budget;
@@ -399,6 +416,7 @@ struct LocalServiceDaemon::Impl {
     PortKey key{request->device, request->port_num};
     Pending p;
     p.request = std::move(*request);
+    p.received = Clock::now();
     p.deadline = deadline;
     p.wants_reverse = reverse.has_value();
     pending.emplace(id, std::move(p));
@@ -473,16 +491,16 @@ struct LocalServiceDaemon::Impl {
     const ResolveRequest& req = p.request;
     if (!p.forward) {
       if (!final) return false;
-      answer_error(req.seq, fmt::format("no SA answer within {} ms", budget.count()));
+      fail(p, FailReason::kTimeout, fmt::format("no SA answer within {} ms", budget.count()));
       return true;
     }
     const PathAnswer& forward = *p.forward;
     if (!forward) {
-      answer_error(req.seq, "SA: " + forward.error().message);
+      fail(p, FailReason::kSaError, "SA: " + forward.error().message);
       return true;
     }
     if (forward->empty()) {
-      answer_error(req.seq, "SA returned no path");
+      fail(p, FailReason::kNoPath, "SA returned no path");
       return true;
     }
     if (p.wants_reverse && !p.reverse && !final) return false;
@@ -507,7 +525,7 @@ struct LocalServiceDaemon::Impl {
     auto paths = reply_paths(req, *forward, reverse);
     auto reply = encode_resolve_reply(req.seq, paths);
     if (!reply) {
-      answer_error(req.seq, "SA path cannot be encoded: " + reply.error().message);
+      fail(p, FailReason::kUnencodable, "SA path cannot be encoded: " + reply.error().message);
       return true;
     }
     const auto& f = paths[0].record;
@@ -517,6 +535,10 @@ struct LocalServiceDaemon::Impl {
       line += fmt::format(", inbound sl {} lids {}->{}", paths.back().record.sl,
                           paths.back().record.slid, paths.back().record.dlid);
     say(LogLevel::kInfo, line + fmt::format(" ({} record(s))", paths.size()));
+    if (LsdCounters* c = options.counters.get()) {
+      c->answered(f.sl);
+      c->latency(Clock::now() - p.received);
+    }
     send(*reply, "a path reply");
     return true;
   }
@@ -658,7 +680,7 @@ int LocalServiceDaemon::run() {
     }
   }
   // Whatever is still waiting gets F_ERR now rather than the kernel's timeout.
-  for (const auto& [id, p] : d.pending) d.answer_error(p.request.seq, "shutting down");
+  for (const auto& [id, p] : d.pending) d.fail(p, FailReason::kShutdown, "shutting down");
   d.pending.clear();
   d.stop_workers();
   return status;

@@ -3,6 +3,7 @@
 // SA's answer to a query that carries the Service-ID and QoS-Class, so the fabric's QoS policy
 // reaches kernel ULPs. Started by systemd through rdma-qos-lsd.socket or by hand; SIGHUP
 // re-reads rdma-qos.conf.
+#include <grp.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -16,7 +17,9 @@
 #include <string>
 #include <vector>
 
+#include "lsd_control.h"
 #include "rdma-qos/common/log.h"
+#include "rdma-qos/common/number.h"
 #include "rdma-qos/common/service.h"
 #include "rdma-qos/config/host_config.h"
 #include "rdma-qos/kmod-shim/lsd.h"
@@ -40,30 +43,18 @@ void on_signal(int sig) {
   if (LocalServiceDaemon* d = g_daemon) d->stop();
 }
 
-std::optional<unsigned long> parse_number(const std::string& s) {
-  if (s.empty()) return std::nullopt;
-  try {
-    size_t used = 0;
-    unsigned long v = std::stoul(s, &used, 0);
-    if (used != s.size()) return std::nullopt;
-    return v;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
 // sd_listen_fds(3) by hand (the protocol is documented and stable, and socket activation must
 // work in a build without libsystemd): one socket at fd 3 when LISTEN_PID names this process.
 int systemd_socket() {
   const char* pid = std::getenv("LISTEN_PID");
   const char* fds = std::getenv("LISTEN_FDS");
   if (!pid || !fds) return -1;
-  auto p = parse_number(pid);
-  auto n = parse_number(fds);
+  auto p = rdmaqos::parse_unsigned(pid);
+  auto n = rdmaqos::parse_unsigned(fds);
   unsetenv("LISTEN_PID");
   unsetenv("LISTEN_FDS");
   unsetenv("LISTEN_FDNAMES");
-  if (!p || *p != static_cast<unsigned long>(getpid()) || !n || *n < 1) return -1;
+  if (!p || *p != static_cast<uint64_t>(getpid()) || !n || *n < 1) return -1;
   return 3;
 }
 
@@ -74,7 +65,17 @@ struct CommandLine {
   std::optional<int> sa_timeout_ms, sa_retries;
   std::optional<uint32_t> usersock_kernel_port;
   std::optional<int> responder_check_ms;
+  std::string control_socket = rdmaqos::kmod::kLsdControlSocket;
+  std::string control_group;
+  bool no_control_socket = false;
 };
+
+// --control-socket-group: a group name, or a numeric GID.
+std::optional<gid_t> group_id(const std::string& name) {
+  if (const group* g = getgrnam(name.c_str())) return g->gr_gid;
+  if (auto n = rdmaqos::parse_unsigned(name, UINT32_MAX - 1)) return static_cast<gid_t>(*n);
+  return std::nullopt;
+}
 
 struct Settings {
   rdmaqos::kmod::LsdOptions options;
@@ -110,8 +111,8 @@ Loaded load_settings(const CommandLine& cli) {
   const bool lid_from_cli = !cli.sa_lid.empty();
   std::string lid_text = lid_from_cli ? cli.sa_lid : cfg.text("sa_lid");
   if (!lid_text.empty()) {
-    auto lid = parse_number(lid_text);
-    if (!lid || *lid == 0 || *lid > 0xBFFF) {
+    auto lid = rdmaqos::parse_unsigned(lid_text, 0xBFFF);
+    if (!lid || *lid == 0) {
       out.errors.push_back(fmt::format("error: {}: '{}' is not a LID 1..0xbfff",
                                        lid_from_cli ? "--sa-lid" : "sa_lid", lid_text));
       out.config_error = out.config_error || !lid_from_cli;
@@ -119,10 +120,9 @@ Loaded load_settings(const CommandLine& cli) {
       s.options.sa.sa_lid = static_cast<uint16_t>(*lid);
     }
   }
-  s.options.sa.timeout = std::chrono::milliseconds(cli.sa_timeout_ms.value_or(
-      static_cast<int>(parse_number(cfg.text("sa_timeout_ms")).value_or(1000))));
-  s.options.sa.retries =
-      cli.sa_retries.value_or(static_cast<int>(parse_number(cfg.text("sa_retries")).value_or(2)));
+  s.options.sa.timeout = std::chrono::milliseconds(
+      cli.sa_timeout_ms.value_or(static_cast<int>(cfg.number("sa_timeout_ms", 1000, 60000))));
+  s.options.sa.retries = cli.sa_retries.value_or(static_cast<int>(cfg.number("sa_retries", 2, 10)));
   s.options.sa.window = 32;
   if (cli.responder_check_ms)
     s.options.responder_check = std::chrono::milliseconds(*cli.responder_check_ms);
@@ -164,6 +164,13 @@ int main(int argc, char** argv) {
                  "SA retries (default: sa_retries of rdma-qos.conf)")
       ->check(CLI::Range(0, 10));
   app.add_option("--log-level", cli.log_level, "error, warn, info or debug (default: log_level)");
+  app.add_option("--control-socket", cli.control_socket,
+                 "where `rdma-qos kernel stats` reads the counters")
+      ->capture_default_str();
+  app.add_option("--control-socket-group", cli.control_group,
+                 "let this group read the counters through the control socket (mode 0660), so "
+                 "monitoring needs no root");
+  app.add_flag("--no-control-socket", cli.no_control_socket, "serve no control socket");
   app.add_option("--test-usersock-kernel", cli.usersock_kernel_port,
                  "testing only: use NETLINK_USERSOCK and treat netlink port PORT as the kernel")
       ->group("");
@@ -179,6 +186,12 @@ int main(int argc, char** argv) {
   }
 
   rdmaqos::common::Logger logger("rdma-qos-lsd");
+  std::optional<gid_t> control_group;
+  if (!cli.control_group.empty() && !(control_group = group_id(cli.control_group))) {
+    logger.diagnostic(Priority::kError, fmt::format("error: --control-socket-group: no group '{}'",
+                                                    cli.control_group));
+    return kExitUsage;
+  }
   Loaded loaded = load_settings(cli);
   for (const auto& e : loaded.errors) logger.diagnostic(Priority::kError, e);
   if (!loaded.settings) return loaded.config_error ? kExitConfig : kExitUsage;
@@ -200,6 +213,19 @@ int main(int argc, char** argv) {
     logger.log(kPriorities[static_cast<int>(l)], message);
   };
 
+  // The counters and the control socket outlive each engine: a reload keeps both.
+  auto counters = std::make_shared<rdmaqos::kmod::LsdCounters>();
+  std::unique_ptr<rdmaqos::kmod::LsdControl> control;
+  if (!cli.no_control_socket) {
+    auto started = rdmaqos::kmod::LsdControl::start(cli.control_socket, control_group, counters);
+    if (started)
+      control = std::move(*started);
+    else
+      logger.log(
+          app.count("--control-socket") || control_group ? Priority::kError : Priority::kInfo,
+          "no control socket (" + started.error().message + "): no stats");
+  }
+
   // systemd's socket stays open here: each daemon (one per configuration) gets a duplicate and
   // closes only that, so a reload keeps the kernel's group joined and queued queries waiting.
   const int systemd_fd = systemd_socket();
@@ -210,6 +236,7 @@ int main(int argc, char** argv) {
   int reloads = 0;
   for (;;) {
     settings.options.inherited_fd = systemd_fd >= 0 ? dup(systemd_fd) : -1;
+    settings.options.counters = counters;
     auto daemon = LocalServiceDaemon::create(settings.options, sink);
     if (!daemon) {
       logger.error(daemon.error().message);
@@ -234,8 +261,12 @@ int main(int argc, char** argv) {
       settings = std::move(*again.settings);
       logger.set_max(settings.level);
       ++reloads;
-      logger.notice("configuration reloaded");
+      counters->reload(true);
+      // info: a reload someone asked for is routine (the journal shows it at the default
+      // level); its failure above is an error, since the file on disk is not what runs.
+      logger.info("configuration reloaded");
     } else {
+      counters->reload(false);
       logger.error("configuration reload failed: the previous configuration stays in force");
     }
   }

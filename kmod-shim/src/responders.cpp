@@ -8,6 +8,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "rdma-qos/common/number.h"
+
 namespace rdmaqos::kmod {
 
 std::vector<NetlinkSocketInfo> parse_proc_net_netlink(std::string_view text) {
@@ -22,11 +24,9 @@ std::vector<NetlinkSocketInfo> parse_proc_net_netlink(std::string_view text) {
     if (!(fields >> sk >> s.protocol >> s.port_id >> groups_hex >> rmem >> wmem >> dump >> locks >>
           drops >> s.inode))
       continue;  // the header line, or something this parser does not know
-    try {
-      s.groups = static_cast<uint32_t>(std::stoul(groups_hex, nullptr, 16));
-    } catch (const std::exception&) {
-      continue;
-    }
+    auto groups = parse_hex_digits(groups_hex, UINT32_MAX);
+    if (!groups) continue;
+    s.groups = static_cast<uint32_t>(*groups);
     out.push_back(s);
   }
   return out;

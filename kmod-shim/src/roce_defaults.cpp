@@ -12,6 +12,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "rdma-qos/common/number.h"
+
 namespace rdmaqos::kmod {
 namespace {
 
@@ -73,11 +75,9 @@ std::vector<RocePort> list_roce_ports(const KernelPaths& paths, std::string* err
     for (const auto& p : fs::directory_iterator(ports, pec)) {
       auto layer = read_line((p.path() / "link_layer").string());
       if (!layer || *layer != "Ethernet") continue;
-      char* end = nullptr;
-      std::string name = p.path().filename().string();
-      unsigned long n = strtoul(name.c_str(), &end, 10);
-      if (end == name.c_str() || *end != '\0') continue;
-      out.push_back({dev.path().filename().string(), static_cast<uint32_t>(n)});
+      auto n = parse_unsigned(p.path().filename().string(), UINT32_MAX);
+      if (!n) continue;
+      out.push_back({dev.path().filename().string(), static_cast<uint32_t>(*n)});
     }
   }
   if (ec && error != nullptr) *error = fmt::format("{}: {}", paths.sysfs_infiniband, ec.message());
@@ -91,9 +91,7 @@ PortDefaults read_port_defaults(const KernelPaths& paths, const RocePort& port) 
   PortDefaults d{port, std::nullopt, std::nullopt};
   std::string base = fmt::format("{}/{}/ports/{}/", paths.configfs_rdma_cm, port.device, port.port);
   if (auto tos = read_line(base + "default_roce_tos")) {
-    char* end = nullptr;
-    unsigned long v = strtoul(tos->c_str(), &end, 0);
-    if (end != tos->c_str() && v <= 255) d.tos = static_cast<uint8_t>(v);
+    if (auto v = parse_unsigned(*tos, 255)) d.tos = static_cast<uint8_t>(*v);
   }
   d.mode = read_line(base + "default_roce_mode");
   return d;

@@ -38,6 +38,7 @@ std::string_view criterion_name(Criterion c) {
     case Criterion::kQosClass: return "qos-class";
     case Criterion::kServiceId: return "service-id";
     case Criterion::kPkey: return "pkey";
+    case Criterion::kTClass: return "tclass";
     case Criterion::kDisabled: return "disabled";
   }
   return "?";
@@ -127,7 +128,15 @@ class IntervalIndex {
   std::vector<uint32_t> ids_;
 };
 
-enum Dim { kDimSource, kDimDestination, kDimQosClass, kDimServiceId, kDimPkey, kDimCount };
+enum Dim {
+  kDimSource,
+  kDimDestination,
+  kDimQosClass,
+  kDimServiceId,
+  kDimPkey,
+  kDimTClass,
+  kDimCount
+};
 
 // The group ids of one side of a rule: nearly always one or two, kept inline; a vector per rule
 // side would cost a heap block each (about 60 of the bytes a rule took at 100k rules).
@@ -161,6 +170,7 @@ struct CompiledPolicy::Index {
     const RangeList* qos_classes = nullptr;
     const RangeList* service_ids = nullptr;
     const RangeList* pkeys = nullptr;
+    const RangeList* tclasses = nullptr;
     uint32_t level = 0;
     bool disabled = false;
   };
@@ -173,7 +183,7 @@ struct CompiledPolicy::Index {
   std::vector<uint32_t> groups_by_type[3];  // CA, switch, router
 
   // Rules filed under their key criterion.
-  IntervalIndex keyed[kDimCount];                      // qos-class, service-id, pkey
+  IntervalIndex keyed[kDimCount];                      // qos-class, service-id, pkey, tclass
   std::vector<std::vector<uint32_t>> keyed_groups[2];  // [source|destination][group]
 
   template <typename F>
@@ -217,6 +227,8 @@ Criterion CompiledPolicy::first_failure(size_t rule, const PathQuery& q) const {
   if (!r.pkeys->empty() &&
       (!(q.component_mask & kCompPkey) || !ranges_contain(*r.pkeys, q.pkey & 0x7FFFu)))
     return Criterion::kPkey;
+  if (!r.tclasses->empty() && (!q.tclass || !ranges_contain(*r.tclasses, *q.tclass)))
+    return Criterion::kTClass;
   return Criterion::kNone;
 }
 
@@ -236,6 +248,7 @@ MatchResult CompiledPolicy::match(const PathQuery& q) const {
   if ((q.component_mask & kSid) == kSid) walk(ix.keyed[kDimServiceId].lookup(q.service_id));
   if (q.component_mask & kCompQosClass) walk(ix.keyed[kDimQosClass].lookup(q.qos_class));
   if (q.component_mask & kCompPkey) walk(ix.keyed[kDimPkey].lookup(q.pkey & 0x7FFFu));
+  if (q.tclass) walk(ix.keyed[kDimTClass].lookup(*q.tclass));
   ix.for_each_group(q.source_guid, q.source_type, [&](uint32_t g) { walk(ix.keyed_groups[0][g]); });
   ix.for_each_group(q.destination_guid, q.destination_type,
                     [&](uint32_t g) { walk(ix.keyed_groups[1][g]); });
@@ -397,6 +410,7 @@ CompileResult CompiledPolicy::compile(Policy policy, const Fabric* fabric) {
     r.qos_classes = &m->qos_classes;
     r.service_ids = &m->service_ids;
     r.pkeys = &m->pkeys;
+    r.tclasses = &m->tclasses;
     for (const auto& name : m->sources) {
       auto g = group_index(name);
       if (!g) {
@@ -486,11 +500,12 @@ CompileResult CompiledPolicy::compile(Policy policy, const Fabric* fabric) {
     if (!r.qos_classes->empty()) by_dim[kDimQosClass].push_back({i, r.qos_classes});
     if (!r.service_ids->empty()) by_dim[kDimServiceId].push_back({i, r.service_ids});
     if (!r.pkeys->empty()) by_dim[kDimPkey].push_back({i, r.pkeys});
+    if (!r.tclasses->empty()) by_dim[kDimTClass].push_back({i, r.tclasses});
     for (uint32_t g : r.sources) ++group_use[0][g];
     for (uint32_t g : r.destinations) ++group_use[1][g];
   }
   IntervalIndex all[kDimCount];
-  for (int d : {kDimQosClass, kDimServiceId, kDimPkey}) all[d].build(by_dim[d]);
+  for (int d : {kDimQosClass, kDimServiceId, kDimPkey, kDimTClass}) all[d].build(by_dim[d]);
 
   std::vector<std::pair<uint32_t, const RangeList*>> keyed_entries[kDimCount];
   ix.keyed_groups[0].assign(ix.groups.size(), {});
@@ -518,6 +533,7 @@ CompileResult CompiledPolicy::compile(Policy policy, const Fabric* fabric) {
     if (!r.qos_classes->empty())
       consider(kDimQosClass, all[kDimQosClass].max_overlap(*r.qos_classes));
     if (!r.pkeys->empty()) consider(kDimPkey, all[kDimPkey].max_overlap(*r.pkeys));
+    if (!r.tclasses->empty()) consider(kDimTClass, all[kDimTClass].max_overlap(*r.tclasses));
     switch (key) {
       case kDimSource:
         for (uint32_t g : r.sources) ix.keyed_groups[0][g].push_back(i);
@@ -528,10 +544,12 @@ CompileResult CompiledPolicy::compile(Policy policy, const Fabric* fabric) {
       case kDimServiceId: keyed_entries[key].push_back({i, r.service_ids}); break;
       case kDimQosClass: keyed_entries[key].push_back({i, r.qos_classes}); break;
       case kDimPkey: keyed_entries[key].push_back({i, r.pkeys}); break;
+      case kDimTClass: keyed_entries[key].push_back({i, r.tclasses}); break;
       default: break;
     }
   }
-  for (int d : {kDimQosClass, kDimServiceId, kDimPkey}) ix.keyed[d].build(keyed_entries[d]);
+  for (int d : {kDimQosClass, kDimServiceId, kDimPkey, kDimTClass})
+    ix.keyed[d].build(keyed_entries[d]);
   // A rule listing the same group twice is filed twice; keep each list sorted and unique.
   for (auto& role : ix.keyed_groups)
     for (auto& list : role) list.erase(std::unique(list.begin(), list.end()), list.end());

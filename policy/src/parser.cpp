@@ -116,7 +116,8 @@ const std::vector<FieldSet>& field_sets() {
       {Ctx::kQosLevel,
        {"name", "use", "sl", "mtu-limit", "rate-limit", "packet-life", "pkey", "path-bits"}},
       {Ctx::kMatchRule,
-       {"use", "qos-class", "service-id", "source", "destination", "pkey", "qos-level-name"}},
+       {"use", "qos-class", "service-id", "source", "destination", "pkey", "tclass",
+        "qos-level-name"}},
   };
   return kSets;
 }
@@ -361,6 +362,7 @@ class Parser : public ValueReader {
         r.qos_classes = merge_rule_ranges(std::move(r.qos_classes), "qos-class", o.location);
         r.service_ids = merge_rule_ranges(std::move(r.service_ids), "service-id", o.location);
         r.pkeys = merge_rule_ranges(std::move(r.pkeys), "pkey", o.location);
+        r.tclasses = merge_rule_ranges(std::move(r.tclasses), "tclass", o.location);
         r.text = fmt::format("qos-match-rule (lines {}-{})", o.location.line, r.end_line);
         p.rules.push_back(std::move(r));
         break;
@@ -731,6 +733,10 @@ class Parser : public ValueReader {
       range_list(value, line_no, col0, field, UINT64_MAX, r.service_ids);
     } else if (field == "pkey") {
       range_list(value, line_no, col0, field, 0xFFFF, r.pkeys, true);
+    } else if (field == "tclass") {
+      // An rdma-qos extension: the 8-bit traffic class (IPv6 TClass / IPv4 TOS on RoCE).
+      range_list(value, line_no, col0, field, 0xFF, r.tclasses);
+      if (!r.tclass_location) r.tclass_location = at;
     } else if (field == "source") {
       for (auto& n : names(value, line_no, col0, field, &r.source_locations))
         r.sources.push_back(n);

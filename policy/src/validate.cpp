@@ -65,8 +65,9 @@ bool covers(const MatchRule& a, const MatchRule& b) {
       (a.destination_guids && !b.destinations.empty()))
     return false;
   return rl(a.qos_classes, b.qos_classes) && rl(a.service_ids, b.service_ids) &&
-         rl(a.pkeys, b.pkeys) && gl(a.sources, b.sources) && gl(a.destinations, b.destinations) &&
-         og(a.source_guids, b.source_guids) && og(a.destination_guids, b.destination_guids);
+         rl(a.pkeys, b.pkeys) && rl(a.tclasses, b.tclasses) && gl(a.sources, b.sources) &&
+         gl(a.destinations, b.destinations) && og(a.source_guids, b.source_guids) &&
+         og(a.destination_guids, b.destination_guids);
 }
 
 // Pairwise checks are quadratic: only catch-all rules are checked in very large policies.

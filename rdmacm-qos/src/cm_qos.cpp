@@ -140,12 +140,14 @@ std::optional<uint16_t> effective_qos_class(const IdInputs& in, const CmSettings
 }
 
 std::optional<CmDecision> decide_roce(uint64_t sid, std::optional<uint16_t> qos_class,
-                                      uint16_t pkey, const CmSettings& s) {
+                                      uint16_t pkey, const CmSettings& s,
+                                      std::optional<uint8_t> tclass) {
   if (!s.policy) return std::nullopt;
   policy::PathQuery q;
   q.component_mask = policy::kCompServiceIdMsb | policy::kCompServiceIdLsb | policy::kCompPkey;
   q.service_id = sid;
   q.pkey = pkey;
+  q.tclass = tclass;
   if (qos_class) {
     q.component_mask |= policy::kCompQosClass;
     q.qos_class = *qos_class;
@@ -198,13 +200,19 @@ std::optional<uint32_t> ud_flow_label(const providers::CmConnection& cm,
 
 std::vector<uint16_t> passive_classes(const policy::CompiledPolicy& policy) {
   // Boundaries of every qos-class range, within 1..255: each starts a run of classes that all
-  // rules treat alike.
+  // rules treat alike. A program's TOS is both its QoS-Class and its traffic class, so tclass
+  // ranges split runs too.
   std::vector<uint16_t> out;
-  for (const policy::MatchRule* rule : policy.rules())
-    for (const auto& r : rule->qos_classes) {
+  auto bounds = [&out](const policy::RangeList& ranges) {
+    for (const auto& r : ranges) {
       if (r.low >= 1 && r.low <= 255) out.push_back(static_cast<uint16_t>(r.low));
       if (r.high + 1 >= 1 && r.high + 1 <= 255) out.push_back(static_cast<uint16_t>(r.high + 1));
     }
+  };
+  for (const policy::MatchRule* rule : policy.rules()) {
+    bounds(rule->qos_classes);
+    bounds(rule->tclasses);
+  }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
@@ -229,8 +237,9 @@ std::optional<CmDecision> decide_roce_passive(uint64_t sid, std::optional<uint8_
     return static_cast<int>(s.tos.value_or(0));
   };
   if (plain && sent(plain, std::nullopt) == t) return plain;
+  // A program TOS c is the active side's QoS-Class and its traffic class (tclass rules).
   auto with_class = [&](uint16_t c) -> std::optional<CmDecision> {
-    auto d = decide_roce(sid, c, pkey, s);
+    auto d = decide_roce(sid, c, pkey, s, static_cast<uint8_t>(c));
     if (d && sent(d, c) == t) return d;
     return std::nullopt;
   };

@@ -39,5 +39,24 @@ TEST(Number, RejectsValuesAboveTheBound) {
   EXPECT_EQ(parse_unsigned("18446744073709551616"), std::nullopt);
 }
 
+TEST(Number, RejectsASingleDigitAboveASmallBound) {
+  EXPECT_EQ(parse_unsigned("9", 5), std::nullopt);
+  EXPECT_EQ(parse_unsigned("0xf", 7), std::nullopt);
+  EXPECT_EQ(parse_unsigned("5", 5), 5u);
+}
+
+TEST(Number, HexDigitsAloneReadAsHex) {
+  EXPECT_EQ(parse_hex_digits("00000004"), 4u);
+  EXPECT_EQ(parse_hex_digits("fFfF"), 0xffffu);
+  EXPECT_EQ(parse_hex_digits(" 10 "), 16u);
+}
+
+TEST(Number, HexDigitsRejectAPrefixSignsAndValuesAboveTheBound) {
+  for (const char* bad : {"", "0x10", "-1", "g", "1 2"})
+    EXPECT_EQ(parse_hex_digits(bad), std::nullopt) << "'" << bad << "'";
+  EXPECT_EQ(parse_hex_digits("100000000", UINT32_MAX), std::nullopt);
+  EXPECT_EQ(parse_hex_digits("ffffffff", UINT32_MAX), UINT32_MAX);
+}
+
 }  // namespace
 }  // namespace rdmaqos

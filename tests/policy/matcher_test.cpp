@@ -71,6 +71,11 @@ PathQuery with_pkey(PathQuery q, uint16_t p) {
   return q;
 }
 
+PathQuery with_tclass(PathQuery q, uint8_t t) {
+  q.tclass = t;
+  return q;
+}
+
 std::string levels(const std::string& extra = "") {
   return "qos-levels\n"
          "qos-level\nname: DEFAULT\nsl: 0\nend-qos-level\n"
@@ -143,6 +148,33 @@ TEST(PolicyMatcher, AllNamedCriteriaMustMatch) {
 TEST(PolicyMatcher, FieldsTheRuleDoesNotNameAreIgnored) {
   auto p = load(levels() + rules(rule("qos-class: 5\n", "L1")));
   EXPECT_EQ(sl_of(*p, with_pkey(with_sid(with_class(path(0x11, 0x21), 5), 0x99), 0x7FFF)), 1);
+}
+
+// tclass (an rdma-qos extension) counts only when the query carries a traffic class.
+TEST(PolicyMatcher, TClassRuleMatchesOnlyAQueryCarryingATrafficClassInItsRanges) {
+  auto p = load(levels() + rules(rule("tclass: 96,104-111\n", "L1")));
+  EXPECT_EQ(sl_of(*p, path(0x11, 0x21)), 0);
+  EXPECT_EQ(sl_of(*p, with_tclass(path(0x11, 0x21), 96)), 1);
+  EXPECT_EQ(sl_of(*p, with_tclass(path(0x11, 0x21), 107)), 1);
+  EXPECT_EQ(sl_of(*p, with_tclass(path(0x11, 0x21), 0)), 0);
+  EXPECT_EQ(sl_of(*p, with_tclass(path(0x11, 0x21), 112)), 0);
+}
+
+TEST(PolicyMatcher, TClassAndQosClassMustBothMatch) {
+  auto p =
+      load(levels() + rules(rule("qos-class: 5\ntclass: 20\n", "L1") + rule("tclass: 20\n", "L2")));
+  EXPECT_EQ(sl_of(*p, with_tclass(with_class(path(0x11, 0x21), 5), 20)), 1);
+  EXPECT_EQ(sl_of(*p, with_tclass(with_class(path(0x11, 0x21), 6), 20)), 2);
+  EXPECT_EQ(sl_of(*p, with_class(path(0x11, 0x21), 5)), 0);
+}
+
+TEST(PolicyMatcher, ExplainNamesTClassAsTheFailedCriterion) {
+  auto p = load(levels() + rules(rule("tclass: 8\n", "L1")));
+  Explanation e = p->explain(with_tclass(path(0x11, 0x21), 9));
+  ASSERT_EQ(e.considered.size(), 1u);
+  EXPECT_EQ(e.considered[0].failed, Criterion::kTClass);
+  EXPECT_EQ(criterion_name(Criterion::kTClass), "tclass");
+  EXPECT_FALSE(e.result.rule);
 }
 
 TEST(PolicyMatcher, PkeyIsComparedWithoutTheMembershipBit) {
@@ -371,6 +403,7 @@ TEST(PolicyMatcher, IndexedMatchEqualsLinearScanOnRandomPolicies) {
       if (pick(3) == 0) c += fmt::format("pkey: {}\n", rng_range(6));
       if (pick(3) == 0) c += fmt::format("source: G{}\n", pick(4));
       if (pick(3) == 0) c += fmt::format("destination: G{}\n", pick(4));
+      if (pick(3) == 0) c += fmt::format("tclass: {}\n", rng_range(6));
       if (c.empty() && pick(4) != 0) c = fmt::format("qos-class: {}\n", rng_range(6));
       body += rule(c, fmt::format("L{}", 1 + pick(3)));
     }
@@ -388,6 +421,7 @@ TEST(PolicyMatcher, IndexedMatchEqualsLinearScanOnRandomPolicies) {
       q.destination_guid = static_cast<uint64_t>(pick(12));
       q.source_type = pick(3) == 0 ? NodeType::kSwitch : NodeType::kCa;
       q.destination_type = pick(3) == 0 ? NodeType::kSwitch : NodeType::kCa;
+      if (pick(2)) q.tclass = static_cast<uint8_t>(pick(9));
       MatchResult fast = r.policy->match(q);
       Explanation slow = r.policy->explain(q);
       ASSERT_EQ(fast.rule, slow.result.rule) << "round " << round << " query " << k;

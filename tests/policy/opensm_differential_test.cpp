@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Differential test: for several policies and PathRecord queries, the SL our compiled matcher
 // picks equals the SL OpenSM answers on ibsim (saquery -p), and both equal the SL written in
-// the case. The fabric our matcher sees is read from the same net file ibsim runs.
+// the case. The fabric our matcher sees is read from the same net file ibsim runs. And a policy
+// using rdma-qos's tclass extension is one OpenSM rejects, where our compatibility check warns.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <optional>
 
 #include "rdma-qos/policy/compiled_policy.h"
+#include "rdma-qos/policy/opensm_compat.h"
 #include "rdma-qos/testbed/ib_fabric.h"
 #include "rdma-qos/testbed/saquery.h"
 
@@ -406,6 +408,25 @@ TEST(OpenSmDifferential, NamesAndCombinations) {
 
 TEST(OpenSmDifferential, CatchAllRuleAndCaseInsensitiveNames) {
   expect_same_sl_as_opensm(catch_all_case());
+}
+
+// tclass is an rdma-qos extension: OpenSM's parser rejects the whole file (ERR AC03 after a
+// syntax error), and `policy check --opensm` says so at the same keyword.
+TEST(OpenSmDifferential, OpenSmRejectsATClassPolicyWhereTheCompatibilityCheckWarns) {
+  const std::string policy =
+      "qos-levels\nqos-level\nname: DEFAULT\nsl: 0\nend-qos-level\n"
+      "qos-level\nname: Gold\nsl: 3\nend-qos-level\nend-qos-levels\n"
+      "qos-match-rules\nqos-match-rule\ntclass: 96\nqos-level-name: Gold\n"
+      "end-qos-match-rule\nend-qos-match-rules\n";
+  ParseResult ours = parse_policy(policy);
+  ASSERT_TRUE(ours.ok());
+  Diagnostics warned = opensm_compatibility(ours.policy);
+  ASSERT_EQ(warned.size(), 1u);
+  EXPECT_EQ(warned[0].location.line, 13);
+  auto fabric = tb::start_fat_tree(policy);
+  const std::string log = fabric->opensm_log();
+  EXPECT_NE(log.find("ERR AC05: Syntax error (line 13:"), std::string::npos) << log;
+  EXPECT_NE(log.find("Failed parsing QoS policy file"), std::string::npos) << log;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "rdma-qos/policy/opensm_compat.h"
 #include "rdma-qos/policy/policy.h"
 
 namespace rdmaqos::policy {
@@ -387,6 +388,63 @@ TEST(PolicyParser, QosClassAbove12BitsIsAnError) {
   EXPECT_THAT(rule_diagnostics(with_rules("qos-match-rule\nqos-class: 4096\n"
                                           "qos-level-name: DEFAULT\nend-qos-match-rule\n")),
               ElementsAre("p.conf:19:12: error: qos-class 4096 is out of range (0..4095)"));
+}
+
+// tclass: an rdma-qos extension, 8 bits, lists and ranges like qos-class.
+TEST(PolicyParser, TClassCriterionTakesListsAndRanges) {
+  ParseResult r = parse_policy(with_rules(
+      "qos-match-rule\ntclass: 96,104-111\nqos-level-name: DEFAULT\nend-qos-match-rule\n"));
+  ASSERT_TRUE(r.ok());
+  const MatchRule& m = r.policy.rules.at(0);
+  EXPECT_EQ(m.tclasses, (RangeList{{96, 96}, {104, 111}}));
+  ASSERT_TRUE(m.tclass_location);
+  EXPECT_EQ(m.tclass_location->line, 19);
+  EXPECT_EQ(m.tclass_location->column, 1);
+  EXPECT_FALSE(m.names_no_criterion());
+}
+
+// An earlier rule that names tclass only shadows a later one whose traffic classes it covers.
+TEST(PolicyParser, TClassRuleShadowsOnlyRulesWithinItsTrafficClasses) {
+  EXPECT_THAT(rule_diagnostics(with_rules(
+                  "qos-match-rule\ntclass: 5\nqos-level-name: DEFAULT\nend-qos-match-rule\n"
+                  "qos-match-rule\nqos-class: 3\nqos-level-name: DEFAULT\nend-qos-match-rule\n")),
+              IsEmpty());
+  auto shadowed = rule_diagnostics(with_rules(
+      "qos-match-rule\ntclass: 1-9\nqos-level-name: DEFAULT\nend-qos-match-rule\n"
+      "qos-match-rule\ntclass: 5\nqos-class: 3\nqos-level-name: DEFAULT\nend-qos-match-rule\n"));
+  ASSERT_EQ(shadowed.size(), 1u);
+  EXPECT_NE(shadowed[0].find("p.conf:22:1: warning:"), std::string::npos) << shadowed[0];
+}
+
+TEST(PolicyParser, TClassAbove8BitsIsAnError) {
+  EXPECT_THAT(rule_diagnostics(with_rules("qos-match-rule\ntclass: 256\n"
+                                          "qos-level-name: DEFAULT\nend-qos-match-rule\n")),
+              ElementsAre("p.conf:19:9: error: tclass 256 is out of range (0..255)"));
+}
+
+TEST(PolicyParser, TClassIsNoFieldOfOtherBlocks) {
+  ParseResult r = parse_policy(
+      "qos-levels\nqos-level\nname: DEFAULT\nsl: 0\ntclass: 5\nend-qos-level\nend-qos-levels\n");
+  EXPECT_FALSE(r.ok());
+}
+
+// A policy for OpenSM's own parser: every tclass keyword is warned about where it stands, and
+// a policy in OpenSM's syntax gets no warning.
+TEST(PolicyParser, OpenSmCompatibilityWarnsAtEveryTClassKeyword) {
+  ParseResult r = parse_policy(
+      with_rules("qos-match-rule\nqos-class: 1\nqos-level-name: DEFAULT\nend-qos-match-rule\n"
+                 "qos-match-rule\n  tclass: 96\nqos-level-name: DEFAULT\nend-qos-match-rule\n"));
+  ASSERT_TRUE(r.ok());
+  std::vector<std::string> out;
+  for (const auto& d : opensm_compatibility(r.policy))
+    out.push_back(format_diagnostic(d, "p.conf"));
+  EXPECT_THAT(out, ElementsAre("p.conf:23:3: warning: 'tclass' is an rdma-qos extension: OpenSM "
+                               "rejects this policy file\n  hint: give OpenSM a copy without "
+                               "tclass criteria, or let rdma-qos-sad or the rdma-qos OpenSM "
+                               "plugin (its own policy= file) apply it"));
+  ParseResult plain = parse_policy(
+      with_rules("qos-match-rule\nqos-class: 1\nqos-level-name: DEFAULT\nend-qos-match-rule\n"));
+  EXPECT_THAT(opensm_compatibility(plain.policy), IsEmpty());
 }
 
 TEST(PolicyParser, OverlappingRangesInOneRuleAreAWarning) {

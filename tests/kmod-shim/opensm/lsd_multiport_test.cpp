@@ -91,7 +91,8 @@ TEST(LsdMultiPort, EachRequestGoesOutOfThePortItNames) {
   std::ofstream(config) << "log_level debug\n";
   const std::string log_path = fabric.dir() + "/lsd.log";
   testbed::ProcessOptions p;
-  p.argv = {RDMA_QOS_LSD, "--foreground", "--test-usersock-kernel", std::to_string(kernel.port())};
+  p.argv = {RDMA_QOS_LSD, "--foreground", "--no-control-socket", "--test-usersock-kernel",
+            std::to_string(kernel.port())};
   p.env = fabric.client_env("node001");
   p.env["RDMA_QOS_CONFIG"] = config;
   p.cwd = fabric.dir();

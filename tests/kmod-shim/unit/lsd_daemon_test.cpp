@@ -35,6 +35,7 @@ class DaemonWithoutSa : public ::testing::Test {
     options_.sa.port.ca = "rdma_qos_no_such_ca";
     options_.sa.timeout = 100ms;
     options_.sa.retries = 0;
+    options_.counters = counters_;
     auto d = LocalServiceDaemon::create(options_, [this](LogLevel, const std::string& m) {
       std::lock_guard<std::mutex> lock(log_mutex_);
       log_.push_back(m);
@@ -70,6 +71,7 @@ class DaemonWithoutSa : public ::testing::Test {
   }
 
   SimulatedKernel kernel_;
+  std::shared_ptr<LsdCounters> counters_ = std::make_shared<LsdCounters>();
   LsdOptions options_;
   std::unique_ptr<LocalServiceDaemon> daemon_;
   std::thread thread_;
@@ -108,6 +110,23 @@ TEST_F(DaemonWithoutSa, MalformedRequestGetsFErrAndTheDaemonKeepsServing) {
   DecodedReply good = next_reply(announced_timeout_);
   EXPECT_EQ(good.header.seq, 8u);
   EXPECT_TRUE(good.error);
+}
+
+// Counted before they are sent: once the kernel has both F_ERRs, the counters show them.
+TEST_F(DaemonWithoutSa, CountsRequestsByKindAndFErrByReason) {
+  kernel_.send_to(daemon_port_, RequestBytes(7, "mlx5_0", 1, 9).gid(4, kDgid).bytes());
+  kernel_.send_to(daemon_port_,
+                  RequestBytes(8, "mlx5_0", 1, 1).gid(4, kDgid).gid(5, kSgid).bytes());
+  next_reply(1s);
+  next_reply(announced_timeout_);
+  nlohmann::json s = counters_->snapshot();
+  EXPECT_EQ(s["requests"]["malformed"], 1);
+  EXPECT_EQ(s["requests"]["unidirectional"], 1);
+  EXPECT_EQ(s["requests"]["all"], 0);
+  EXPECT_EQ(s["answers"]["path"], 0);
+  EXPECT_EQ(s["answers"]["f_err"]["malformed"], 1);
+  EXPECT_EQ(s["answers"]["f_err"]["sa_error"], 1);  // no SA port
+  EXPECT_EQ(s["latency"]["count"], 1);              // the decoded request only
 }
 
 TEST_F(DaemonWithoutSa, AnswersEveryOneOfManyRequestsExactlyOnce) {
@@ -210,6 +229,7 @@ class DaemonWithFakeSa : public ::testing::Test {
     options_.kernel_port = kernel_.port();
     options_.sa.timeout = attempt;
     options_.sa.retries = retries;
+    options_.counters = counters_;
     options_.open_client =
         [this, sa_delay](const sa::UmadOptions& port) -> sa::Result<std::unique_ptr<sa::Client>> {
       std::lock_guard<std::mutex> lock(log_mutex_);
@@ -279,6 +299,7 @@ class DaemonWithFakeSa : public ::testing::Test {
   }
 
   SimulatedKernel kernel_;
+  std::shared_ptr<LsdCounters> counters_ = std::make_shared<LsdCounters>();
   LsdOptions options_;
   std::unique_ptr<LocalServiceDaemon> daemon_;
   std::thread thread_;
@@ -333,6 +354,21 @@ TEST_F(DaemonWithFakeSa, AnswersWithTheSasPathAndTheRequestsQosClass) {
   EXPECT_EQ(reply.paths[2].record.slid, 3);
   EXPECT_EQ(reply.paths[2].record.dlid, 2);
   EXPECT_EQ(reply.paths[2].record.qos_class, 7);
+}
+
+// The SL of the path answered (the fake SA gives SL 9 forward), per request, not per record.
+TEST_F(DaemonWithFakeSa, CountsAnsweredPathsBySl) {
+  start(10ms, 200ms, 1);
+  send(1, kDgid, 7);
+  send(2, kDgid, 0, 2);
+  next(announced_timeout_);
+  next(announced_timeout_);
+  nlohmann::json s = counters_->snapshot();
+  EXPECT_EQ(s["answers"]["path"], 2);
+  EXPECT_EQ(s["paths_by_sl"], nlohmann::json({{"9", 2}}));
+  EXPECT_EQ(s["requests"]["all"], 1);
+  EXPECT_EQ(s["requests"]["gmp"], 1);
+  EXPECT_EQ(s["latency"]["count"], 2);
 }
 
 TEST_F(DaemonWithFakeSa, GmpAndUnidirectionalGetOneRecord) {

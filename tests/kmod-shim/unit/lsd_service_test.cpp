@@ -2,19 +2,26 @@
 // rdma-qos-lsd as systemd runs it: readiness on NOTIFY_SOCKET (READY=1, RELOADING=1), SIGHUP
 // re-reads rdma-qos.conf without stopping, a configuration it cannot run with exits 78
 // (EX_CONFIG), --version. NETLINK_USERSOCK stands in for NETLINK_RDMA.
+#include <fcntl.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "../sim_kernel.h"
 #include "ls_bytes.h"
 #include "rdma-qos/kmod-shim/ls_codec.h"
+#include "rdma-qos/sa-responder/control.h"
 
 namespace rdmaqos::kmod {
 namespace {
@@ -59,15 +66,31 @@ std::string write_config(const std::string& name, const std::string& text) {
   return path;
 }
 
+// `journal`: a file that plays the journal's stream: stderr goes there and JOURNAL_STREAM
+// names it, so the daemon prefixes each line with its priority ("<6>...") as under systemd.
 pid_t start_lsd(const std::string& config, const std::string& notify,
-                const testing::SimulatedKernel& kernel) {
+                const testing::SimulatedKernel& kernel, const std::string& journal = "",
+                const std::string& control_socket = "") {
   const std::string kernel_port = std::to_string(kernel.port());
   pid_t pid = fork();
   if (pid == 0) {
     setenv("RDMA_QOS_CONFIG", config.c_str(), 1);
     if (!notify.empty()) setenv("NOTIFY_SOCKET", notify.c_str(), 1);
-    execl(RDMA_QOS_LSD, RDMA_QOS_LSD, "--foreground", "--test-usersock-kernel", kernel_port.c_str(),
-          "--ca", "rdma_qos_no_such_ca", static_cast<char*>(nullptr));
+    if (!journal.empty()) {
+      int fd = open(journal.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+      struct stat st {};
+      if (fd < 0 || dup2(fd, STDERR_FILENO) < 0 || fstat(STDERR_FILENO, &st) != 0) _exit(126);
+      setenv("JOURNAL_STREAM", fmt::format("{}:{}", st.st_dev, st.st_ino).c_str(), 1);
+    }
+    // No control socket unless the test reads it: parallel tests would race for the default.
+    if (control_socket.empty())
+      execl(RDMA_QOS_LSD, RDMA_QOS_LSD, "--foreground", "--test-usersock-kernel",
+            kernel_port.c_str(), "--ca", "rdma_qos_no_such_ca", "--no-control-socket",
+            static_cast<char*>(nullptr));
+    else
+      execl(RDMA_QOS_LSD, RDMA_QOS_LSD, "--foreground", "--test-usersock-kernel",
+            kernel_port.c_str(), "--ca", "rdma_qos_no_such_ca", "--control-socket",
+            control_socket.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   return pid;
@@ -144,6 +167,75 @@ TEST(LsdService, BadConfigurationOnReloadKeepsThePreviousOne) {
   EXPECT_NE(ready.find("timeout 100 ms"), std::string::npos) << ready;
   kill(pid, SIGTERM);
   EXPECT_EQ(wait_exit(pid), 0);
+}
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// A reload is routine: info, shown at log_level info. Its failure is an error, because the
+// file on disk is then not what runs.
+TEST(LsdService, ReloadIsLoggedAtInfoAndAFailedReloadAtError) {
+  testing::SimulatedKernel kernel;
+  NotifySocket notify;
+  std::string config = write_config("lsd-reloadlog", "sa_timeout_ms 100\nlog_level info\n");
+  std::string journal = ::testing::TempDir() + "lsd-journal-" + std::to_string(getpid());
+  pid_t pid = start_lsd(config, notify.path(), kernel, journal);
+  ASSERT_NE(notify.receive(5s).find("READY=1"), std::string::npos);
+  kill(pid, SIGHUP);
+  ASSERT_NE(notify.receive(5s).find("RELOADING=1"), std::string::npos);
+  ASSERT_NE(notify.receive(5s).find("READY=1"), std::string::npos);
+  write_config("lsd-reloadlog", "log_level loud\n");
+  kill(pid, SIGHUP);
+  ASSERT_NE(notify.receive(5s).find("RELOADING=1"), std::string::npos);
+  ASSERT_NE(notify.receive(5s).find("READY=1"), std::string::npos);
+  kill(pid, SIGTERM);
+  EXPECT_EQ(wait_exit(pid), 0);
+  std::string text = read_all(journal);
+  EXPECT_NE(text.find("<6>configuration reloaded\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("<3>configuration reload failed"), std::string::npos) << text;
+  unlink(journal.c_str());
+}
+
+// `rdma-qos kernel stats` on a live daemon: the request and its F_ERR (no SA port here) are
+// counted, a reload too, and the Prometheus text passes promtool.
+TEST(LsdService, StatsCountRequestsAnswersAndLatency) {
+  testing::SimulatedKernel kernel;
+  NotifySocket notify;
+  std::string config = write_config("lsd-stats", "sa_timeout_ms 100\nsa_retries 0\n");
+  std::string socket = ::testing::TempDir() + "lsd-stats-" + std::to_string(getpid()) + ".sock";
+  pid_t pid = start_lsd(config, notify.path(), kernel, "", socket);
+  ASSERT_NE(notify.receive(5s).find("READY=1"), std::string::npos);
+  ASSERT_TRUE(kernel.receive(5s));  // SET_TIMEOUT
+  const std::vector<uint8_t> gid = {0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 2, 0xc9, 3, 0, 0xa0, 0, 0x11};
+  kernel.send_to(kernel.last_sender(),
+                 testing::RequestBytes(5, "mlx5_0", 1, 2).gid(4, gid).gid(5, gid).bytes());
+  ASSERT_TRUE(kernel.receive(5s)) << "no F_ERR";
+  kill(pid, SIGHUP);
+  ASSERT_NE(notify.receive(5s).find("RELOADING=1"), std::string::npos);
+  ASSERT_NE(notify.receive(5s).find("READY=1"), std::string::npos);
+
+  auto reply = sad::control_call(socket, {{"command", "stats"}}, 5s);
+  ASSERT_TRUE(reply) << reply.error().message;
+  ASSERT_EQ((*reply)["ok"], true) << reply->dump();
+  const nlohmann::json& s = (*reply)["stats"];
+  EXPECT_EQ(s["requests"]["gmp"], 1) << s.dump();
+  EXPECT_EQ(s["answers"]["f_err"]["sa_error"], 1) << s.dump();
+  EXPECT_EQ(s["latency"]["count"], 1) << s.dump();
+  EXPECT_EQ(s["reloads"]["ok"], 1) << s.dump();
+  auto refused = sad::control_call(socket, {{"command", "reload"}}, 5s);
+  ASSERT_TRUE(refused);
+  EXPECT_EQ((*refused)["ok"], false);
+
+  const std::string cli = std::string(RDMA_QOS_CLI) + " kernel stats --socket " + socket;
+  EXPECT_EQ(std::system((cli + " > /dev/null").c_str()), 0);
+  if (std::system("command -v promtool >/dev/null") == 0) {
+    EXPECT_EQ(std::system((cli + " --format prometheus | promtool check metrics").c_str()), 0);
+  }
+  kill(pid, SIGTERM);
+  EXPECT_EQ(wait_exit(pid), 0);
+  EXPECT_NE(access(socket.c_str(), F_OK), 0) << "the socket outlived the daemon";
 }
 
 TEST(LsdService, ConfigurationErrorExitsWithExConfig) {

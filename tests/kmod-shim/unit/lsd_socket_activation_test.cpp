@@ -37,7 +37,7 @@ TEST(SocketActivation, DaemonServesOnTheSocketPassedAsFd3) {
     setenv("LISTEN_FDS", "1", 1);
     setenv("RDMA_QOS_CONFIG", "/dev/null", 1);
     execl(RDMA_QOS_LSD, RDMA_QOS_LSD, "--foreground", "--test-usersock-kernel", kernel_port.c_str(),
-          "--ca", "rdma_qos_no_such_ca", static_cast<char*>(nullptr));
+          "--ca", "rdma_qos_no_such_ca", "--no-control-socket", static_cast<char*>(nullptr));
     _exit(127);
   }
   close(passed);

@@ -15,7 +15,7 @@ dir=$2
 . "$(dirname "${BASH_SOURCE[0]}")/../../vm/check-lib.sh"
 
 require_results
-for f in lsd.log lsd2.log netlink-one.txt netlink-two.txt; do
+for f in lsd.log lsd2.log netlink-one.txt netlink-two.txt stats.json stats.prom; do
     [ -f "$dir/$f" ] && { echo "--- $f"; cat "$dir/$f"; }
 done
 
@@ -52,6 +52,11 @@ case $scenario in
             "$dir/lsd.log" || fail "the second listener (port $two) was not reported"
         has lsd.log "the responder at netlink port $two has gone" ||
             fail "the second listener's leaving was not reported"
+        # The first daemon holds /run/rdma-qos/lsd.sock; the second runs without one.
+        has stats.json '"requests"' || fail "rdma-qos kernel stats --json: $(cat "$dir/stats.json")"
+        has stats.prom 'rdma_qos_lsd_requests_total{kind="all"} 0' ||
+            fail "rdma-qos kernel stats --format prometheus: $(cat "$dir/stats.prom")"
+        has lsd2.log "no control socket" || fail "the second daemon did not say it has no control socket"
         grep -qE "another responder .*netlink port $one, pid [0-9]+ \(rdma-qos-lsd\)" "$dir/lsd2.log" ||
             fail "the second daemon did not report the first (port $one) at its start"
         ;;

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "rdma-qos/policy/compiled_policy.h"
+#include "rdma-qos/policy/opensm_compat.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   namespace pol = rdmaqos::policy;
@@ -26,8 +27,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       q.pkey = static_cast<uint16_t>(v);
       q.source_guid = v;
       q.destination_guid = v + 1;
+      // With and without a traffic class (tclass rules, an rdma-qos extension).
+      q.tclass = std::nullopt;
+      if (r.policy->match(q).rule != r.policy->explain(q).result.rule) __builtin_trap();
+      q.tclass = static_cast<uint8_t>(v);
       if (r.policy->match(q).rule != r.policy->explain(q).result.rule) __builtin_trap();
     }
+    // What the OpenSM-compatibility check reports must not crash either.
+    (void)pol::opensm_compatibility(r.policy->policy());
   }
   return 0;
 }

@@ -12,6 +12,24 @@ fail() { echo "FAIL: $scenario: $*"; exit 1; }
 cat "$dir/log" 2>/dev/null || true
 [ "$(cat "$dir/status" 2>/dev/null)" = 0 ] || fail "guest scenario failed"
 [ -f "$dir/ports.txt" ] && cat "$dir/ports.txt"
+# The SA responder's rule on rxe0's umad device: wanted only where the port is InfiniBand.
+case $scenario in
+    roce_umad_wants_no_sad | infiniband_umad_wants_sad)
+        cat "$dir/umad.txt" 2>/dev/null || true
+        grep -E 'SYSTEMD_WANTS|90-rdma-qos|PROGRAM|grep' "$dir/umad.log" || true
+        [ "$(cat "$dir/umad.status" 2>/dev/null)" = 0 ] || fail "udevadm test failed on the umad device"
+        grep -q '90-rdma-qos.rules:[0-9]* Running PROGRAM' "$dir/umad.log" ||
+            fail "udev did not evaluate 90-rdma-qos.rules for the umad device"
+        sad_wanted() { grep -q '^SYSTEMD_WANTS=.*rdma-qos-sad@rxe0:1.service' "$dir/umad.log"; }
+        if [ "$scenario" = roce_umad_wants_no_sad ]; then
+            if sad_wanted; then fail "rdma-qos-sad@rxe0:1 wanted on a RoCE port"; fi
+        else
+            sad_wanted || fail "rdma-qos-sad@rxe0:1 not wanted on an InfiniBand port"
+        fi
+        echo "PASS: $scenario"
+        exit 0
+        ;;
+esac
 grep -E 'SYSTEMD_WANTS|90-rdma-qos|PROGRAM|grep' "$dir/rxe0.log" || true
 wants() { grep -q '^SYSTEMD_WANTS=.*rdma-qos-kernel@rxe0.service' "$dir/rxe0.log"; }
 # udev read our rules file and ran its RoCE test on rxe0 (so a missing want is the rule's answer).

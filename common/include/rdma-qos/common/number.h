@@ -15,4 +15,8 @@ namespace rdmaqos {
 // 0 is decimal, not octal.
 std::optional<uint64_t> parse_unsigned(std::string_view text, uint64_t max = UINT64_MAX);
 
+// Hex digits alone, no 0x (as the kernel writes them in /proc tables), no larger than `max`;
+// blanks around them are ignored. nullopt for anything else.
+std::optional<uint64_t> parse_hex_digits(std::string_view text, uint64_t max = UINT64_MAX);
+
 }  // namespace rdmaqos

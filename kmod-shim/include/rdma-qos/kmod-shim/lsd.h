@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "rdma-qos/kmod-shim/lsd_counters.h"
 #include "rdma-qos/sa-client/client.h"
 #include "rdma-qos/sa-client/result.h"
 
@@ -38,6 +39,9 @@ struct LsdOptions {
   // Opens the SA client of one umad port; default: sa::Client::open(sa) on that port. Tests
   // pass a fake transport.
   std::function<sa::Result<std::unique_ptr<sa::Client>>(const sa::UmadOptions& port)> open_client;
+  // Where requests and answers are counted (kept by the caller across reloads); none: not
+  // counted.
+  std::shared_ptr<LsdCounters> counters;
 };
 
 // How long the daemon lets one request take before answering F_ERR: every SA attempt, plus a

@@ -30,6 +30,10 @@ struct PathQuery {
   uint64_t service_id = 0;
   uint16_t qos_class = 0;
   uint16_t pkey = 0;
+  // The traffic class, for `tclass` rules (an rdma-qos extension). Set it only when the query
+  // carries one (PathRecord ComponentMask bit 10, MultiPathRecord bit 4; on RoCE the socket's
+  // TOS / IPV6_TCLASS): unset, no tclass rule matches.
+  std::optional<uint8_t> tclass;
   uint64_t source_guid = 0;  // the SA's endpoint ports (a switch: its port 0 GUID)
   NodeType source_type = NodeType::kCa;
   uint64_t destination_guid = 0;
@@ -46,7 +50,17 @@ struct Level {
 };
 
 // The criterion a rule failed on, in the order OpenSM checks them.
-enum class Criterion { kNone, kSource, kDestination, kQosClass, kServiceId, kPkey, kDisabled };
+// TClass, not OpenSM's, comes last.
+enum class Criterion {
+  kNone,
+  kSource,
+  kDestination,
+  kQosClass,
+  kServiceId,
+  kPkey,
+  kTClass,
+  kDisabled
+};
 std::string_view criterion_name(Criterion c);
 
 struct MatchResult {

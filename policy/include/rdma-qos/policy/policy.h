@@ -71,7 +71,11 @@ struct MatchRule {
   std::string text;  // the source line(s), for explain
   RangeList qos_classes;
   RangeList service_ids;
-  RangeList pkeys;                        // masked with 0x7FFF
+  RangeList pkeys;  // masked with 0x7FFF
+  // tclass: an rdma-qos extension (OpenSM's parser rejects the keyword): traffic classes
+  // 0..255, where the first one was given (for the OpenSM-compatibility warning).
+  RangeList tclasses;
+  std::optional<SourceLocation> tclass_location;
   std::vector<std::string> sources;       // port-group names
   std::vector<std::string> destinations;  // port-group names
   std::string level_name;                 // full rules
@@ -85,8 +89,8 @@ struct MatchRule {
   bool ipoib_partition_check = false;  // ipoib lines: the partition needs >= 2 full members
 
   bool names_no_criterion() const {
-    return qos_classes.empty() && service_ids.empty() && pkeys.empty() && sources.empty() &&
-           destinations.empty() && !source_guids && !destination_guids;
+    return qos_classes.empty() && service_ids.empty() && pkeys.empty() && tclasses.empty() &&
+           sources.empty() && destinations.empty() && !source_guids && !destination_guids;
   }
 };
 

@@ -109,9 +109,11 @@ uint64_t effective_service_id(int port_space, const sockaddr* dst, const IdInput
                               const CmSettings& s);
 std::optional<uint16_t> effective_qos_class(const IdInputs& in, const CmSettings& s);
 
-// RoCE: the host-side match (Service-ID, QoS-Class, PKey); nullopt without a policy.
+// RoCE: the host-side match (Service-ID, QoS-Class, PKey, and the traffic class for the
+// policy's tclass rules: the program's TOS / IPV6_TCLASS); nullopt without a policy.
 std::optional<CmDecision> decide_roce(uint64_t sid, std::optional<uint16_t> qos_class,
-                                      uint16_t pkey, const CmSettings& s);
+                                      uint16_t pkey, const CmSettings& s,
+                                      std::optional<uint8_t> tclass = std::nullopt);
 
 // The TOS to give the id before route resolution: the level's traffic class, else the
 // program's own (nothing to do), else the configured default; nullopt: leave it.

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
+// Counters of rdma-qos-lsd: kernel requests by kind, answers by status (a path, or F_ERR and
+// why), paths per SL, the answer latency, reloads. The socket thread bumps them (relaxed
+// atomics, one increment each); the control thread reads a snapshot for `rdma-qos kernel
+// stats`. They live as long as the process, so a reload does not reset them.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+#include <nlohmann/json.hpp>
+
+#include "rdma-qos/kmod-shim/ls_codec.h"
+
+namespace rdmaqos::kmod {
+
+// Why a request got F_ERR (the kernel then asks the SA itself).
+enum class FailReason : uint8_t {
+  kMalformed,    // the request does not decode
+  kSaError,      // the SA answered with an error, or no SA port could be opened
+  kNoPath,       // the SA answered with no record
+  kTimeout,      // no SA answer within the budget
+  kUnencodable,  // the SA's record does not fit the kernel's reply
+  kShutdown,     // the daemon stopped (or reloaded) with the request pending
+};
+inline constexpr size_t kFailReasons = 6;
+const char* fail_reason_name(FailReason r);
+const char* path_use_name(PathUse u);
+
+// Upper bounds (seconds) of the answer-latency buckets; the last bucket is +Inf. An answer
+// costs one SA round trip (hundreds of microseconds on a quiet fabric) up to the whole budget
+// of retries (seconds).
+inline constexpr std::array<double, 14> kLsdLatencyBounds = {
+    1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 2.5e-2, 5e-2, 0.1, 0.25, 0.5, 1, 2.5};
+
+class LsdCounters {
+ public:
+  LsdCounters() : started_(std::chrono::steady_clock::now()) {}
+
+  // A RESOLVE request: its path_use, or malformed (nullopt).
+  void request(std::optional<PathUse> use);
+  // A reply carrying paths; `sl` is the SL of its first record.
+  void answered(uint8_t sl);
+  void failed(FailReason why);
+  // From the decoded request to the reply or F_ERR sent.
+  void latency(std::chrono::nanoseconds took);
+  void reload(bool ok);
+
+  // {"uptime_seconds", "requests": {kind: n}, "answers": {"path": n, "f_err": {reason: n}},
+  //  "paths_by_sl": {"3": n}, "latency": {bounds_seconds, buckets, count, sum_seconds},
+  //  "reloads": {"ok": n, "failed": n}}
+  nlohmann::json snapshot() const;
+
+ private:
+  using Counter = std::atomic<uint64_t>;
+  static void bump(Counter& c, uint64_t by = 1) { c.fetch_add(by, std::memory_order_relaxed); }
+  static uint64_t get(const Counter& c) { return c.load(std::memory_order_relaxed); }
+
+  std::chrono::steady_clock::time_point started_;
+  std::array<Counter, 3> requests_by_use_{};  // indexed by PathUse
+  Counter malformed_{0};
+  Counter paths_{0};
+  std::array<Counter, kFailReasons> failures_{};
+  std::array<Counter, 16> paths_by_sl_{};
+  std::array<Counter, kLsdLatencyBounds.size() + 1> latency_buckets_{};
+  Counter latency_count_{0}, latency_sum_ns_{0};
+  Counter reloads_{0}, reload_failures_{0};
+};
+
+}  // namespace rdmaqos::kmod
