@@ -57,7 +57,7 @@ void before_resolve_route(rdma_cm_id* id) {
   uint64_t sid =
       rdmacm::effective_service_id(id->ps, &id->route.addr.dst_addr, st.inputs, c.settings);
   auto qos_class = rdmacm::effective_qos_class(st.inputs, c.settings);
-  auto d = rdmacm::decide_roce(sid, qos_class, id_pkey(id), c.settings);
+  auto d = rdmacm::decide_roce(sid, qos_class, id_pkey(id), c.settings, st.inputs.program_tos);
   auto tos = rdmacm::tos_to_set(d, st.inputs, c.settings);
   if (tos && !set_tos(id, *tos))
     log_once("set_tos", fmt::format("rdma_set_option(TOS {}) failed: {}; the connection keeps "

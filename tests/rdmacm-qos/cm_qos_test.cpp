@@ -218,6 +218,27 @@ TEST(DecideRoce, SlWithoutTrafficClassLeavesTos) {
   EXPECT_FALSE(d->traffic_class);
 }
 
+// A tclass rule (rdma-qos's extension) matches only a connection whose program set that
+// traffic class (TOS / IPV6_TCLASS); without one the rules below it decide.
+TEST(DecideRoce, TClassRuleMatchesOnlyTheProgramsTrafficClass) {
+  const std::string policy = std::string(kPolicy).insert(
+      std::string(kPolicy).find("qos-match-rule\nqos-class: 32"),
+      "qos-match-rule\ntclass: 96-127\nqos-level-name: UCMA\nend-qos-match-rule\n");
+  CmSettings s = cm_settings_from("", "", "", "0,0,0,104,0,72,184");
+  auto p = load_host_policy(policy, "test.conf");
+  ASSERT_TRUE(p.policy) << (p.messages.empty() ? "" : p.messages[0]);
+  s.policy = p.policy;
+  auto with = decide_roce(0x1061D27, std::nullopt, 0xFFFF, s, uint8_t{104});
+  ASSERT_TRUE(with);
+  EXPECT_EQ(with->level, "UCMA");
+  auto other = decide_roce(0x1061D27, std::nullopt, 0xFFFF, s, uint8_t{8});
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->level, "RPING");
+  auto none = decide_roce(0x1061D27, std::nullopt, 0xFFFF, s);
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->level, "RPING");
+}
+
 TEST(TosToSet, LevelTrafficClassElseProgramsElseSetting) {
   CmSettings s;
   IdInputs in;
