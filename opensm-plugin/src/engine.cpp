@@ -16,6 +16,7 @@
 #include "rdma-qos/sa-responder/agent.h"
 #include "rdma-qos/sa-responder/answer.h"
 #include "rdma-qos/sa-responder/control.h"
+#include "rdma-qos/sa-responder/path_bits.h"
 
 namespace rdmaqos::osmp {
 namespace {
@@ -127,6 +128,10 @@ LoadResult Engine::load(std::shared_ptr<const sad::FabricModel> model,
       out.diagnostics.push_back(pol::format_diagnostic(d, *sources.policy_path));
     if (!r.policy) ok = false;
     policy = r.policy;
+    if (policy) {
+      for (const auto& d : sad::path_bits_warnings(*policy, *model))
+        out.diagnostics.push_back(pol::format_diagnostic(d, *sources.policy_path));
+    }
   }
   auto groups = std::make_shared<const std::vector<sad::MulticastGroup>>(
       sad::ipoib_broadcast_groups(fabric->partitions, osm_.subnet_timeout));

@@ -29,6 +29,7 @@
 #include "rdma-qos/sa-responder/control.h"
 #include "rdma-qos/sa-responder/counters.h"
 #include "rdma-qos/sa-responder/discovery_json.h"
+#include "rdma-qos/sa-responder/path_bits.h"
 #include "rdma-qos/sa-responder/rediscovery_trigger.h"
 
 namespace rdmaqos::sad {
@@ -132,6 +133,10 @@ LoadResult load(const Config& config, std::shared_ptr<const rdmaqos::sad::Fabric
       policy = r.policy;
       if (policy && config.qos) {
         for (const auto& d : pol::check_level_sls(policy->policy(), *config.qos))
+          out.diagnostics.push_back(pol::format_diagnostic(d, config.policy_path));
+      }
+      if (policy) {
+        for (const auto& d : rdmaqos::sad::path_bits_warnings(*policy, *model))
           out.diagnostics.push_back(pol::format_diagnostic(d, config.policy_path));
       }
     }
