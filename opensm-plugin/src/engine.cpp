@@ -304,6 +304,8 @@ void Engine::handle(int connection, const nlohmann::json& body) {
     control_->reply(connection, reload());
   } else if (command == "stats") {
     control_->reply(connection, {{"ok", true}, {"stats", stats()}});
+  } else if (command == "explain") {
+    control_->reply(connection, explain(body));
   } else if (command == "rediscover") {
     // No discovery of our own: OpenSM's subnet is read again.
     bool ok = rebuild();
@@ -318,7 +320,8 @@ void Engine::handle(int connection, const nlohmann::json& body) {
     control_->reply(
         connection,
         {{"ok", false},
-         {"message", fmt::format("unknown command '{}' (reload, rediscover, stats)", command)}});
+         {"message",
+          fmt::format("unknown command '{}' (reload, rediscover, stats, explain)", command)}});
   }
 }
 
