@@ -9,6 +9,7 @@
 
 #include <iostream>
 #include <memory>
+#include <string_view>
 
 #include "command.h"
 #include "rdma-qos/sa-client/gid.h"
@@ -24,9 +25,34 @@ struct ExplainArgs {
   std::optional<uint16_t> slid, dlid, pkey, qos_class, sl;
   std::string sgid, dgid;
   std::optional<uint64_t> service_id;
+  std::string mtu, rate, pkt_life;  // [>|<|=|+]CODE
   bool json = false;
   double timeout = 30;
 };
+
+// "[>|<|=|+]CODE" (no prefix: exactly), as a PathRecord's selector and 6-bit value.
+std::optional<sad::ExplainRequest::Selected> selected(const std::string& text) {
+  sad::ExplainRequest::Selected out;
+  std::string number = text;
+  if (!text.empty() && std::string_view("><=+").find(text[0]) != std::string_view::npos) {
+    static constexpr std::pair<char, sa::Selector> kPrefixes[] = {{'>', sa::Selector::kGreaterThan},
+                                                                  {'<', sa::Selector::kLessThan},
+                                                                  {'=', sa::Selector::kExactly},
+                                                                  {'+', sa::Selector::kBest}};
+    for (auto [c, s] : kPrefixes)
+      if (text[0] == c) out.selector = s;
+    number = text.substr(1);
+  }
+  try {
+    size_t used = 0;
+    unsigned long v = std::stoul(number, &used, 0);
+    if (used != number.size() || v > 63) return std::nullopt;
+    out.value = static_cast<uint8_t>(v);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  return out;
+}
 
 void print_text(const json& e) {
   if (e.contains("error")) {
@@ -95,6 +121,17 @@ void run(const ExplainArgs& a, const std::string& front, const std::optional<std
   r.qos_class = a.qos_class;
   r.pkey = a.pkey;
   r.sl = a.sl;
+  for (auto [text, out] : {std::pair{&a.mtu, &r.mtu}, std::pair{&a.rate, &r.rate},
+                           std::pair{&a.pkt_life, &r.packet_life}}) {
+    if (text->empty()) continue;
+    *out = selected(*text);
+    if (!*out) {
+      std::cerr << fmt::format("rdma-qos {} explain: '{}' is not [>|<|=|+]CODE (0..63)\n", front,
+                               *text);
+      set_exit_code(2);
+      return;
+    }
+  }
   for (auto [text, out] : {std::pair{&a.sgid, &r.sgid}, std::pair{&a.dgid, &r.dgid}}) {
     if (text->empty()) continue;
     *out = sa::parse_gid(*text);
@@ -153,6 +190,9 @@ CLI::App* add_explain_command(CLI::App* parent, const std::string& front,
   sub->add_option("--qos-class", a->qos_class, "QoS class (12 bits)")->check(CLI::Range(0, 0xFFF));
   sub->add_option("--pkey", a->pkey, "partition key");
   sub->add_option("--sl", a->sl, "service level")->check(CLI::Range(0, 15));
+  sub->add_option("--mtu", a->mtu, "MTU with selector: [>|<|=|+]CODE (1..5: 256..4096 bytes)");
+  sub->add_option("--rate", a->rate, "rate with selector: [>|<|=|+]CODE (IBA rate code)");
+  sub->add_option("--pkt-life", a->pkt_life, "packet life with selector: [>|<|=|+]VALUE");
   sub->add_flag("--json", a->json, "print the SA's explanation as JSON");
   sub->add_option("--timeout", a->timeout, "seconds to wait for the reply")->capture_default_str();
   sub->callback([a, front, socket] { run(*a, front, socket()); });

@@ -31,6 +31,23 @@ sa::Result<uint64_t> unsigned_field(const json& body, const char* name, uint64_t
   return v.get<uint64_t>();
 }
 
+// {"selector": 0..3, "value": 0..63}, nothing else.
+sa::Result<ExplainRequest::Selected> selected_field(const json& v, const std::string& name) {
+  auto bad = [&name] {
+    return sa::make_error(
+        sa::ErrorCode::kInvalidArgument,
+        fmt::format("explain: '{}' must be {{\"selector\": 0..3, \"value\": 0..63}}", name));
+  };
+  if (!v.is_object() || v.size() != 2 || !v.contains("selector") || !v.contains("value")) {
+    return bad();
+  }
+  auto selector = unsigned_field(v, "selector", 3);
+  auto value = unsigned_field(v, "value", 63);
+  if (!selector || !value) return bad();
+  return ExplainRequest::Selected{static_cast<sa::Selector>(*selector),
+                                  static_cast<uint8_t>(*value)};
+}
+
 std::string location(const std::string& file, const policy::SourceLocation& l) {
   return fmt::format("{}:{}", file, l.line);
 }
@@ -116,7 +133,15 @@ std::string reason_text(const AnswerContext& ctx, const ExplainRequest& r,
       }
       return fmt::format("SL {} maps to VL 15 on the path", *sl);
     }
-    case Rejection::kSelector: return "a requested MTU, rate or packet-life selector cannot be met";
+    case Rejection::kSelector: {
+      auto walk = f.walk(s, dlid);
+      std::string path = walk ? fmt::format(
+                                    " (its links give MTU code {}, rate code {}, before "
+                                    "the level's limits)",
+                                    walk->mtu, walk->rate)
+                              : std::string();
+      return "a requested MTU, rate or packet-life selector cannot be met" + path;
+    }
     case Rejection::kPkeyNotShared:
       return fmt::format("no shared partition: the ends do not share PKey 0x{:04x}",
                          r.pkey.value_or(0));
@@ -182,6 +207,21 @@ PathRequest path_request(const ExplainRequest& r) {
   q.record.qos_class = r.qos_class.value_or(0);
   q.record.pkey = r.pkey.value_or(0);
   q.record.sl = r.sl.value_or(0);
+  if (r.mtu) {
+    q.comp_mask |= pr::kMtu | pr::kMtuSelector;
+    q.record.mtu_selector = r.mtu->selector;
+    q.record.mtu = r.mtu->value;
+  }
+  if (r.rate) {
+    q.comp_mask |= pr::kRate | pr::kRateSelector;
+    q.record.rate_selector = r.rate->selector;
+    q.record.rate = r.rate->value;
+  }
+  if (r.packet_life) {
+    q.comp_mask |= pr::kPacketLife | pr::kPacketLifeSelector;
+    q.record.packet_life_selector = r.packet_life->selector;
+    q.record.packet_life = r.packet_life->value;
+  }
   return q;
 }
 
@@ -249,6 +289,12 @@ sa::Result<ExplainRequest> parse_explain_request(const json& body) {
       (key == "sgid" ? r.sgid : r.dgid) = *gid;
       continue;
     }
+    if (key == "mtu" || key == "rate" || key == "packet_life") {
+      auto sel = selected_field(value, key);
+      if (!sel) return sel.error();
+      (key == "mtu" ? r.mtu : key == "rate" ? r.rate : r.packet_life) = *sel;
+      continue;
+    }
     uint64_t max = 0;
     if (key == "slid" || key == "dlid" || key == "pkey") {
       max = 0xFFFF;
@@ -284,6 +330,12 @@ json explain_request_json(const ExplainRequest& r) {
   if (r.qos_class) out["qos_class"] = *r.qos_class;
   if (r.pkey) out["pkey"] = *r.pkey;
   if (r.sl) out["sl"] = *r.sl;
+  auto put = [&out](const char* key, const std::optional<ExplainRequest::Selected>& v) {
+    if (v) out[key] = {{"selector", static_cast<int>(v->selector)}, {"value", v->value}};
+  };
+  put("mtu", r.mtu);
+  put("rate", r.rate);
+  put("packet_life", r.packet_life);
   return out;
 }
 
@@ -296,6 +348,14 @@ json explain(const AnswerContext& ctx, const ExplainRequest& request,
     if (const auto* error = std::get_if<std::string>(end)) {
       return {{"answered", false}, {"error", *error}, {"summary", *error}};
     }
+  }
+  // The values the SA refuses outright (MAD status REQ_INVALID) give no path to explain.
+  if ((request.rate && !valid_rate(request.rate->value)) ||
+      (request.mtu && (request.mtu->value < 1 || request.mtu->value > 5))) {
+    const std::string error =
+        "the SA refuses the request (REQ_INVALID): an MTU code must be "
+        "1..5 and a rate code 2..22";
+    return {{"answered", false}, {"error", error}, {"summary", error}};
   }
   const Endpoint source = std::get<Endpoint>(s), destination = std::get<Endpoint>(d);
   const PathRequest q = path_request(request);

@@ -203,6 +203,14 @@ TEST_F(ExplainLive, ARequestedSlTheLevelDoesNotGiveIsNamed) {
   EXPECT_EQ(e["no_record"][0].value("reason", ""), "sl_not_level");
 }
 
+// node001 (40 Gb/s) to node002 (20 Gb/s, rate code 6): faster than that cannot be met.
+TEST_F(ExplainLive, ASelectorThatCannotBeMetIsNamed) {
+  auto e = explain_json({"--slid", lid("node001"), "--dlid", lid("node002"), "--rate", ">6"}, 1);
+  ASSERT_FALSE(e["no_record"].empty()) << e.dump();
+  EXPECT_EQ(e["no_record"][0].value("reason", ""), "selector");
+  explain_json({"--slid", lid("node001"), "--dlid", lid("node002"), "--rate", "<7"}, 0);
+}
+
 TEST_F(ExplainLive, AnUnknownPortOrNoSaCannotBeAsked) {
   RunResult r = explain({"--slid", lid("node001"), "--dlid", "999"});
   EXPECT_EQ(r.exit_code, 2) << r.output;

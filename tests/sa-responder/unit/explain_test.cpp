@@ -60,6 +60,13 @@ TEST_F(ExplainTest, TheParserRefusesUnknownFieldsWrongTypesAndRanges) {
   EXPECT_FALSE(parse_explain_request({{"command", "explain"}, {"sl", 16}}));
   EXPECT_FALSE(parse_explain_request({{"command", "explain"}, {"qos_class", 0x1000}}));
   EXPECT_FALSE(parse_explain_request({{"command", "explain"}, {"dgid", "not a gid"}}));
+  EXPECT_FALSE(parse_explain_request({{"command", "explain"}, {"rate", 7}}));
+  EXPECT_FALSE(
+      parse_explain_request({{"command", "explain"}, {"rate", {{"selector", 4}, {"value", 7}}}}));
+  EXPECT_FALSE(
+      parse_explain_request({{"command", "explain"}, {"mtu", {{"selector", 0}, {"value", 64}}}}));
+  EXPECT_FALSE(parse_explain_request(
+      {{"command", "explain"}, {"mtu", {{"selector", 0}, {"value", 4}, {"x", 1}}}}));
   auto ok = parse_explain_request({{"command", "explain"}, {"slid", 4}, {"dgid", "fe80::21"}});
   ASSERT_TRUE(ok);
   EXPECT_EQ(ok->slid, 4);
@@ -72,12 +79,15 @@ TEST_F(ExplainTest, TheRequestRoundTripsThroughItsJson) {
   r.dgid = sa::make_gid(0xFE80000000000000ULL, 0x21);
   r.service_id = 0x10;
   r.sl = 3;
+  r.rate = ExplainRequest::Selected{sa::Selector::kLessThan, 7};
   auto back = parse_explain_request(explain_request_json(r));
   ASSERT_TRUE(back);
   EXPECT_EQ(back->slid, r.slid);
   EXPECT_EQ(back->dgid, r.dgid);
   EXPECT_EQ(back->service_id, r.service_id);
   EXPECT_EQ(back->sl, r.sl);
+  EXPECT_EQ(back->rate, r.rate);
+  EXPECT_FALSE(back->mtu);
 }
 
 TEST_F(ExplainTest, AnAnsweredQueryNamesTheDefaultLevelAndItsRecords) {
@@ -117,6 +127,25 @@ TEST_F(ExplainTest, ASelectorThatCannotBeMetIsNamed) {
   EXPECT_FALSE(e["answered"]);
   ASSERT_EQ(e["no_record"].size(), 1u);
   EXPECT_EQ(e["no_record"][0]["reason"], "sl_not_level");
+}
+
+// a to b's LID 9 crosses the 4x SDR link (rate code 3): faster than 10 Gb/s cannot be met.
+TEST_F(ExplainTest, ARateSelectorThatCannotBeMetIsNamed) {
+  json e = ask({{"slid", 4}, {"dlid", 9}, {"rate", {{"selector", 0}, {"value", 3}}}});
+  EXPECT_FALSE(e["answered"]);
+  ASSERT_EQ(e["no_record"].size(), 1u);
+  EXPECT_EQ(e["no_record"][0]["reason"], "selector");
+  EXPECT_NE(e["no_record"][0]["detail"].get<std::string>().find("rate code 3"), std::string::npos)
+      << e;
+  // The fast route meets it.
+  EXPECT_TRUE(
+      ask({{"slid", 4}, {"dlid", 8}, {"rate", {{"selector", 0}, {"value", 3}}}})["answered"]);
+}
+
+TEST_F(ExplainTest, ValuesTheSaRefusesAreAnError) {
+  json e = ask({{"slid", 4}, {"dlid", 8}, {"mtu", {{"selector", 2}, {"value", 6}}}});
+  EXPECT_FALSE(e["answered"]);
+  EXPECT_NE(e["error"].get<std::string>().find("REQ_INVALID"), std::string::npos) << e;
 }
 
 TEST_F(ExplainTest, NoSharedPartitionIsNamed) {

@@ -26,10 +26,18 @@ struct ExplainRequest {
   std::optional<uint16_t> qos_class;  // 12 bits
   std::optional<uint16_t> pkey;
   std::optional<uint8_t> sl;  // 0..15
+  // MTU, rate and packet-life requirements with their selector, as PathRecord codes.
+  struct Selected {
+    sa::Selector selector = sa::Selector::kExactly;
+    uint8_t value = 0;  // 0..63
+    friend bool operator==(const Selected&, const Selected&) = default;
+  };
+  std::optional<Selected> mtu, rate, packet_life;
 };
 
-// The control request's fields ({"command": "explain", "slid": 2, "dgid": "fe80::..."}): from
-// an untrusted client, so every field is checked (type and range); unknown fields are errors.
+// The control request's fields ({"command": "explain", "slid": 2, "dgid": "fe80::...",
+// "rate": {"selector": 1, "value": 7}}): from an untrusted client, so every field is checked
+// (type and range); unknown fields are errors.
 sa::Result<ExplainRequest> parse_explain_request(const nlohmann::json& body);
 // The same fields as the control request carries them (what the CLI sends).
 nlohmann::json explain_request_json(const ExplainRequest& request);
