@@ -495,10 +495,15 @@ PairAnswer apm_pair(const AnswerContext& ctx, const PathRequest& request, Endpoi
   const unsigned destination_lids = 1u << d.lmc;
   unsigned so = base_offset % source_lids;
   unsigned doff = base_offset % destination_lids;
-  // A level's path-bits: only the combinations whose DLID they allow.
+  // A level's path-bits: only the combinations whose DLID they allow, and then every DLID
+  // offset is tried once from the hashed one (the source offset wrapping along), so that an
+  // allowed DLID past the shorter range is still reached.
   const LidOffsets offsets = dlid_offsets(ctx, request, source, destination);
+  const unsigned tries = offsets.count() < destination_lids
+                             ? destination_lids
+                             : std::min(source_lids, destination_lids);
   PairAnswer last;
-  for (unsigned i = 0; i < std::min(source_lids, destination_lids); ++i) {
+  for (unsigned i = 0; i < tries; ++i) {
     if (!offsets.test(doff)) {
       so = (so + 1) % source_lids;
       doff = (doff + 1) % destination_lids;

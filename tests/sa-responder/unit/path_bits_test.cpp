@@ -3,6 +3,7 @@
 // path-bits choose the destination LIDs, and the record describes the route of that LID.
 #include <gtest/gtest.h>
 
+#include "rdma-qos/sa-client/multipath_record.h"
 #include "rdma-qos/sa-responder/answer.h"
 #include "rdma-qos/sa-responder/path_bits.h"
 #include "two_route_fabric.h"
@@ -140,6 +141,36 @@ TEST_F(PathBitsTest, ADlidTheRequestNamesIsAnsweredAsAsked) {
   q.dlid = 10;
   auto got = lids(records(ask(sa::method::kGetTable, 0x11, 0x21, kPinnedService, pr::kDlid, q)));
   std::vector<std::pair<uint16_t, uint16_t>> want = {{4, 10}, {5, 10}};
+  EXPECT_EQ(got, want);
+}
+
+// An alternate-path request (two SGIDs, two DGIDs, NumbPath 2): sources sw1 and a, destinations
+// sw2 and b, ordered by GUID as OpenSM orders them (the switches first). The LID offset hashed
+// from sw1's and sw2's LIDs is 19 (((0x100 >> 2) << 4 | 0x200 >> 2) % 103), a's pairs take 20:
+// a's offset 0, b's offset 0, which OpenSM's two tries (LMC 1 against LMC 2) advance to 1 only.
+// Path-bits 3 need b's fourth LID: every offset of b is tried, so a's LID 5 reaches LID 11.
+TEST_F(PathBitsTest, AlternatePathsReachAnAllowedDlidPastTheShorterRange) {
+  load("path-bits: 3\n");
+  sa::MultiPathRecord m;
+  for (uint64_t g : {0x11, 0x100}) m.sgids.push_back(sa::make_gid(0xFE80000000000000ULL, g));
+  for (uint64_t g : {0x21, 0x200}) m.dgids.push_back(sa::make_gid(0xFE80000000000000ULL, g));
+  m.numb_path = 2;
+  m.service_id = kPinnedService;
+  auto bytes = sa::encode_multipath_record(m);
+  ASSERT_TRUE(bytes);
+  sa::SaMad req;
+  req.mad.method = sa::method::kGetMulti;
+  req.mad.attr_id = sa::attr::kMultiPathRecord;
+  req.rmpp.flags = sa::rmpp::kFlagActive;
+  req.sa.comp_mask = sa::mpr_mask::kSgidCount | sa::mpr_mask::kDgidCount |
+                     sa::mpr_mask::kServiceIdMsb | sa::mpr_mask::kServiceIdLsb;
+  req.data = *bytes;
+  AnswerContext c;
+  c.fabric = &fabric;
+  c.policy = policy.get();
+  auto got = lids(records(answer(c, req)));
+  // The diagonal {sw1-sw2, a-b} scores 1 link against 2 for {sw1-b, a-sw2}.
+  std::vector<std::pair<uint16_t, uint16_t>> want = {{1, 2}, {5, 11}};
   EXPECT_EQ(got, want);
 }
 
