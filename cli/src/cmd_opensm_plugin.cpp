@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-// `rdma-qos opensm-plugin reload|rediscover|stats`: operates the rdma-qos OpenSM plugin inside a
-// running OpenSM through its control socket (the protocol of rdma-qos-sad's).
+// `rdma-qos opensm-plugin reload|rediscover|stats|explain`: operates the rdma-qos OpenSM plugin
+// inside a running OpenSM through its control socket (the protocol of rdma-qos-sad's).
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <iostream>
 #include <vector>
 
+#include "cmd_explain.h"
 #include "command.h"
 #include "control_reply.h"
 #include "rdma-qos/common/prometheus.h"
@@ -152,6 +153,10 @@ void setup_opensm_plugin(CLI::App& app) {
     std::string name = s.name;
     sub->callback([args, name] { run(*args, name); });
   }
+  auto* explain = add_explain_command(cmd, "opensm-plugin",
+                                      [args] { return std::optional<std::string>(args->socket); });
+  explain->add_option("--socket", args->socket, "the plugin's control socket")
+      ->capture_default_str();
 }
 
 const CommandRegistration kRegistration{"opensm-plugin", &setup_opensm_plugin};

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-// `rdma-qos sad reload|rediscover|stats`: operates a running rdma-qos-sad through its control
-// socket and shows what it reports (a reload's diagnostics, the counters).
+// `rdma-qos sad reload|rediscover|stats|explain`: operates a running rdma-qos-sad through its
+// control socket and shows what it reports (a reload's diagnostics, the counters).
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdlib>
 #include <iostream>
 
+#include "cmd_explain.h"
 #include "command.h"
 #include "control_reply.h"
 #include "rdma-qos/config/host_config.h"
@@ -100,6 +101,10 @@ void setup_sad(CLI::App& app) {
     std::string name = s.name;
     sub->callback([args, name] { run(*args, name); });
   }
+  auto* explain = add_explain_command(cmd, "sad", [args] { return socket_path(*args, "explain"); });
+  explain->add_option("--socket", args->socket, "the daemon's control socket");
+  explain->add_option("--ca", args->ca, "the CA the daemon runs at");
+  explain->add_option("--port", args->port, "its port")->capture_default_str();
 }
 
 const CommandRegistration kRegistration{"sad", &setup_sad};

@@ -22,6 +22,7 @@
 #include "rdma-qos/sa-responder/agent.h"
 #include "rdma-qos/sa-responder/answer.h"
 #include "rdma-qos/sa-responder/control.h"
+#include "rdma-qos/sa-responder/path_bits.h"
 
 namespace rdmaqos::osmp {
 namespace {
@@ -134,6 +135,10 @@ LoadResult Engine::load(std::shared_ptr<const sad::FabricModel> model,
       out.diagnostics.push_back(pol::format_diagnostic(d, *sources.policy_path));
     if (!r.policy) ok = false;
     policy = r.policy;
+    if (policy) {
+      for (const auto& d : sad::path_bits_warnings(*policy, *model))
+        out.diagnostics.push_back(pol::format_diagnostic(d, *sources.policy_path));
+    }
   }
   auto groups = std::make_shared<const std::vector<sad::MulticastGroup>>(
       sad::ipoib_broadcast_groups(fabric->partitions, osm_.subnet_timeout));
@@ -371,6 +376,8 @@ void Engine::handle(int connection, const nlohmann::json& body) {
     control_->reply(connection, reload());
   } else if (command == "stats") {
     control_->reply(connection, {{"ok", true}, {"stats", stats()}});
+  } else if (command == "explain") {
+    control_->reply(connection, explain(body));
   } else if (command == "rediscover") {
     // No discovery of our own: OpenSM's subnet is read again.
     bool ok = rebuild();
@@ -385,7 +392,8 @@ void Engine::handle(int connection, const nlohmann::json& body) {
     control_->reply(
         connection,
         {{"ok", false},
-         {"message", fmt::format("unknown command '{}' (reload, rediscover, stats)", command)}});
+         {"message",
+          fmt::format("unknown command '{}' (reload, rediscover, stats, explain)", command)}});
   }
 }
 

@@ -11,6 +11,7 @@
 #include <span>
 
 #include "rdma-qos/sa-client/multipath_record.h"
+#include "rdma-qos/sa-responder/path_bits.h"
 
 namespace rdmaqos::sad {
 namespace {
@@ -312,6 +313,19 @@ constexpr uint8_t kMaxMultiPathGids = 11;  // OpenSM's IB_MULTIPATH_MAX_GIDS
 constexpr size_t kSgidCountOffset = 15;
 constexpr size_t kDgidCountOffset = 16;
 
+// The destination LIDs a port pair's paths may use: those of its level's path-bits
+// (path_bits.h), or every LID of the range. The level is matched once more here only for a
+// destination with LMC > 0, where the pair's LID combinations cost more than this match.
+LidOffsets dlid_offsets(const AnswerContext& ctx, const PathRequest& request, Endpoint source,
+                        Endpoint destination) {
+  const uint8_t lmc = ctx.fabric->port(destination).lmc;
+  if (ctx.policy == nullptr || lmc == 0) return allowed_dlid_offsets(nullptr, lmc);
+  const policy::Level* level =
+      ctx.policy->match(match_query(ctx, request, source, destination)).level;
+  return allowed_dlid_offsets(level != nullptr ? level_path_bits(*ctx.policy, *level) : nullptr,
+                              lmc);
+}
+
 // Records of a PathRecord or MultiPathRecord query over every port pair its ends select and,
 // within a pair, over the LID combinations of the ends' LID ranges (lid_pairs): at most
 // `per_pair` records from one port pair (OpenSM's iterations / remaining paths) and `total` in
@@ -329,10 +343,16 @@ std::vector<sa::PathRecord> path_records(const AnswerContext& ctx, const PathReq
       const size_t limit = std::min(per_pair, total - out.size());
       if (limit == 0 || !requester_allowed(ctx, s, d)) continue;
       size_t found = 0;
+      // A level's path-bits narrow the DLIDs, keeping OpenSM's order among those left; a DLID
+      // the request names itself is answered as asked.
+      const PortModel& dst = ctx.fabric->port(d);
+      const LidOffsets offsets = dlid_only != 0 ? allowed_dlid_offsets(nullptr, dst.lmc)
+                                                : dlid_offsets(ctx, request, s, d);
       // Visited one at a time: a Get or a small NumbPath stops after a few of the up to
       // 2^LMC x 2^LMC combinations.
       for_each_lid_pair(ctx.fabric->port(s), ctx.fabric->port(d), slid_only, dlid_only,
                         [&](const LidPair& lp) {
+                          if (!offsets.test(static_cast<size_t>(lp.dlid - dst.lid))) return true;
                           PairAnswer a = answer_lid_pair(ctx, request, s, d, lp.slid, lp.dlid);
                           if (ctx.observer != nullptr) ctx.observer->pair(a.level, a.rejection);
                           if (a.record) {
@@ -475,8 +495,20 @@ PairAnswer apm_pair(const AnswerContext& ctx, const PathRequest& request, Endpoi
   const unsigned destination_lids = 1u << d.lmc;
   unsigned so = base_offset % source_lids;
   unsigned doff = base_offset % destination_lids;
+  // A level's path-bits: only the combinations whose DLID they allow, and then every DLID
+  // offset is tried once from the hashed one (the source offset wrapping along), so that an
+  // allowed DLID past the shorter range is still reached.
+  const LidOffsets offsets = dlid_offsets(ctx, request, source, destination);
+  const unsigned tries = offsets.count() < destination_lids
+                             ? destination_lids
+                             : std::min(source_lids, destination_lids);
   PairAnswer last;
-  for (unsigned i = 0; i < std::min(source_lids, destination_lids); ++i) {
+  for (unsigned i = 0; i < tries; ++i) {
+    if (!offsets.test(doff)) {
+      so = (so + 1) % source_lids;
+      doff = (doff + 1) % destination_lids;
+      continue;
+    }
     last = answer_lid_pair(ctx, request, source, destination, static_cast<uint16_t>(s.lid + so),
                            static_cast<uint16_t>(d.lid + doff));
     if (ctx.observer != nullptr) ctx.observer->pair(last.level, last.rejection);

@@ -29,6 +29,8 @@
 #include "rdma-qos/sa-responder/control.h"
 #include "rdma-qos/sa-responder/counters.h"
 #include "rdma-qos/sa-responder/discovery_json.h"
+#include "rdma-qos/sa-responder/explain.h"
+#include "rdma-qos/sa-responder/path_bits.h"
 #include "rdma-qos/sa-responder/rediscovery_trigger.h"
 
 namespace rdmaqos::sad {
@@ -132,6 +134,10 @@ LoadResult load(const Config& config, std::shared_ptr<const rdmaqos::sad::Fabric
       policy = r.policy;
       if (policy && config.qos) {
         for (const auto& d : pol::check_level_sls(policy->policy(), *config.qos))
+          out.diagnostics.push_back(pol::format_diagnostic(d, config.policy_path));
+      }
+      if (policy) {
+        for (const auto& d : rdmaqos::sad::path_bits_warnings(*policy, *model))
           out.diagnostics.push_back(pol::format_diagnostic(d, config.policy_path));
       }
     }
@@ -614,6 +620,22 @@ class Daemon::Impl {
     return cred.uid == 0 || cred.uid == geteuid();
   }
 
+  // What the SA in force answers to one query and why (the answer, the rule, each LID
+  // combination's reason for no record), computed on the control thread over the same
+  // snapshot the SA thread answers from; read-only, so the stats group may ask.
+  nlohmann::json explain(const nlohmann::json& body) const {
+    auto parsed = rdmaqos::sad::parse_explain_request(body);
+    if (!parsed) return {{"ok", false}, {"message", parsed.error().message}};
+    std::shared_ptr<const Snapshot> now = current_.load();
+    rdmaqos::sad::AnswerContext ctx;
+    ctx.fabric = now->state.model.get();
+    ctx.policy = now->state.policy.get();
+    ctx.partitions = &now->state.policy_fabric->partitions;
+    ctx.sa_key = config_.sa_key;
+    ctx.groups = now->state.groups.get();
+    return {{"ok", true}, {"explain", rdmaqos::sad::explain(ctx, *parsed, config_.policy_path)}};
+  }
+
   void handle(const rdmaqos::sad::ControlServer::Request& request) {
     const std::string command = request.body["command"].get<std::string>();
     if ((command == "reload" || command == "rediscover") && !may_operate(request.connection)) {
@@ -628,11 +650,14 @@ class Daemon::Impl {
       start_rediscovery(request.connection);
     } else if (command == "stats") {
       control_->reply(request.connection, {{"ok", true}, {"stats", stats()}});
+    } else if (command == "explain") {
+      control_->reply(request.connection, explain(request.body));
     } else {
       control_->reply(
           request.connection,
           {{"ok", false},
-           {"message", fmt::format("unknown command '{}' (reload, rediscover, stats)", command)}});
+           {"message",
+            fmt::format("unknown command '{}' (reload, rediscover, stats, explain)", command)}});
     }
   }
 

@@ -121,6 +121,11 @@ Topology make_fat_tree(const FatTreeSpec& spec) {
   auto spine_id = [](int s) { return fmt::format("spine{:02d}", s + 1); };
   auto ca_id = [](int c) { return fmt::format("node{:03d}", c + 1); };
   auto uplink_port = [&](int s) { return 2 + spec.cas_per_leaf + s; };
+  auto uplink = [&](int s) {
+    return static_cast<size_t>(s) < spec.spine_uplinks.size()
+               ? spec.spine_uplinks[static_cast<size_t>(s)]
+               : spec.uplink;
+  };
 
   Topology topo;
   uint64_t ca_guid = kCaGuidBase;
@@ -159,7 +164,7 @@ Topology make_fat_tree(const FatTreeSpec& spec) {
     }
     for (int s = 0; s < spec.spines; ++s)
       topo.netfile += fmt::format("[{}] \"{}\"[{}] {}\n", uplink_port(s), spine_id(s), l + 1,
-                                  port_options(spec.uplink));
+                                  port_options(uplink(s)));
     topo.netfile += "\n";
     topo.nodes.push_back(
         TopoNode{id, id + " switch", NodeKind::kSwitch, lid, sw_guid, sw_guid, {}, {}});
@@ -173,7 +178,7 @@ Topology make_fat_tree(const FatTreeSpec& spec) {
                                 sw_guid, spine_ports, id, id, lid);
     for (int l = 0; l < leaves; ++l)
       topo.netfile += fmt::format("[{}] \"{}\"[{}] {}\n", l + 1, leaf_id(l), uplink_port(s),
-                                  port_options(spec.uplink));
+                                  port_options(uplink(s)));
     topo.netfile += "\n";
     topo.nodes.push_back(
         TopoNode{id, id + " switch", NodeKind::kSwitch, lid, sw_guid, sw_guid, {}, {}});

@@ -93,6 +93,9 @@ class Engine {
   // Re-reads the policy against the current model; the reply of the control socket.
   nlohmann::json reload();
   nlohmann::json stats() const;
+  // The control command "explain": what the snapshot in force answers to one query and why
+  // (sad::explain); never throws (src/explain_command.cpp).
+  nlohmann::json explain(const nlohmann::json& body) const;
   const Options& options() const { return options_; }
 
  private:

@@ -64,6 +64,10 @@ struct FatTreeSpec {
       {Width::k12x, Speed::kDdr},  // 60 Gb/s
   };
   Link uplink = {Width::k4x, Speed::kQdr};
+  // Links of spine s (leaf to spine s, both ends) when given; others (or all, when empty) use
+  // `uplink`. Spines of different rates make the LIDs of one port (LMC > 0), which OpenSM
+  // routes over different spines, show different path rates.
+  std::vector<Link> spine_uplinks = {};
   Link sm_link = {Width::k4x, Speed::kQdr};
   // LIDs spaced and aligned for this LMC (the i-th node gets i << lmc), so OpenSM run with the
   // same LMC (IbFabricOptions::lmc) keeps them.

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
+// The plugin's "explain" control command: the shared explain engine (rdma-qos-sad's) over the
+// snapshot of OpenSM's subnet in force, so that `rdma-qos opensm-plugin explain` shows what
+// this OpenSM answers and why.
+#include <fmt/format.h>
+
+#include "rdma-qos/opensm-plugin/engine.h"
+#include "rdma-qos/sa-responder/explain.h"
+
+namespace rdmaqos::osmp {
+
+nlohmann::json Engine::explain(const nlohmann::json& body) const {
+  try {
+    auto parsed = sad::parse_explain_request(body);
+    if (!parsed) return {{"ok", false}, {"message", parsed.error().message}};
+    std::shared_ptr<const Snapshot> now = current_.load();
+    if (!now) {
+      return {{"ok", false}, {"message", "not answering yet: no fabric model or no usable policy"}};
+    }
+    sad::AnswerContext ctx;
+    ctx.fabric = now->model.get();
+    ctx.policy = now->policy.get();
+    ctx.partitions = &now->policy_fabric->partitions;
+    ctx.sa_key = osm_.sa_key;
+    ctx.groups = now->groups.get();
+    auto path = policy_path(options_, osm_);
+    return {{"ok", true}, {"explain", sad::explain(ctx, *parsed, path.value_or("(no policy)"))}};
+  } catch (const std::exception& e) {
+    // Inside OpenSM's process: a failure is a reply, never an escaping exception.
+    return {{"ok", false}, {"message", fmt::format("explain failed: {}", e.what())}};
+  }
+}
+
+}  // namespace rdmaqos::osmp
