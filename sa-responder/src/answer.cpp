@@ -66,6 +66,9 @@ policy::PathQuery match_query(const AnswerContext& ctx, const PathRequest& reque
   q.service_id = request.record.service_id;
   q.qos_class = request.record.qos_class;
   q.pkey = request.record.pkey;
+  // The policy's tclass rules (an rdma-qos extension) see the TClass only when the requester
+  // names one; OpenSM's syntax has no such rule, so OpenSM-compatible policies are unaffected.
+  if (request.comp_mask & pr::kTClass) q.tclass = request.record.tclass;
   q.source_guid = ctx.fabric->port(source).guid;
   q.source_type = ctx.fabric->nodes.at(static_cast<size_t>(source.node)).type;
   q.destination_guid = ctx.fabric->port(destination).guid;

@@ -612,16 +612,30 @@ TEST(PolicyParser, QosSetupIsParsed) {
   EXPECT_EQ(s.sl2vl.size(), 16u);
 }
 
+// The RFC: an sl2vl-table of fewer than 16 values leaves the remaining SLs on VL 0.
+TEST(PolicyParser, ShortSl2VlTableLeavesTheOtherSlsOnVlZero) {
+  auto r = parse_policy(std::string(kDefault) + kGroups +
+                        "qos-setup\nsl2vl-tables\nsl2vl-scope\ngroup: A\nsl2vl-table: 3,2,1\n"
+                        "end-sl2vl-scope\nend-sl2vl-tables\nend-qos-setup\n");
+  ASSERT_EQ(r.policy.setup.sl2vl_scopes.size(), 1u);
+  const auto& vls = r.policy.setup.sl2vl_scopes[0].sl2vl;
+  ASSERT_EQ(vls.size(), 16u);
+  EXPECT_EQ(vls[0], 3);
+  EXPECT_EQ(vls[2], 1);
+  for (size_t sl = 3; sl < 16; ++sl) EXPECT_EQ(vls[sl], 0) << "SL " << sl;
+}
+
 TEST(PolicyParser, QosSetupValuesAreValidated) {
   EXPECT_THAT(rule_diagnostics(std::string(kDefault) + kGroups +
                                "qos-setup\nvlarb-tables\nvlarb-scope\ngroup: A, Nope\n"
                                "vlarb-high: 15:1, 1:256\nend-vlarb-scope\nend-vlarb-tables\n"
-                               "sl2vl-tables\nsl2vl-scope\ngroup: A\nsl2vl-table: 0,1,16\n"
+                               "sl2vl-tables\nsl2vl-scope\ngroup: A\n"
+                               "sl2vl-table: 0,1,16,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n"
                                "end-sl2vl-scope\nend-sl2vl-tables\nend-qos-setup\n"),
               ElementsAre("p.conf:20:11: error: qos-setup port-group 'Nope' is not defined",
                           "p.conf:21:13: error: VL 15 is out of range (0..14)",
                           "p.conf:21:19: error: weight 256 is out of range (0..255)",
-                          "p.conf:27:1: error: sl2vl-table has 3 entries, needs 16 (one VL per SL)",
+                          "p.conf:27:1: error: sl2vl-table has 17 entries, at most 16 (one VL per SL)",
                           "p.conf:27:18: error: VL 16 is out of range (0..15)"));
 }
 

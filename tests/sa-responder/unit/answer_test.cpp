@@ -172,6 +172,15 @@ TEST_F(AnswerTest, LevelCapsMtuRateAndSetsSlAndLife) {
   EXPECT_EQ(plain.mtu, 4);
 }
 
+// rdma-qos's tclass rules see the TClass a requester names (ComponentMask bit 10, and bit 4 of
+// a MultiPathRecord); a query without it never matches such a rule.
+TEST_F(AnswerTest, TClassRuleMatchesTheTClassTheRequesterNames) {
+  load(one_level_policy("Tc", "sl: 6\n", "tclass: 96-127\n"));
+  EXPECT_EQ(record(get(2, 4, {.tclass = 104}, pr::kTClass)).sl, 6);
+  EXPECT_EQ(record(get(2, 4, {.tclass = 8}, pr::kTClass)).sl, 0);
+  EXPECT_EQ(record(get(2, 4, {.tclass = 104})).sl, 0);  // not in the mask: not named
+}
+
 TEST_F(AnswerTest, RateLimitComparesByDataRate) {
   // 30G (12x SDR) counts as slower than 40G: a 30G limit caps a 40G path.
   load(one_level_policy("R", "sl: 1\nrate-limit: 4\n"));
