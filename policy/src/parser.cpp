@@ -831,8 +831,8 @@ class Parser : public ValueReader {
       }
       // The RFC's rule: fewer than 16 values leave the remaining SLs on VL 0.
       if (items.size() > 16)
-        error(at, fmt::format("sl2vl-table has {} entries, at most 16 (one VL per SL)",
-                              items.size()));
+        error(at,
+              fmt::format("sl2vl-table has {} entries, at most 16 (one VL per SL)", items.size()));
       else if (items.empty())
         error(at, "sl2vl-table has no entries (one VL per SL, from SL 0)");
       s.sl2vl.resize(16, 0);

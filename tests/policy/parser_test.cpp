@@ -626,17 +626,18 @@ TEST(PolicyParser, ShortSl2VlTableLeavesTheOtherSlsOnVlZero) {
 }
 
 TEST(PolicyParser, QosSetupValuesAreValidated) {
-  EXPECT_THAT(rule_diagnostics(std::string(kDefault) + kGroups +
-                               "qos-setup\nvlarb-tables\nvlarb-scope\ngroup: A, Nope\n"
-                               "vlarb-high: 15:1, 1:256\nend-vlarb-scope\nend-vlarb-tables\n"
-                               "sl2vl-tables\nsl2vl-scope\ngroup: A\n"
-                               "sl2vl-table: 0,1,16,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n"
-                               "end-sl2vl-scope\nend-sl2vl-tables\nend-qos-setup\n"),
-              ElementsAre("p.conf:20:11: error: qos-setup port-group 'Nope' is not defined",
-                          "p.conf:21:13: error: VL 15 is out of range (0..14)",
-                          "p.conf:21:19: error: weight 256 is out of range (0..255)",
-                          "p.conf:27:1: error: sl2vl-table has 17 entries, at most 16 (one VL per SL)",
-                          "p.conf:27:18: error: VL 16 is out of range (0..15)"));
+  EXPECT_THAT(
+      rule_diagnostics(std::string(kDefault) + kGroups +
+                       "qos-setup\nvlarb-tables\nvlarb-scope\ngroup: A, Nope\n"
+                       "vlarb-high: 15:1, 1:256\nend-vlarb-scope\nend-vlarb-tables\n"
+                       "sl2vl-tables\nsl2vl-scope\ngroup: A\n"
+                       "sl2vl-table: 0,1,16,0,0,0,0,0,0,0,0,0,0,0,0,0,0\n"
+                       "end-sl2vl-scope\nend-sl2vl-tables\nend-qos-setup\n"),
+      ElementsAre("p.conf:20:11: error: qos-setup port-group 'Nope' is not defined",
+                  "p.conf:21:13: error: VL 15 is out of range (0..14)",
+                  "p.conf:21:19: error: weight 256 is out of range (0..255)",
+                  "p.conf:27:1: error: sl2vl-table has 17 entries, at most 16 (one VL per SL)",
+                  "p.conf:27:18: error: VL 16 is out of range (0..15)"));
 }
 
 // ---- structure errors -------------------------------------------------------------------
