@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "rdma-qos/testbed/ib_fabric.h"
+#include "tenant_fabric.h"
 
 namespace rdmaqos::fabric {
 namespace {
@@ -314,39 +315,11 @@ TEST(FabricCheckPKeyGroup, SelectsThePartitionsMembersByTheirPKeyTables) {
   testbed::FatTreeSpec spec;
   spec.cas = 4;
   auto o = testbed::fabric_options(testbed::make_fat_tree(spec));
-  o.partitions = fmt::format(
-      "Default=0x7fff, ipoib : ALL=full;\nTenant=0x20 : {:#018x}=full, {:#018x}=limited;\n",
-      o.topology.node("node001").port_guid, o.topology.node("node003").port_guid);
+  o.partitions =
+      tenant_partitions(o.topology.node("node001").port_guid, o.topology.node("node003").port_guid);
   IbFabric f(o);
   const std::string policy = f.dir() + "/qos-policy.conf";
-  std::ofstream(policy) << R"(port-groups
-  port-group
-    name: Tenant
-    pkey: 0x8020
-  end-port-group
-end-port-groups
-qos-setup
-  vlarb-tables
-    vlarb-scope
-      group: Tenant
-      vlarb-high: 0:255,1:127
-      vlarb-low: 2:63,3:31
-    end-vlarb-scope
-  end-vlarb-tables
-  sl2vl-tables
-    sl2vl-scope
-      group: Tenant
-      sl2vl-table: 1,0,3,2,4,0,0,0,0,0,0,0,0,0,0,15
-    end-sl2vl-scope
-  end-sl2vl-tables
-end-qos-setup
-qos-levels
-  qos-level
-    name: DEFAULT
-    sl: 0
-  end-qos-level
-end-qos-levels
-)";
+  std::ofstream(policy) << kTenantPolicy;
   auto run = [&](std::vector<std::string> args) {
     args.insert(args.begin(), {RDMA_QOS_CLI, "fabric"});
     return f.run_at(f.topology().sm_node().id, args, std::chrono::seconds(120));
@@ -360,13 +333,10 @@ end-qos-levels
     diffs.insert(fmt::format("{} {} {}", x["port"]["node"].get<std::string>(),
                              x["port"]["port"].get<int>(), x["table"].get<std::string>()));
     if (x["table"] == "sl2vl 0->1") {
-      EXPECT_EQ(x["intended"], "1,0,3,2,4,0,0,0,0,0,0,0,0,0,0,15");
+      EXPECT_EQ(x["intended"], kTenantSl2Vl);
     }
   }
-  const std::set<std::string> expected = {
-      "node001 HCA-1 1 sl2vl 0->1", "node001 HCA-1 1 vlarb-high", "node001 HCA-1 1 vlarb-low",
-      "node003 HCA-1 1 sl2vl 0->1", "node003 HCA-1 1 vlarb-high", "node003 HCA-1 1 vlarb-low"};
-  EXPECT_EQ(diffs, expected) << r.output;
+  EXPECT_EQ(diffs, tenant_differences()) << r.output;
 
   auto a = run({"apply", "--json", "-q", "--policy", policy});
   EXPECT_EQ(a.exit_code, 0) << a.output;
