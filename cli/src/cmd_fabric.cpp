@@ -81,7 +81,10 @@ fab::Planner make_planner(const Intent& in, uint64_t sm_port_guid) {
   return fab::Planner(in.conf, std::move(scopes));
 }
 
-std::optional<fab::FabricTables> read_tables(Options o) {
+// P_Key tables are read only when `in`'s qos-setup names a pkey group: most policies have
+// none, and a fabric has many of them.
+std::optional<fab::FabricTables> read_tables(Options o, const Intent* in = nullptr) {
+  o.read.pkeys = in != nullptr && in->policy && fab::scopes_need_pkeys(*in->policy);
   if (!o.quiet)
     o.read.progress = [](const std::string& s) { std::cerr << "rdma-qos: " << s << "\n"; };
   auto r = fab::read_fabric(o.read);
@@ -110,7 +113,7 @@ void print_report(const fab::CheckReport& r, bool json) {
 int check(const Options& o) {
   auto in = load_intent(o);
   if (!in) return kExitUnread;
-  auto tables = read_tables(o);
+  auto tables = read_tables(o, &*in);
   if (!tables) return kExitUnread;
   const auto report = run_check(*tables, *in);
   if (o.ports && o.json) {
@@ -128,7 +131,7 @@ int check(const Options& o) {
 int apply(const Options& o) {
   auto in = load_intent(o);
   if (!in) return kExitUnread;
-  auto tables = read_tables(o);
+  auto tables = read_tables(o, &*in);
   if (!tables) return kExitUnread;
   const auto sets = fab::plan_sets(*tables, make_planner(*in, tables->sm_port_guid));
   if (o.dry_run) {

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -106,6 +107,47 @@ std::vector<std::optional<sad::SmpData>> get_all(ibmad_port* mad,
 std::string where(const NodeTables& node, const PortTables& p, const sad::SmpGet& g) {
   return fmt::format("{} ({:#x}) port {}: attribute {:#06x} modifier {:#x}", node.description,
                      node.guid, p.port, g.attr, g.mod);
+}
+
+// Every end port's and switch port 0's P_Key table, PartitionCap entries (NodeInfo) in blocks
+// of 32, through the same window as the tables.
+void read_pkeys(FabricTables& out, ibmad_port* mad, const ReadOptions& options) {
+  constexpr uint32_t kMaxBlocks = 2048;  // 65536 entries: whatever PartitionCap a node claims
+  std::vector<sad::SmpGet> gets;
+  std::vector<std::pair<size_t, size_t>> at;  // (node, port) of each Get
+  for (size_t ni = 0; ni < out.nodes.size(); ++ni) {
+    const NodeTables& node = out.nodes[ni];
+    const uint32_t blocks = std::clamp<uint32_t>(
+        (node.partition_cap + kPKeyBlockEntries - 1) / kPKeyBlockEntries, 1, kMaxBlocks);
+    for (size_t pi = 0; pi < node.ports.size(); ++pi) {
+      const PortTables& p = node.ports[pi];
+      if (node.type == policy::NodeType::kSwitch && p.port != 0) continue;
+      if (p.info.lid == 0) continue;
+      for (uint32_t b = 0; b < blocks; ++b) {
+        gets.push_back({p.info.lid, kAttrPKeyTable, b});
+        at.emplace_back(ni, pi);
+      }
+    }
+  }
+  if (options.progress) options.progress(fmt::format("reading {} P_Key blocks", gets.size()));
+  auto answers = get_all(mad, gets, options);
+  for (size_t i = 0; i < gets.size(); ++i) {
+    NodeTables& node = out.nodes[at[i].first];
+    PortTables& p = node.ports[at[i].second];
+    if (!answers[i]) {
+      out.unread.push_back(where(node, p, gets[i]));
+      continue;
+    }
+    auto keys = *decode_pkey_block(*answers[i]);
+    p.pkeys.insert(p.pkeys.end(), keys.begin(), keys.end());
+  }
+  for (auto& node : out.nodes) {
+    for (auto& p : node.ports) {
+      std::sort(p.pkeys.begin(), p.pkeys.end());
+      p.pkeys.erase(std::unique(p.pkeys.begin(), p.pkeys.end()), p.pkeys.end());
+    }
+  }
+  link_peer_pkeys(out);
 }
 
 }  // namespace
@@ -242,6 +284,7 @@ Result<FabricTables> read_fabric(const ReadOptions& options) {
     node.type = static_cast<policy::NodeType>(n->type);
     node.description = n->nodedesc;
     node.num_ports = n->numports;
+    node.partition_cap = static_cast<uint16_t>(mad_get_field(n->info, 0, IB_NODE_PARTITION_CAP_F));
     const bool is_switch = n->type == IB_NODE_SWITCH;
     uint32_t p0_capmask = 0;
     if (is_switch) {
@@ -286,6 +329,7 @@ Result<FabricTables> read_fabric(const ReadOptions& options) {
     out.sm_port_guid = f->type == IB_NODE_SWITCH ? f->guid : fp != nullptr ? fp->guid : 0;
   }
   if (options.progress) options.progress(fmt::format("topology: {} nodes", out.nodes.size()));
+  if (options.pkeys) read_pkeys(out, mad, options);
   read_tables(out, options, false);
   return out;
 }

@@ -20,15 +20,30 @@ bool port_listed(bool all, const std::vector<uint8_t>& ports, uint8_t port) {
 
 }  // namespace
 
+bool scopes_need_pkeys(const policy::Policy& policy) {
+  auto named = [&](const std::vector<std::string>& groups) {
+    return std::any_of(groups.begin(), groups.end(), [&](const std::string& name) {
+      const policy::PortGroup* g = policy.find_group(name);
+      return g != nullptr && !g->pkeys.empty();
+    });
+  };
+  auto any = [&](const auto& scopes) {
+    return std::any_of(scopes.begin(), scopes.end(), [&](const auto& s) {
+      return named(s.groups) || named(s.across) || named(s.across_to) || named(s.across_from);
+    });
+  };
+  return any(policy.setup.sl2vl_scopes) || any(policy.setup.vlarb_scopes);
+}
+
 SetupScopes::SetupScopes(policy::Policy policy, uint64_t sm_port_guid)
     : policy_(std::move(policy)), sm_port_guid_(sm_port_guid) {
   for (const auto& g : policy_.port_groups) {
-    if (!g.pkeys.empty() || !g.partitions.empty()) {
-      diagnostics_.push_back(
-          {policy::Severity::kWarning, g.location,
-           "port group '" + g.name +
-               "': pkey and partition selectors do not select ports in qos-setup scopes",
-           "select the ports by port-guid, port-name or node-type"});
+    if (!g.partitions.empty()) {
+      diagnostics_.push_back({policy::Severity::kWarning, g.location,
+                              "port group '" + g.name +
+                                  "': partition selectors do not select ports in qos-setup "
+                                  "scopes (a port's P_Key table holds P_Keys, not partition names)",
+                              "select the ports by the partition's pkey"});
     }
   }
 }
@@ -43,6 +58,8 @@ bool SetupScopes::in_group(const std::string& name, const PortRef& port) const {
   if ((g->node_types & policy::node_type_bit(port.type)) != 0) return true;
   if (policy::ranges_contain(g->port_guids, port.port_guid)) return true;
   if (g->self && port.port_guid == sm_port_guid_ && sm_port_guid_ != 0) return true;
+  for (uint16_t key : port.pkeys)
+    if (policy::ranges_contain(g->pkeys, key)) return true;
   for (const auto& n : g->port_names) {
     if (n.port == port.port && n.node_description == port.description) return true;
   }

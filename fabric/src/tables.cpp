@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // SMP payload decoders and encoders (IBA 14.2.5.6 PortInfo, 14.2.5.8 SLtoVLMappingTable,
-// 14.2.5.9 VLArbitrationTable). The bytes come from other nodes: every length and value is
-// taken as it is, nothing indexes by a value read.
+// 14.2.5.9 VLArbitrationTable, 14.2.5.7 P_KeyTable). The bytes come from other nodes: every length
+// and value is taken as it is, nothing indexes by a value read.
 #include "rdma-qos/fabric/tables.h"
 
 #include <algorithm>
@@ -61,6 +61,18 @@ std::optional<VlArbTable> decode_vlarb_block(std::span<const uint8_t> d) {
   return t;
 }
 
+std::optional<std::vector<uint16_t>> decode_pkey_block(std::span<const uint8_t> d) {
+  if (d.size() < kSmpDataSize) return std::nullopt;
+  std::vector<uint16_t> keys;
+  for (size_t i = 0; i < kPKeyBlockEntries; ++i) {
+    const auto key = static_cast<uint16_t>((d[2 * i] << 8 | d[2 * i + 1]) & 0x7FFF);
+    if (key != 0) keys.push_back(key);
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  return keys;
+}
+
 std::array<uint8_t, kSmpDataSize> encode_sl2vl(const Sl2Vl& table) {
   std::array<uint8_t, kSmpDataSize> d{};
   for (size_t sl = 0; sl < 16; sl += 2)
@@ -88,7 +100,24 @@ std::array<uint8_t, kSmpDataSize> port_info_with_high_limit(std::span<const uint
 }
 
 PortRef NodeTables::ref(const PortTables& port) const {
-  return {guid, port.guid, type, description, port.port};
+  // A switch is a partition member through its port 0 (the SA's membership is by port GUID,
+  // which all of a switch's ports share).
+  const PortTables* member = type == policy::NodeType::kSwitch ? find(0) : &port;
+  return {guid,        port.guid, type,
+          description, port.port, member != nullptr ? member->pkeys : std::vector<uint16_t>{}};
+}
+
+void link_peer_pkeys(FabricTables& fabric) {
+  std::map<uint64_t, const NodeTables*> by_guid;
+  for (const auto& n : fabric.nodes) by_guid[n.guid] = &n;
+  for (auto& n : fabric.nodes) {
+    for (auto& p : n.ports) {
+      if (!p.peer) continue;
+      auto it = by_guid.find(p.peer->node_guid);
+      const PortTables* far = it != by_guid.end() ? it->second->find(p.peer->port) : nullptr;
+      if (far != nullptr) p.peer->pkeys = it->second->ref(*far).pkeys;
+    }
+  }
 }
 
 const PortTables* NodeTables::find(uint8_t port) const {

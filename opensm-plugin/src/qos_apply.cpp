@@ -19,6 +19,7 @@ struct rdma_qos_qa {
   std::unique_ptr<rdmaqos::fabric::SetupScopes> scopes;
   std::string text;  // the policy text in force: unchanged files are not parsed again
   uint64_t sm_port_guid = 0;
+  bool needs_pkeys = false;  // a scope names a pkey group
 };
 
 namespace {
@@ -40,6 +41,11 @@ std::optional<PortRef> ref(const rdma_qos_qa_port* p) {
   r.type = static_cast<rdmaqos::policy::NodeType>(p->node_type);
   r.description = p->description != nullptr ? p->description : "";
   r.port = p->port;
+  if (p->pkeys != nullptr) {
+    r.pkeys.reserve(p->num_pkeys);
+    for (size_t i = 0; i < p->num_pkeys; ++i)
+      if ((p->pkeys[i] & 0x7FFF) != 0) r.pkeys.push_back(p->pkeys[i] & 0x7FFF);
+  }
   return r;
 }
 
@@ -76,6 +82,7 @@ int rdma_qos_qa_load(rdma_qos_qa* qa, const char* options, const char* osm_polic
       const bool had = qa->scopes != nullptr;
       qa->scopes.reset();
       qa->text.clear();
+      qa->needs_pkeys = false;
       if (had) say(msg, msg_len, "qos-setup: no policy; OpenSM's per-class tables apply");
       return 0;
     }
@@ -105,11 +112,16 @@ int rdma_qos_qa_load(rdma_qos_qa* qa, const char* options, const char* osm_polic
     qa->scopes = std::move(scopes);
     qa->text = text;
     qa->sm_port_guid = sm_port_guid;
+    qa->needs_pkeys = rdmaqos::fabric::scopes_need_pkeys(qa->scopes->policy());
     return any ? 1 : 0;
   } catch (...) {
     say(msg, msg_len, "qos-setup: out of memory; the previous tables stay");
     return -1;
   }
+}
+
+int rdma_qos_qa_needs_pkeys(const rdma_qos_qa* qa) {
+  return qa != nullptr && qa->scopes && qa->needs_pkeys ? 1 : 0;
 }
 
 int rdma_qos_qa_sl2vl(rdma_qos_qa* qa, const rdma_qos_qa_port* out,

@@ -23,6 +23,10 @@ struct rdma_qos_qa_port {
   uint8_t node_type;             /* 1 CA, 2 switch, 3 router */
   uint8_t port;
   const char* description; /* NodeDescription, NUL-terminated */
+  /* The partitions the port is a member of, full or limited (P_Keys & 0x7FFF, any order); a
+   * switch: its port 0's. NULL when the scopes need none (rdma_qos_qa_needs_pkeys). */
+  const uint16_t* pkeys;
+  size_t num_pkeys;
 };
 
 rdma_qos_qa* rdma_qos_qa_new(void);
@@ -34,6 +38,9 @@ void rdma_qos_qa_free(rdma_qos_qa* qa);
  * `msg` gets one line for the log. */
 int rdma_qos_qa_load(rdma_qos_qa* qa, const char* options, const char* osm_policy_file,
                      uint64_t sm_port_guid, char* msg, size_t msg_len);
+
+/* Whether a scope in force names a pkey group: only then do ports need their pkeys. */
+int rdma_qos_qa_needs_pkeys(const rdma_qos_qa* qa);
 
 /* The SL2VL table for (out, in) into `vl_by_sl` (16 entries) when a scope selects it: 1, else 0
  * (the table OpenSM chose stays). Peers may be NULL. */

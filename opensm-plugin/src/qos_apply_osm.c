@@ -7,12 +7,14 @@
 #include <opensm/osm_config.h> /* first: it sets the options that shape osm_opensm_t */
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <opensm/osm_event_plugin.h>
 #include <opensm/osm_log.h>
 #include <opensm/osm_node.h>
 #include <opensm/osm_opensm.h>
+#include <opensm/osm_pkey.h>
 #include <opensm/osm_port.h>
 
 #include "qos_apply.h"
@@ -23,6 +25,39 @@
 static rdma_qos_qa* g_qa;
 static int g_active; /* scopes in force */
 
+/* The P_Keys of the table OpenSM holds for `p` (the blocks it last read from the port or set
+ * on it; by the QoS step of a sweep the partition manager's Sets have been answered); a switch
+ * is a member through its port 0. Only when a scope names a pkey group; out of memory, none. */
+static void describe_pkeys(struct rdma_qos_qa_port* out, osm_physp_t* p) {
+  osm_node_t* n = osm_physp_get_node_ptr(p);
+  const osm_pkey_tbl_t* tbl;
+  uint16_t* keys;
+  uint16_t b, blocks;
+  size_t count = 0;
+  int i;
+
+  out->pkeys = NULL;
+  out->num_pkeys = 0;
+  if (!rdma_qos_qa_needs_pkeys(g_qa)) return;
+  if (osm_node_get_type(n) == IB_NODE_TYPE_SWITCH) p = osm_node_get_physp_ptr(n, 0);
+  if (!p) return;
+  tbl = osm_physp_get_pkey_tbl(p);
+  blocks = osm_pkey_tbl_get_num_blocks(tbl);
+  if (blocks == 0) return;
+  keys = malloc((size_t)blocks * IB_NUM_PKEY_ELEMENTS_IN_BLOCK * sizeof(*keys));
+  if (!keys) return;
+  for (b = 0; b < blocks; b++) {
+    const ib_pkey_table_t* block = osm_pkey_tbl_block_get(tbl, b);
+    if (!block) continue;
+    for (i = 0; i < IB_NUM_PKEY_ELEMENTS_IN_BLOCK; i++) {
+      uint16_t key = cl_ntoh16(block->pkey_entry[i]) & 0x7FFF;
+      if (key) keys[count++] = key;
+    }
+  }
+  out->pkeys = keys;
+  out->num_pkeys = count;
+}
+
 static void describe(struct rdma_qos_qa_port* out, osm_physp_t* p) {
   osm_node_t* n = osm_physp_get_node_ptr(p);
 
@@ -31,6 +66,14 @@ static void describe(struct rdma_qos_qa_port* out, osm_physp_t* p) {
   out->node_type = osm_node_get_type(n);
   out->port = osm_physp_get_port_num(p);
   out->description = n->print_desc ? n->print_desc : "";
+  describe_pkeys(out, p);
+}
+
+/* What describe() allocated. */
+static void release(struct rdma_qos_qa_port* port) {
+  free((void*)port->pkeys);
+  port->pkeys = NULL;
+  port->num_pkeys = 0;
 }
 
 /* The port linked to `p`, when there is one. */
@@ -50,7 +93,7 @@ static void hook_sl2vl(void* context, osm_physp_t* port, uint8_t in_port, uint8_
   osm_node_t* node;
   osm_physp_t* in = NULL;
   uint8_t vl[16];
-  int has_out_peer, has_in_peer = 0, i;
+  int has_out_peer, has_in_peer = 0, chosen, i;
 
   (void)context;
   (void)out_port;
@@ -61,9 +104,12 @@ static void hook_sl2vl(void* context, osm_physp_t* port, uint8_t in_port, uint8_
   if (in_port != 0 && osm_node_get_type(node) == IB_NODE_TYPE_SWITCH)
     in = osm_node_get_physp_ptr(node, in_port);
   if (in) has_in_peer = describe_peer(&in_peer, in);
-  if (!rdma_qos_qa_sl2vl(g_qa, &out, has_out_peer ? &out_peer : NULL, in_port,
-                         has_in_peer ? &in_peer : NULL, vl))
-    return;
+  chosen = rdma_qos_qa_sl2vl(g_qa, &out, has_out_peer ? &out_peer : NULL, in_port,
+                             has_in_peer ? &in_peer : NULL, vl);
+  release(&out);
+  if (has_out_peer) release(&out_peer);
+  if (has_in_peer) release(&in_peer);
+  if (!chosen) return;
   for (i = 0; i < 8; i++)
     t->raw_vl_by_sl[i] = (uint8_t)((vl[2 * i] & 0xF) << 4 | (vl[2 * i + 1] & 0xF));
 }
@@ -72,7 +118,7 @@ static void hook_vlarb(void* context, osm_physp_t* port, uint8_t port_num, ib_vl
                        unsigned block_length, unsigned block_num) {
   struct rdma_qos_qa_port self, peer;
   uint8_t vl[IB_NUM_VL_ARB_ELEMENTS_IN_BLOCK], weight[IB_NUM_VL_ARB_ELEMENTS_IN_BLOCK];
-  int has_peer, high_limit;
+  int has_peer, high_limit, chosen;
   unsigned i;
 
   (void)context;
@@ -81,9 +127,12 @@ static void hook_vlarb(void* context, osm_physp_t* port, uint8_t port_num, ib_vl
   describe(&self, port);
   has_peer = describe_peer(&peer, port);
   /* Blocks 0 and 1 are the low-priority table, 2 and 3 the high one (osm_qos.c). */
-  if (rdma_qos_qa_vlarb(g_qa, &self, has_peer ? &peer : NULL, block_num >= 2,
-                        (block_num % 2) * IB_NUM_VL_ARB_ELEMENTS_IN_BLOCK, block_length, vl, weight,
-                        &high_limit)) {
+  chosen = rdma_qos_qa_vlarb(g_qa, &self, has_peer ? &peer : NULL, block_num >= 2,
+                             (block_num % 2) * IB_NUM_VL_ARB_ELEMENTS_IN_BLOCK, block_length, vl,
+                             weight, &high_limit);
+  release(&self);
+  if (has_peer) release(&peer);
+  if (chosen) {
     for (i = 0; i < block_length; i++) {
       block->vl_entry[i].vl = vl[i];
       block->vl_entry[i].weight = weight[i];

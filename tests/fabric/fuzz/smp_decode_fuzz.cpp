@@ -13,7 +13,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto info = decode_port_info(in);
   auto sl2vl = decode_sl2vl(in);
   auto vlarb = decode_vlarb_block(in);
+  auto pkeys = decode_pkey_block(in);
   if ((size < kSmpDataSize) != !info) std::abort();
+  if ((size < kSmpDataSize) != !pkeys) std::abort();
+  if (pkeys) {
+    if (pkeys->size() > kPKeyBlockEntries) std::abort();
+    for (size_t i = 0; i < pkeys->size(); ++i)
+      if ((*pkeys)[i] == 0 || (*pkeys)[i] > 0x7FFF || (i > 0 && (*pkeys)[i - 1] >= (*pkeys)[i]))
+        std::abort();
+  }
   if (sl2vl) {
     auto back = encode_sl2vl(*sl2vl);
     for (size_t i = 0; i < 8; ++i)

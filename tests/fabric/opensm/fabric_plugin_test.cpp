@@ -11,9 +11,11 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <set>
 #include <thread>
 
 #include "rdma-qos/testbed/ib_fabric.h"
+#include "tenant_fabric.h"
 
 namespace rdmaqos::fabric {
 namespace {
@@ -143,6 +145,45 @@ TEST_F(FabricPluginTest, OpenSmsSweepsKeepThePolicysTables) {
     }
   }
   EXPECT_EQ(fabric_->opensm_log().find("programs SL2VL/VLArb itself"), std::string::npos);
+}
+
+// Inside OpenSM, a pkey group is the ports whose P_Key table (as OpenSM set it from its
+// partitions file) holds the P_Key: the plugin gives node001 (full member) and node003 (limited)
+// the policy's tables and leaves every other port OpenSM's.
+TEST(FabricPluginPKeyGroup, OpenSmWritesTheGroupsTablesOnItsMembersOnly) {
+  testbed::FatTreeSpec spec;
+  spec.cas = 4;
+  auto o = testbed::fabric_options(testbed::make_fat_tree(spec));
+  o.partitions =
+      tenant_partitions(o.topology.node("node001").port_guid, o.topology.node("node003").port_guid);
+  o.files["qos-policy.conf"] = kTenantPolicy;
+  o.opensm_conf =
+      "force_log_flush TRUE\nevent_plugin_name rdma-qos-opensm\nevent_plugin_options "
+      "control-socket=none policy=@DIR@/qos-policy.conf\n";
+  o.opensm_env["LD_LIBRARY_PATH"] = RDMA_QOS_OSM_PLUGIN_DIR;
+  IbFabric f(o);
+  std::string output;
+  // The differences a check finds, with or without the policy.
+  auto differences = [&](bool with_policy) {
+    std::vector<std::string> args = {RDMA_QOS_CLI, "fabric", "check", "--json", "-q"};
+    if (with_policy) args.insert(args.end(), {"--policy", f.dir() + "/qos-policy.conf"});
+    auto r = f.run_at(f.topology().sm_node().id, args, std::chrono::seconds(120));
+    output = r.output;
+    std::set<std::string> out;
+    const size_t at = r.output.find("{\n");
+    if (at == std::string::npos) return std::set<std::string>{"no report"};
+    const json report = json::parse(r.output.substr(at), nullptr, false);
+    if (!report.is_object() || !report.contains("findings")) return std::set<std::string>{"?"};
+    for (const json& x : report["findings"]) {
+      if (x["kind"] != "difference") continue;
+      out.insert(fmt::format("{} {} {}", x["port"]["node"].get<std::string>(),
+                             x["port"]["port"].get<int>(), x["table"].get<std::string>()));
+    }
+    return out;
+  };
+  EXPECT_TRUE(eventually([&] { return differences(true).empty(); }, std::chrono::seconds(60)))
+      << output << f.opensm_log();
+  EXPECT_EQ(differences(false), tenant_differences()) << output;
 }
 
 }  // namespace

@@ -17,6 +17,10 @@ policy::Policy parse(const std::string& setup) {
     name: Named
     port-name: "srv09 HCA-1/P2"
   end-port-group
+  port-group
+    name: Tenant
+    pkey: 0x8020
+  end-port-group
 end-port-groups
 qos-setup
 )" + setup + R"(end-qos-setup
@@ -143,6 +147,48 @@ TEST(SetupScopes, NodeTypeSelfIsThePortTheReadsRanFrom) {
   SetupScopes s(r.policy, 0x77);
   EXPECT_TRUE(s.in_group("Me", ca(0x77)));
   EXPECT_FALSE(s.in_group("Me", ca(0x78)));
+}
+
+PortRef member(uint64_t guid, std::vector<uint16_t> pkeys) {
+  PortRef r = ca(guid);
+  r.pkeys = std::move(pkeys);
+  return r;
+}
+
+// A port list as read: node001 in partition 0x20 (and the default one), node002 in the
+// default one only, the leaf (through its port 0) in the default one.
+TEST(SetupScopes, PKeyGroupsSelectThePortsWhosePKeyTableHoldsTheirPKey) {
+  SetupScopes s(parse("sl2vl-tables\nsl2vl-scope\ngroup: Tenant\nsl2vl-table: " + kTable1 +
+                      "\nend-sl2vl-scope\nsl2vl-scope\nacross-to: Tenant\nsl2vl-table: " + kTable2 +
+                      "\nend-sl2vl-scope\nend-sl2vl-tables\n"),
+                0);
+  EXPECT_TRUE(s.diagnostics().empty());
+  const PortRef node001 = member(0x21, {0x20, 0x7FFF});
+  const PortRef node002 = member(0x22, {0x7FFF});
+  PortRef leaf = sw(3);
+  leaf.pkeys = {0x7FFF};
+  EXPECT_TRUE(s.in_group("Tenant", node001));
+  EXPECT_FALSE(s.in_group("Tenant", node002));
+  EXPECT_FALSE(s.in_group("Tenant", leaf));
+  EXPECT_FALSE(s.in_group("Tenant", ca(0x21)));  // P_Keys not read: no member
+
+  auto own = s.sl2vl({node001, leaf, 0, std::nullopt});
+  ASSERT_TRUE(own);
+  EXPECT_EQ(own->table, Sl2Vl({1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}));
+  auto towards = s.sl2vl({leaf, node001, 1, node002});
+  ASSERT_TRUE(towards);
+  EXPECT_EQ(towards->table, Sl2Vl({2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2}));
+  EXPECT_FALSE(s.sl2vl({node002, leaf, 0, std::nullopt}));
+  EXPECT_FALSE(s.sl2vl({leaf, node002, 1, node001}));
+}
+
+TEST(SetupScopes, PKeyTablesAreReadOnlyWhenAScopeNamesAPKeyGroup) {
+  EXPECT_TRUE(scopes_need_pkeys(
+      parse("vlarb-tables\nvlarb-scope\nacross: Tenant\nvlarb-high: 0:9\nend-vlarb-scope\n"
+            "end-vlarb-tables\n")));
+  EXPECT_FALSE(scopes_need_pkeys(
+      parse("vlarb-tables\nvlarb-scope\ngroup: Storage\nvlarb-high: 0:9\nend-vlarb-scope\n"
+            "end-vlarb-tables\n")));
 }
 
 }  // namespace

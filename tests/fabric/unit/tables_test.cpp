@@ -37,6 +37,41 @@ TEST(Tables, ShortPayloadsDecodeToNothing) {
   EXPECT_FALSE(decode_port_info(d));
   EXPECT_FALSE(decode_sl2vl(d));
   EXPECT_FALSE(decode_vlarb_block(d));
+  EXPECT_FALSE(decode_pkey_block(d));
+}
+
+TEST(Tables, PKeyBlocksGivePartitionsWithoutTheMembershipBit) {
+  std::array<uint8_t, 64> d{};
+  d[0] = 0xFF, d[1] = 0xFF;    // entry 0: 0xFFFF, full member of the default partition
+  d[2] = 0x00, d[3] = 0x20;    // entry 1: 0x0020, limited member
+  d[4] = 0x80, d[5] = 0x20;    // entry 2: 0x8020, full member of the same partition
+  d[6] = 0x80, d[7] = 0x00;    // entry 3: 0x8000, no partition (as the empty 0x0000 entries)
+  d[62] = 0x80, d[63] = 0x11;  // entry 31: 0x8011
+  auto keys = decode_pkey_block(d);
+  ASSERT_TRUE(keys);
+  EXPECT_EQ(*keys, (std::vector<uint16_t>{0x0011, 0x0020, 0x7FFF}));
+}
+
+TEST(Tables, LinkedPortsCarryThePeersPKeysAndSwitchesTheirPortZeros) {
+  FabricTables f;
+  NodeTables ca;
+  ca.guid = 0x10;
+  PortTables cp;
+  cp.port = 1, cp.guid = 0x11, cp.pkeys = {0x20};
+  cp.peer = PortRef{0x100, 0x100, policy::NodeType::kSwitch, "leaf", 3};
+  ca.ports.push_back(cp);
+  NodeTables sw;
+  sw.guid = 0x100, sw.type = policy::NodeType::kSwitch;
+  PortTables p0, p3;
+  p0.port = 0, p0.guid = 0x100, p0.pkeys = {0x7FFF};
+  p3.port = 3, p3.guid = 0x100;
+  p3.peer = PortRef{0x10, 0x11, policy::NodeType::kCa, "ca", 1};
+  sw.ports = {p0, p3};
+  f.nodes = {ca, sw};
+  link_peer_pkeys(f);
+  EXPECT_EQ(f.nodes[0].ports[0].peer->pkeys, std::vector<uint16_t>{0x7FFF});
+  EXPECT_EQ(f.nodes[1].ports[1].peer->pkeys, std::vector<uint16_t>{0x20});
+  EXPECT_EQ(f.nodes[1].ref(f.nodes[1].ports[1]).pkeys, std::vector<uint16_t>{0x7FFF});
 }
 
 TEST(Tables, Sl2VlPacksTwoSlsPerByteHighNibbleFirst) {

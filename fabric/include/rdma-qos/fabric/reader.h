@@ -20,6 +20,10 @@ struct ReadOptions {
   int timeout_ms = 0;  // per SMP; 0: 1000
   int attempts = 3;    // sends of one SMP before its table counts as unread
   size_t window = 16;  // SMPs in flight
+  // Read P_Key tables too (pkey port groups need them): every end port's, and a switch's
+  // port 0's only (a switch's membership; its external ports hold P_Keys only when they
+  // enforce partitions, and the SA's groups do not count them).
+  bool pkeys = false;
   std::function<void(const std::string&)> progress;  // the library never prints
 };
 

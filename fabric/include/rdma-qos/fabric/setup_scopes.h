@@ -36,11 +36,16 @@ struct VlArbChoice {
   bool has_high = false, has_low = false;  // a scope may give one table only
 };
 
+// Whether a scope of the policy names a group with a pkey selector: only then do the ports'
+// P_Key tables need reading.
+bool scopes_need_pkeys(const policy::Policy& policy);
+
 class SetupScopes {
  public:
-  // `sm_port_guid` resolves node-type SELF. Groups selected by pkey or partition are not
-  // resolved here (they need the ports' PKey tables): such a group selects only through its
-  // other selectors, with a warning in diagnostics().
+  // `sm_port_guid` resolves node-type SELF. A pkey selector selects the ports whose P_Key
+  // table holds one of its P_Keys (PortRef::pkeys). Partition names are not on the wire: a
+  // group selected by partition name selects only through its other selectors, with a warning
+  // in diagnostics().
   SetupScopes(policy::Policy policy, uint64_t sm_port_guid);
 
   bool empty() const;

@@ -23,8 +23,10 @@ using VlArbTable = std::vector<policy::VlArbEntry>;
 inline constexpr uint16_t kAttrPortInfo = 0x0015;
 inline constexpr uint16_t kAttrSl2Vl = 0x0017;
 inline constexpr uint16_t kAttrVlArb = 0x0018;
+inline constexpr uint16_t kAttrPKeyTable = 0x0016;
 inline constexpr size_t kSmpDataSize = 64;
 inline constexpr size_t kVlArbBlockEntries = 32;
+inline constexpr size_t kPKeyBlockEntries = 32;
 // PortInfo CapabilityMask: IsSLMappingSupported.
 inline constexpr uint32_t kCapSlMapping = 1u << 6;
 
@@ -52,6 +54,9 @@ int data_vls(uint8_t vl_code);
 std::optional<PortInfoFields> decode_port_info(std::span<const uint8_t> data);
 std::optional<Sl2Vl> decode_sl2vl(std::span<const uint8_t> data);
 std::optional<VlArbTable> decode_vlarb_block(std::span<const uint8_t> data);
+// A P_Key block as partition membership: the P_Keys without their membership bit (a limited
+// member is a member, as for the SA's pkey groups), the invalid P_Key 0 left out.
+std::optional<std::vector<uint16_t>> decode_pkey_block(std::span<const uint8_t> data);
 // Encoders for Set: the same layouts.
 std::array<uint8_t, kSmpDataSize> encode_sl2vl(const Sl2Vl& table);
 // Entries [first, first + 32) of `table`, missing ones as (VL 0, weight 0).
@@ -68,6 +73,9 @@ struct PortRef {
   policy::NodeType type = policy::NodeType::kCa;
   std::string description;  // NodeDescription
   uint8_t port = 0;
+  // The partitions the port is a member of (P_Keys & 0x7FFF, sorted, unique); a switch: its
+  // port 0's, for every port. Empty when the P_Key tables were not read.
+  std::vector<uint16_t> pkeys{};
 };
 
 struct PortTables {
@@ -79,6 +87,7 @@ struct PortTables {
   bool sl_mapping = false;         // IsSLMappingSupported (a switch: as its port 0 says)
   std::map<uint8_t, Sl2Vl> sl2vl;  // by input port (end ports: 0)
   std::optional<VlArbTable> vlarb_high, vlarb_low;  // as long as the port's capability
+  std::vector<uint16_t> pkeys{};                    // as in PortRef; read only when asked
 };
 
 struct NodeTables {
@@ -87,6 +96,7 @@ struct NodeTables {
   std::string description;
   int num_ports = 0;
   bool enhanced_port0 = false;    // a switch whose port 0 has SL2VL and VLArb tables
+  uint16_t partition_cap = 0;     // NodeInfo PartitionCap: P_Key entries of end ports, port 0
   std::vector<PortTables> ports;  // ports read, ascending; a switch's port 0 first when present
 
   PortRef ref(const PortTables& port) const;
@@ -98,6 +108,9 @@ struct FabricTables {
   uint64_t sm_port_guid = 0;        // the port the reads ran from (node-type SELF)
   std::vector<std::string> unread;  // tables or ports no answer came for
 };
+
+// Gives every port's `peer` the P_Keys of the port it links to (read after the topology).
+void link_peer_pkeys(FabricTables& fabric);
 
 // A port's class in opensm.conf: CA, router, switch port 0 or switch external port.
 policy::PortClass port_class(policy::NodeType type, uint8_t port);
