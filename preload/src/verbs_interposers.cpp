@@ -145,14 +145,13 @@ __attribute__((visibility("default"))) ibv_ah* ibv_create_ah(ibv_pd* pd, ibv_ah_
 __attribute__((visibility("default"))) int ibv_destroy_qp(ibv_qp* qp) {
   auto next = real_verbs().destroy_qp;
   if (next == nullptr) return EOPNOTSUPP;
-  int rc = next(qp);
-  if (rc == 0) {
-    try {
-      rdmaqos::providers::QpRegistry::instance().erase(qp);
-    } catch (...) {
-    }
+  // Forgotten before the real call, as rdma_destroy_id does: a QP created at this address once
+  // the call returns keeps its own entry.
+  try {
+    rdmaqos::providers::QpRegistry::instance().erase(qp);
+  } catch (...) {
   }
-  return rc;
+  return next(qp);
 }
 
 }  // extern "C"
