@@ -10,6 +10,7 @@
 #include <cstddef>
 
 #include "log.h"
+#include "ports.h"
 #include "rdma-qos/providers/qp_registry.h"
 #include "rdma-qos/rdmacm-qos/cm_qos.h"
 #include "test_record.h"
@@ -24,12 +25,13 @@ struct ForkLock {
 };
 
 // Outermost first.
-const std::array<ForkLock, 5> kForkLocks{{
+const std::array<ForkLock, 6> kForkLocks{{
     {&lock_ud_peers_for_fork, &unlock_ud_peers_after_fork},
     {[] { rdmacm::IdRegistry::instance().lock_for_fork(); },
      [] { rdmacm::IdRegistry::instance().unlock_after_fork(); }},
     {[] { providers::QpRegistry::instance().lock_for_fork(); },
      [] { providers::QpRegistry::instance().unlock_after_fork(); }},
+    {&lock_ports_for_fork, &unlock_ports_after_fork},
     {&lock_records_for_fork, &unlock_records_after_fork},
     {&lock_log_for_fork, &unlock_log_after_fork},
 }};
