@@ -13,6 +13,7 @@
 #include "ports.h"
 #include "rdma-qos/providers/qp_registry.h"
 #include "rdma-qos/rdmacm-qos/cm_qos.h"
+#include "rsockets.h"
 #include "test_record.h"
 #include "ud_peers.h"
 
@@ -25,13 +26,14 @@ struct ForkLock {
 };
 
 // Outermost first.
-const std::array<ForkLock, 6> kForkLocks{{
+const std::array<ForkLock, 7> kForkLocks{{
     {&lock_ud_peers_for_fork, &unlock_ud_peers_after_fork},
     {[] { rdmacm::IdRegistry::instance().lock_for_fork(); },
      [] { rdmacm::IdRegistry::instance().unlock_after_fork(); }},
     {[] { providers::QpRegistry::instance().lock_for_fork(); },
      [] { providers::QpRegistry::instance().unlock_after_fork(); }},
     {&lock_ports_for_fork, &unlock_ports_after_fork},
+    {&lock_sockets_for_fork, &unlock_sockets_after_fork},
     {&lock_records_for_fork, &unlock_records_after_fork},
     {&lock_log_for_fork, &unlock_log_after_fork},
 }};
