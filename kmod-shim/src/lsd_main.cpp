@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -35,11 +36,15 @@ using rdmaqos::kmod::LogLevel;
 constexpr int kExitUsage = 2;
 constexpr int kExitConfig = 78;
 
-LocalServiceDaemon* volatile g_daemon = nullptr;
-volatile sig_atomic_t g_reload = 0;
+// The signal handler may run on any of the daemon's threads: atomics, since volatile orders
+// nothing between threads; lock-free, so the handler may use them.
+static_assert(std::atomic<LocalServiceDaemon*>::is_always_lock_free &&
+              std::atomic<bool>::is_always_lock_free);
+std::atomic<LocalServiceDaemon*> g_daemon{nullptr};
+std::atomic<bool> g_reload{false};
 
 void on_signal(int sig) {
-  if (sig == SIGHUP) g_reload = 1;
+  if (sig == SIGHUP) g_reload = true;
   if (LocalServiceDaemon* d = g_daemon) d->stop();
 }
 
@@ -253,7 +258,7 @@ int main(int argc, char** argv) {
       rdmaqos::common::notify_stopping();
       return status;
     }
-    g_reload = 0;
+    g_reload = false;
     rdmaqos::common::notify_reloading();
     Loaded again = load_settings(cli);
     for (const auto& e : again.errors) logger.diagnostic(Priority::kError, e);

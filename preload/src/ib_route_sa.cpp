@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "cm_event_wait.h"
 #include "cm_layer.h"
 #include "log.h"
 #include "rdma-qos/rdmacm-qos/ib_route.h"
@@ -34,6 +35,18 @@ struct PortSa {
   std::shared_ptr<sa::SharedClient> client;
   RetryBackoff open_retry{kOpenRetryFirst, kOpenRetryMax};
 };
+
+// The kernel raises ROUTE_RESOLVED for the path just set, with no round trip on the network:
+// what is left of the program's budget, but never so little that an SA which used it all leaves
+// the event behind for the id's next librdmacm call.
+constexpr std::chrono::milliseconds kRouteEventFloor{100};
+
+std::chrono::milliseconds route_event_wait(const sa::Deadline& deadline) {
+  if (!deadline) return kRouteEventFloor;
+  auto left =
+      std::chrono::ceil<std::chrono::milliseconds>(*deadline - std::chrono::steady_clock::now());
+  return std::max(left, kRouteEventFloor);
+}
 
 std::string hex(uint64_t v) {
   return fmt::format("0x{:x}", v);
@@ -106,11 +119,11 @@ bool resolve_ib(rdma_cm_id* id, int timeout_ms) {
     auto set = real_rdmacm().set_option;
     return set == nullptr ? -1 : set(id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, data, len);
   };
-  ops.consume_route_resolved = [id] {
+  ops.consume_route_resolved = [id, deadline] {
     const RdmacmCalls& real = real_rdmacm();
     rdma_cm_event* ev = nullptr;
-    if (real.get_cm_event == nullptr || real.ack_cm_event == nullptr ||
-        real.get_cm_event(id->channel, &ev) != 0)
+    if (real.ack_cm_event == nullptr ||
+        get_cm_event_within(real.get_cm_event, id->channel, route_event_wait(deadline), &ev) != 0)
       return -1;
     bool ok = ev->event == RDMA_CM_EVENT_ROUTE_RESOLVED && ev->status == 0;
     real.ack_cm_event(ev);

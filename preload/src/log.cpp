@@ -63,4 +63,12 @@ void log_once(const std::string& key, const std::string& message) noexcept {
   log_once_at(LogLevel::kWarn, key, message);
 }
 
+void lock_log_for_fork() {
+  log_mutex.lock();
+}
+
+void unlock_log_after_fork() {
+  log_mutex.unlock();
+}
+
 }  // namespace rdmaqos::preload

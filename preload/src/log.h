@@ -19,4 +19,8 @@ void log_once_at(LogLevel level, const std::string& key, const std::string& mess
 // A warning, once per key.
 void log_once(const std::string& key, const std::string& message) noexcept;
 
+// The log's lock, for the module's fork handlers (fork_guard.cpp).
+void lock_log_for_fork();
+void unlock_log_after_fork();
+
 }  // namespace rdmaqos::preload

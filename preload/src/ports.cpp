@@ -15,6 +15,10 @@
 namespace rdmaqos::preload {
 namespace {
 
+// One lock for every table: each holds it only to scan a few entries, and the fork handlers
+// have one lock to take instead of one per table.
+std::mutex port_tables_mutex;
+
 // A small table keyed by device name and port, scanned linearly: a host has a handful of ports,
 // and under connection setup this runs several times per connection, so it must not allocate.
 // Full: the caller queries without caching.
@@ -30,7 +34,7 @@ class PortTable {
   // The entry for (device, port, index) if present; `fresh` decides whether it still counts.
   template <typename Fresh>
   std::optional<Value> find(const char* device, uint8_t port, uint8_t index, Fresh fresh) {
-    std::lock_guard lock(mutex_);
+    std::lock_guard lock(port_tables_mutex);
     for (size_t i = 0; i < used_; ++i) {
       const Entry& e = entries_[i];
       if (e.port == port && e.index == index && std::strcmp(e.device, device) == 0)
@@ -39,7 +43,7 @@ class PortTable {
     return std::nullopt;
   }
   void put(const char* device, uint8_t port, uint8_t index, Value value) {
-    std::lock_guard lock(mutex_);
+    std::lock_guard lock(port_tables_mutex);
     Entry* slot = nullptr;
     for (size_t i = 0; i < used_ && slot == nullptr; ++i)
       if (entries_[i].port == port && entries_[i].index == index &&
@@ -56,7 +60,6 @@ class PortTable {
   }
 
  private:
-  std::mutex mutex_;
   std::array<Entry, kSize> entries_{};
   size_t used_ = 0;
 };
@@ -163,6 +166,14 @@ uint8_t qp_port(ibv_qp* qp) {
   ibv_qp_init_attr init{};
   if (query(qp, &attr, IBV_QP_PORT, &init) != 0) return 0;
   return attr.port_num;
+}
+
+void lock_ports_for_fork() {
+  port_tables_mutex.lock();
+}
+
+void unlock_ports_after_fork() {
+  port_tables_mutex.unlock();
 }
 
 }  // namespace rdmaqos::preload

@@ -25,4 +25,8 @@ std::optional<uint16_t> port_pkey(ibv_context* ctx, uint8_t port, uint16_t index
 // The port a QP is bound to (ibv_query_qp), or 0.
 uint8_t qp_port(ibv_qp* qp);
 
+// The caches' lock, for the module's fork handlers (fork_guard.cpp).
+void lock_ports_for_fork();
+void unlock_ports_after_fork();
+
 }  // namespace rdmaqos::preload

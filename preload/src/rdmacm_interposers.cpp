@@ -136,15 +136,15 @@ __attribute__((visibility("default"))) int rdma_get_cm_event(rdma_event_channel*
 __attribute__((visibility("default"))) int rdma_destroy_id(rdma_cm_id* id) {
   auto next = real_rdmacm().destroy_id;
   if (next == nullptr) return no_librdmacm();
-  int rc = next(id);
-  if (rc == 0) {
-    try {
-      IdRegistry::instance().erase(id);
-      rdmaqos::preload::erase_ud_peer(id);
-    } catch (...) {
-    }
+  // Forgotten before the real call: once it returns, another thread may get an id at this
+  // address and register it, an entry an erase after the call would take. A destroy the kernel
+  // refuses leaves a live id with stock QoS from then on, the safe side.
+  try {
+    IdRegistry::instance().erase(id);
+    rdmaqos::preload::erase_ud_peer(id);
+  } catch (...) {
   }
-  return rc;
+  return next(id);
 }
 
 }  // extern "C"

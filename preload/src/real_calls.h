@@ -37,8 +37,9 @@ struct RdmacmCalls {
   int (*rclose)(int) = nullptr;
 };
 
-// Filled on first use; a missing function stays null (the interposer then fails the call as
-// the missing library would: nothing could have succeeded).
+// Filled on first use, from the global scope after this module or else from the library
+// already loaded (even with RTLD_LOCAL, by a plugin); a missing function stays null (the
+// interposer then fails the call as the missing library would: nothing could have succeeded).
 const VerbsCalls& real_verbs();
 const RdmacmCalls& real_rdmacm();
 

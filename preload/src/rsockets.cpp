@@ -59,6 +59,15 @@ void apply_to_id(int socket, bool tos, int value) {
 }
 
 }  // namespace
+
+void lock_sockets_for_fork() {
+  socket_qos().lock_for_fork();
+}
+
+void unlock_sockets_after_fork() {
+  socket_qos().unlock_after_fork();
+}
+
 }  // namespace rdmaqos::preload
 
 using rdmaqos::preload::real_rdmacm;

@@ -23,4 +23,8 @@ extern thread_local std::optional<rdmacm::SocketQos> connecting_socket;
 extern thread_local bool capturing_id;
 extern thread_local rdma_cm_id* captured_id;
 
+// The sockets' table lock, for the module's fork handlers (fork_guard.cpp).
+void lock_sockets_for_fork();
+void unlock_sockets_after_fork();
+
 }  // namespace rdmaqos::preload

@@ -18,4 +18,8 @@ void append_record(const std::string& path, const std::string& line);
 // is replaced, never a reason to throw.
 void append_record(const std::string& path, const Record& record);
 
+// The writer's lock, for the module's fork handlers (fork_guard.cpp).
+void lock_records_for_fork();
+void unlock_records_after_fork();
+
 }  // namespace rdmaqos::preload

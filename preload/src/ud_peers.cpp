@@ -68,4 +68,12 @@ void erase_ud_peer(const rdma_cm_id* id) {
   providers::QpRegistry::instance().erase_peer(pd, gid);
 }
 
+void lock_ud_peers_for_fork() {
+  ud_peer_mutex.lock();
+}
+
+void unlock_ud_peers_after_fork() {
+  ud_peer_mutex.unlock();
+}
+
 }  // namespace rdmaqos::preload

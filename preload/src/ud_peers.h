@@ -19,4 +19,8 @@ void register_ud_peer(rdma_cm_id* id, const std::optional<rdmacm::CmDecision>& d
 // Another live id on the same PD reaching the same peer keeps the peer's decision.
 void erase_ud_peer(const rdma_cm_id* id);
 
+// The UD peers' lock, for the module's fork handlers (fork_guard.cpp).
+void lock_ud_peers_for_fork();
+void unlock_ud_peers_after_fork();
+
 }  // namespace rdmaqos::preload

@@ -15,7 +15,6 @@
 #include "log.h"
 #include "plain_verbs.h"
 #include "ports.h"
-#include "rdma-qos/providers/qp_registry.h"
 #include "rdma-qos/providers/verbs_interposer.h"
 #include "real_calls.h"
 #include "test_record.h"
@@ -145,14 +144,7 @@ __attribute__((visibility("default"))) ibv_ah* ibv_create_ah(ibv_pd* pd, ibv_ah_
 __attribute__((visibility("default"))) int ibv_destroy_qp(ibv_qp* qp) {
   auto next = real_verbs().destroy_qp;
   if (next == nullptr) return EOPNOTSUPP;
-  int rc = next(qp);
-  if (rc == 0) {
-    try {
-      rdmaqos::providers::QpRegistry::instance().erase(qp);
-    } catch (...) {
-    }
-  }
-  return rc;
+  return rdmaqos::providers::interpose_destroy_qp(qp, next);
 }
 
 }  // extern "C"

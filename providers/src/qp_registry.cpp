@@ -105,4 +105,12 @@ bool QpRegistry::is_rdma_cm_pd(const ibv_pd* pd) const {
   return store().rdma_cm_pds.contains(pd);
 }
 
+void QpRegistry::lock_for_fork() {
+  store().mutex.lock();
+}
+
+void QpRegistry::unlock_after_fork() {
+  store().mutex.unlock();
+}
+
 }  // namespace rdmaqos::providers

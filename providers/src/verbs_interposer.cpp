@@ -143,6 +143,15 @@ ibv_ah* interpose_create_ah(ibv_pd* pd, ibv_ah_attr* attr, CreateAhFn next,
   return interpose_create_ah(call, hooks);
 }
 
+int interpose_destroy_qp(ibv_qp* qp, DestroyQpFn next) noexcept {
+  try {
+    QpRegistry::instance().erase(qp);
+  } catch (...) {
+    // The entry stays: the QP is destroyed all the same.
+  }
+  return next(qp);
+}
+
 int interpose_modify_qp(ModifyQpCall& call, const InterposerHooks& hooks) {
   ibv_qp* qp = call.qp();
   ibv_qp_attr* attr = call.attr();

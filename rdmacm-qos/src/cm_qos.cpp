@@ -349,4 +349,12 @@ void IdRegistry::erase(const void* id) {
   r.ids.erase(id);
 }
 
+void IdRegistry::lock_for_fork() {
+  registry().mutex.lock();
+}
+
+void IdRegistry::unlock_after_fork() {
+  registry().mutex.unlock();
+}
+
 }  // namespace rdmaqos::rdmacm

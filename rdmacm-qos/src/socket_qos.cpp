@@ -26,4 +26,12 @@ void SocketQosTable::erase(int socket) {
   sockets_.erase(socket);
 }
 
+void SocketQosTable::lock_for_fork() {
+  mutex_.lock();
+}
+
+void SocketQosTable::unlock_after_fork() {
+  mutex_.unlock();
+}
+
 }  // namespace rdmaqos::rdmacm

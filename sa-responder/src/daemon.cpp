@@ -58,14 +58,18 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-volatile sig_atomic_t g_reload = 0;
-volatile sig_atomic_t g_rediscover = 0;
-volatile sig_atomic_t g_stop = 0;
+// Set by the signal handler and read by both threads (g_stop is also set by the SA thread when
+// the device goes away): atomics, since volatile orders nothing between threads; lock-free, so
+// a signal handler may set them.
+static_assert(std::atomic<bool>::is_always_lock_free);
+std::atomic<bool> g_reload{false};
+std::atomic<bool> g_rediscover{false};
+std::atomic<bool> g_stop{false};
 
 void on_signal(int sig) {
-  if (sig == SIGHUP) g_reload = 1;
-  if (sig == SIGUSR1) g_rediscover = 1;
-  if (sig == SIGTERM || sig == SIGINT) g_stop = 1;
+  if (sig == SIGHUP) g_reload = true;
+  if (sig == SIGUSR1) g_rediscover = true;
+  if (sig == SIGTERM || sig == SIGINT) g_stop = true;
 }
 
 }  // namespace
@@ -368,7 +372,7 @@ class Daemon::Impl {
         // The device is gone: nothing more can be answered at this port.
         log_error(served.error().message);
         status = 1;
-        g_stop = 1;
+        g_stop = true;
         break;
       }
       using Kind = rdmaqos::sad::Served::Kind;
@@ -426,14 +430,9 @@ class Daemon::Impl {
 
   void control_loop() {
     while (!g_stop) {
-      if (g_reload) {
-        g_reload = 0;
-        reload();
-      }
-      if (g_rediscover) {
-        g_rediscover = 0;
-        start_rediscovery(std::nullopt);
-      }
+      // Cleared as read: a signal arriving in between is kept for the next turn.
+      if (g_reload.exchange(false)) reload();
+      if (g_rediscover.exchange(false)) start_rediscovery(std::nullopt);
       // Automatic re-discoveries only where the period is on (0: only on request).
       if (options_.rediscover_interval.count() > 0) {
         if (Clock::now() >= next_discovery_) start_rediscovery(std::nullopt);

@@ -460,5 +460,34 @@ TEST_F(Interposer, AhForARegisteredUdPeerGetsTheDecisionsLabel) {
   QpRegistry::instance().erase_peer(&pd, peer);
 }
 
+// Stands in for the provider's ibv_destroy_qp while another thread creates a QP at the address
+// it frees and the verbs layer registers that QP (its port, 2) before the call returns.
+int destroy_then_reuse(ibv_qp* qp) {
+  QpRegistry::instance().set_port(qp, 2);
+  return 0;
+}
+
+TEST(DestroyQp, ForgetsTheQp) {
+  ibv_qp qp{};
+  QpRegistry::instance().set_port(&qp, 1);
+  EXPECT_EQ(interpose_destroy_qp(&qp, [](ibv_qp*) { return 0; }), 0);
+  EXPECT_FALSE(QpRegistry::instance().find(&qp));
+}
+
+TEST(DestroyQp, KeepsTheEntryOfAQpCreatedAtTheFreedAddress) {
+  ibv_qp qp{};
+  QpRegistry::instance().set_port(&qp, 1);
+  EXPECT_EQ(interpose_destroy_qp(&qp, &destroy_then_reuse), 0);
+  auto entry = QpRegistry::instance().find(&qp);
+  ASSERT_TRUE(entry);
+  EXPECT_EQ(entry->port_num, 2);
+  QpRegistry::instance().erase(&qp);
+}
+
+TEST(DestroyQp, ReturnsTheProvidersAnswer) {
+  ibv_qp qp{};
+  EXPECT_EQ(interpose_destroy_qp(&qp, [](ibv_qp*) { return EBUSY; }), EBUSY);
+}
+
 }  // namespace
 }  // namespace rdmaqos::providers

@@ -47,6 +47,10 @@ class QpRegistry {
   // side.
   void mark_rdma_cm_pd(const ibv_pd* pd);
   bool is_rdma_cm_pd(const ibv_pd* pd) const;
+  // For a host module's fork handlers: fork() copies only the calling thread, so a lock another
+  // thread held would stay held in the child. Taken before fork, released after, on both sides.
+  void lock_for_fork();
+  void unlock_after_fork();
 };
 
 }  // namespace rdmaqos::providers

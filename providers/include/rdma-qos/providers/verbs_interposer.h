@@ -15,6 +15,7 @@ namespace rdmaqos::providers {
 
 using ModifyQpFn = int (*)(ibv_qp*, ibv_qp_attr*, int);
 using CreateAhFn = ibv_ah* (*)(ibv_pd*, ibv_ah_attr*);
+using DestroyQpFn = int (*)(ibv_qp*);
 
 // What the interposer needs to know about devices.
 struct DeviceProbe {
@@ -102,5 +103,10 @@ int interpose_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask, ModifyQpFn next
 ibv_ah* interpose_create_ah(CreateAhCall& call, const InterposerHooks& hooks);
 ibv_ah* interpose_create_ah(ibv_pd* pd, ibv_ah_attr* attr, CreateAhFn next,
                             const InterposerHooks& hooks);
+
+// Wraps one ibv_destroy_qp call: the QP's entry is forgotten before `next` frees it, so a QP
+// another thread creates at the same address once `next` returns keeps its own entry. Never
+// throws; `next`'s answer is returned.
+int interpose_destroy_qp(ibv_qp* qp, DestroyQpFn next) noexcept;
 
 }  // namespace rdmaqos::providers

@@ -170,6 +170,10 @@ class IdRegistry {
   void set_decision(const void* id, CmDecision d);
   void set_synchronous(const void* id);
   void erase(const void* id);
+  // For a host module's fork handlers: fork() copies only the calling thread, so a lock another
+  // thread held would stay held in the child. Taken before fork, released after, on both sides.
+  void lock_for_fork();
+  void unlock_after_fork();
 };
 
 }  // namespace rdmaqos::rdmacm

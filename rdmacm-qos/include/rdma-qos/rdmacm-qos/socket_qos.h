@@ -23,6 +23,10 @@ class SocketQosTable {
   void set_class(int socket, uint16_t qos_class);
   std::optional<SocketQos> find(int socket) const;  // nullopt: nothing asked for
   void erase(int socket);
+  // For a host module's fork handlers: fork() copies only the calling thread, so a lock another
+  // thread held would stay held in the child. Taken before fork, released after, on both sides.
+  void lock_for_fork();
+  void unlock_after_fork();
 
  private:
   mutable std::mutex mutex_;
