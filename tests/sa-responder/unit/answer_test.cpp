@@ -357,6 +357,26 @@ TEST_F(AnswerTest, GetTableAnswersWithAttributeOffset) {
   EXPECT_EQ(resp->mad.tid, 0x1234u);
 }
 
+// As OpenSM (seen on ibsim with sa-raw-mad): a response that carries a record gives its size in
+// 8-byte words, a Get's as a table's; an empty table gives 0.
+TEST_F(AnswerTest, GetAnswersWithAttributeOffset) {
+  auto resp = ask(get(2, 4));
+  ASSERT_TRUE(resp);
+  ASSERT_EQ(resp->mad.status, 0);
+  EXPECT_EQ(resp->sa.attr_offset, 8);
+}
+
+TEST_F(AnswerTest, EmptyGetTableHasAttributeOffsetZero) {
+  sa::PathRecord q;
+  q.sl = 5;
+  q.pkey = 0x20;  // refused (as in GetTableRejectionIsAnEmptyTable)
+  auto resp = ask(get_table(2, 4, q, pr::kPKey));
+  ASSERT_TRUE(resp);
+  ASSERT_EQ(resp->mad.status, 0);
+  ASSERT_TRUE(resp->data.empty());
+  EXPECT_EQ(resp->sa.attr_offset, 0);
+}
+
 // A Get asks for one path: OpenSM stops at the first destination (ports in byte-swapped GUID
 // order: the switch's 0x100 before a's 0x11) that gives one, never TOO_MANY_RECORDS.
 TEST_F(AnswerTest, GetWithSeveralCandidatesAnswersTheFirst) {
