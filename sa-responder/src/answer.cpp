@@ -277,6 +277,12 @@ sa::SaMad response_to(const sa::SaMad& request, uint8_t method, uint16_t status)
   return resp;
 }
 
+// AttributeOffset of an answer of PathRecords, as OpenSM gives it (seen on ibsim): a record's
+// size in 8-byte words whenever there is one, a Get's answer included; 0 for an empty table.
+uint16_t records_offset(const std::vector<sa::PathRecord>& records) {
+  return records.empty() ? 0 : sa::kPathRecordSize / 8;
+}
+
 uint8_t response_method(uint8_t method) {
   return method == 0x02 /* Set */ ? sa::method::kGetResp
                                   : static_cast<uint8_t>(method | sa::method::kResponseBit);
@@ -431,9 +437,7 @@ std::optional<sa::SaMad> answer_path_record(const AnswerContext& ctx, const sa::
     for (sa::PathRecord& r : records) r.sgid = req.record.sgid;
   }
   sa::SaMad resp = response_to(request, response_method(method), 0);
-  if (method == sa::method::kGetTable) {
-    resp.sa.attr_offset = sa::kPathRecordSize / 8;
-  }
+  resp.sa.attr_offset = records_offset(records);
   for (const sa::PathRecord& r : records) {
     auto bytes = sa::encode_path_record(r);
     if (bytes) resp.data.insert(resp.data.end(), bytes->begin(), bytes->end());
@@ -641,7 +645,7 @@ std::optional<sa::SaMad> answer_multipath(const AnswerContext& ctx, const sa::Sa
   }
   sa::SaMad resp = response_to(request, sa::method::kGetMultiResp, 0);
   resp.mad.attr_id = sa::attr::kPathRecord;
-  resp.sa.attr_offset = sa::kPathRecordSize / 8;
+  resp.sa.attr_offset = records_offset(records);
   for (const sa::PathRecord& r : records) {
     auto bytes = sa::encode_path_record(r);
     if (bytes) resp.data.insert(resp.data.end(), bytes->begin(), bytes->end());

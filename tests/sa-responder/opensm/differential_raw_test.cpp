@@ -282,6 +282,29 @@ TEST_F(SadRawMadDifferential, EveryAnswerEqualsOpenSms) {
   compare_all(10, 20);
 }
 
+// AttributeOffset is compared with the rest of the answer; this pins down that sa-raw-mad
+// really reads it (it once read the reserved bytes after it, zero from both SAs, so a wrong
+// offset passed): a table of PathRecords says 8 (64-byte records, in 8-byte words).
+TEST_F(SadRawMadDifferential, TableAnswersGiveTheAttributeOffsetOfAPathRecord) {
+  ASSERT_NE(ours_, nullptr);
+  int checked = 0;
+  for (size_t i = 0; i < queries_->size(); ++i) {
+    for (const Outcome* o : {&(*opensm_)[i], &(*ours_)[i]}) {
+      const nlohmann::json& j = o->json;
+      if (!j.is_object() || !j.value("answered", false)) continue;
+      const std::string method = j.value("method", std::string());
+      if ((method != "0x92" && method != "0x94") || j.value("status", std::string()) != "0x0000" ||
+          j.value("data", std::string()).empty()) {
+        continue;
+      }
+      SCOPED_TRACE(describe((*queries_)[i]));
+      EXPECT_EQ(j.value("attr_offset", -1), 8) << o->output;
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 4);
+}
+
 TEST_F(SadRawMadDifferential, UnsupportedMethodsGetAStatusWhereOpenSmIsSilent) {
   ASSERT_NE(ours_, nullptr);
   int checked = 0;

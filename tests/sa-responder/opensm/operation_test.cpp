@@ -578,6 +578,11 @@ TEST_F(SadAtAnotherPort, ClientsPointedAtItGetOurPolicyOthersOpenSms) {
   const RunResult& probe = started.probe;
   ASSERT_EQ(probe.exit_code, 0) << "rdma-qos-sad did not answer at LID " << our_lid << ": "
                                 << probe.output;
+  // sa-client reads both bits from our own ClassPortInfo masks (0x0400 / 0xA082).
+  EXPECT_NE(probe.output.find("CapabilityMask  0x0400  MultiPath supported"), std::string::npos)
+      << probe.output;
+  EXPECT_NE(probe.output.find("CapabilityMask2 0x000a082  QoS supported"), std::string::npos)
+      << probe.output;
   {
     std::ifstream in(fabric_->dir() + "/sad.log");
     std::string log(std::istreambuf_iterator<char>(in), {});

@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
            {"method", fmt::format("{:#04x}", m[3])},
            {"status", fmt::format("{:#06x}", get_be(m + 4, 2))},
            {"attr_id", fmt::format("{:#06x}", get_be(m + 16, 2))},
-           {"attr_offset", get_be(m + 46, 2)},
+           {"attr_offset", get_be(m + 44, 2)},  // SA header: SM_Key at 36, AttributeOffset at 44
            {"comp_mask", fmt::format("{:#x}", get_be(m + 48, 8))},
            {"rmpp_active", (m[26] & 0x1) != 0},
            {"data", to_hex(m + 56, end - 56)}};

@@ -3,9 +3,14 @@
 // other fabrics, and it leaves nothing behind.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <optional>
 
 #include "rdma-qos/testbed/ib_fabric.h"
 #include "rdma-qos/testbed/saquery.h"
@@ -37,28 +42,71 @@ TEST(IbFabric, ComesUpWithTheSaAnswering) {
   EXPECT_EQ(records[0].number("Capability mask"), 0x2602u);
 }
 
-// A daemon that dies of SIGSEGV before answering (as umad2sim makes rdma-qos-sad do now and
-// then) is started once more; one that fails otherwise is not. The stand-in crashes on its first
-// start and "answers" (creates a file the probe looks for) on its second.
-TEST(IbFabric, StartUntilAnsweringStartsACrashedDaemonOnceMore) {
+// How many times a stand-in daemon was started (it appends a line to `starts` each time).
+size_t starts(const std::string& dir) {
+  std::ifstream in(dir + "/starts");
+  return static_cast<size_t>(
+      std::count(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>(), '\n'));
+}
+
+// umad2sim's known start-up crash (here in its sanitizer form: a SEGV report whose stack runs
+// through libumad2sim, then the sanitizer's exit status) earns one more start. The stand-in
+// "crashes" so on its first start and "answers" (creates the file the probe looks for) on its
+// second.
+TEST(IbFabric, StartUntilAnsweringStartsOnceMoreAfterUmad2simsCrash) {
   IbFabric fabric(fabric_options(make_fat_tree(small_tree())));
   const std::string dir = fabric.dir();
   ProcessOptions daemon;
-  daemon.argv = {"bash", "-c",
-                 "if [ -e started ]; then touch answering; exec sleep 60; fi; touch started; "
-                 "kill -SEGV $$"};
+  daemon.argv = {
+      "bash", "-c",
+      "echo >> starts; if [ -e started ]; then touch answering; exec sleep 60; fi; touch started; "
+      "echo '==1==ERROR: AddressSanitizer: SEGV on unknown address 0x000000000030' >&2; "
+      "echo '    #1 0x7f00aa3a0a1f  (/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so+0x3a1f)' "
+      ">&2; echo 'SUMMARY: AddressSanitizer: SEGV' >&2; exit 1"};
   daemon.cwd = dir;
+  daemon.output_path = dir + "/standin.log";
   auto started = fabric.start_until_answering(daemon, {"test", "-e", dir + "/answering"}, 20s);
   EXPECT_EQ(started.probe.exit_code, 0) << started.probe.output;
   ASSERT_TRUE(started.daemon);
   EXPECT_TRUE(started.daemon->running());
+  EXPECT_EQ(starts(dir), 2u);
+}
 
+// A SIGSEGV of the daemon's own (its stack names no umad2sim) is not hidden by a second start:
+// the daemon stays dead and the probe's failure reaches the test. The preloaded crash report
+// shows the stack in the daemon's output.
+TEST(IbFabric, StartUntilAnsweringDoesNotRestartACrashOfOurs) {
+  IbFabric fabric(fabric_options(make_fat_tree(small_tree())));
+  const std::string dir = fabric.dir();
+  ProcessOptions daemon;
+  daemon.argv = {"bash", "-c",
+                 "echo >> starts; if [ -e started ]; then touch answering; exec sleep 60; fi; "
+                 "touch started; kill -SEGV $$"};
+  daemon.cwd = dir;
+  daemon.output_path = dir + "/standin.log";
+  auto started = fabric.start_until_answering(daemon, {"test", "-e", dir + "/answering"}, 20s);
+  EXPECT_NE(started.probe.exit_code, 0);
+  ASSERT_TRUE(started.daemon);
+  EXPECT_EQ(started.daemon->wait_for(10ms), std::optional<int>(128 + SIGSEGV));
+  EXPECT_EQ(starts(dir), 1u);
+  std::ifstream in(daemon.output_path);
+  const std::string output{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  EXPECT_NE(output.find("rdma-qos testbed: fatal SIGSEGV, stack:"), std::string::npos) << output;
+  EXPECT_NE(output.find("kill"), std::string::npos) << output;
+}
+
+// A daemon that fails with an exit status of its own is not started again.
+TEST(IbFabric, StartUntilAnsweringDoesNotRestartAFailedDaemon) {
+  IbFabric fabric(fabric_options(make_fat_tree(small_tree())));
+  const std::string dir = fabric.dir();
   ProcessOptions failing;
-  failing.argv = {"bash", "-c", "touch failed-once; exit 3"};
+  failing.argv = {"bash", "-c", "echo >> starts; exit 3"};
   failing.cwd = dir;
+  failing.output_path = dir + "/standin.log";
   auto failed = fabric.start_until_answering(failing, {"test", "-e", dir + "/never"}, 20s);
   EXPECT_NE(failed.probe.exit_code, 0);
   EXPECT_EQ(failed.daemon->wait_for(10ms), std::optional<int>(3));
+  EXPECT_EQ(starts(dir), 1u);
 }
 
 // The low 64 bits of a GID as saquery prints it (an IPv6 text address).

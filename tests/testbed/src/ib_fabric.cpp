@@ -17,6 +17,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "rdma-qos/testbed/start_failure.h"
+
 namespace rdmaqos::testbed {
 namespace {
 
@@ -211,9 +213,21 @@ RunResult IbFabric::run_at(const std::string& sim_host, const std::vector<std::s
 IbFabric::Started IbFabric::start_until_answering(const ProcessOptions& daemon,
                                                   const std::vector<std::string>& probe,
                                                   std::chrono::seconds budget) const {
+  ProcessOptions options = daemon;
+  // The crash report after umad2sim (when preloaded): a SIGSEGV then leaves the stack that
+  // says whose crash it was.
+  auto preload = options.env.find("LD_PRELOAD");
+  const char* inherited = getenv("LD_PRELOAD");
+  std::string before = preload != options.env.end() ? preload->second
+                       : inherited != nullptr       ? inherited
+                                                    : "";
+  options.env["LD_PRELOAD"] =
+      before.empty() ? RDMA_QOS_CRASH_REPORT : before + ":" + RDMA_QOS_CRASH_REPORT;
   Started out;
   for (int attempt = 1; attempt <= 2; ++attempt) {
-    out.daemon = std::make_unique<Process>(Process::spawn(daemon));
+    // Only this start's output counts: the file may hold an earlier one's.
+    const size_t output_from = read_file(options.output_path).size();
+    out.daemon = std::make_unique<Process>(Process::spawn(options));
     const auto give_up = std::chrono::steady_clock::now() + budget;
     while (std::chrono::steady_clock::now() < give_up && out.daemon->running()) {
       out.probe = run_at("node001", probe);
@@ -221,10 +235,13 @@ IbFabric::Started IbFabric::start_until_answering(const ProcessOptions& daemon,
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
     auto code = out.daemon->wait_for(std::chrono::milliseconds(10));
-    if (!code || *code != 128 + SIGSEGV) break;  // still running, or a failure of its own
-    std::cerr << "ibfabric: " << daemon.argv.front()
-              << " died of SIGSEGV before answering (umad2sim, see testing.md)"
-              << (attempt == 1 ? "; starting it once more\n" : "\n");
+    if (!code) break;  // still running: not answering in time is not a crash
+    std::string output = read_file(options.output_path);
+    output.erase(0, std::min(output_from, output.size()));
+    const StartFailure failure = classify_start_failure(*code, output);
+    std::cerr << "ibfabric: " << daemon.argv.front() << " ended before answering: " << failure.why
+              << (failure.simulator && attempt == 1 ? "; starting it once more\n" : "\n");
+    if (!failure.simulator) break;
   }
   return out;
 }

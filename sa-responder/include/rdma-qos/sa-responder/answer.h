@@ -19,9 +19,15 @@
 
 namespace rdmaqos::sad {
 
-// What OpenSM 3.3.23 advertises with QoS on (Documentation/opensm-semantics.md, ClassPortInfo).
-inline constexpr uint16_t kCapabilityMask = 0x2602;
-inline constexpr uint32_t kCapabilityMask2 = 0xB5EA;
+// What this SA serves, not OpenSM's list (Documentation/opensm-semantics.md, "Where rdma-qos
+// answers differently on purpose"): a client that trusts a bit must get the answer it implies.
+// CapabilityMask: IsMultiPathSupported (bit 10) alone; no notices, UD multicast or PortInfo
+// capability-mask matching, which are other attributes this SA does not answer.
+inline constexpr uint16_t kCapabilityMask = 1u << 10;
+// CapabilityMask2: IsQoSSupported (1), and the rate encodings our PathRecords may carry (they
+// take OpenSM's rates): IsExtendedSpeedsSupported (7), IsLinkWidth2xSupported (13),
+// IsLinkSpeedHDRSupported (15). No multicast, alias-GUID or PortInfoRecord bits.
+inline constexpr uint32_t kCapabilityMask2 = 1u << 1 | 1u << 7 | 1u << 13 | 1u << 15;
 inline constexpr uint8_t kRespTimeValue = 0x10;
 
 // MAD status values of the common part (bits 2-4: invalid field).

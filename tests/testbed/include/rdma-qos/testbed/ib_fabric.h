@@ -74,10 +74,12 @@ class IbFabric {
 
   // Starts a daemon on the fabric (an SA of our own: `daemon.env` puts it at its node) and runs
   // `probe` at node001 every 200 ms until the probe succeeds, the daemon exits, or `budget`
-  // passes. A daemon that died of SIGSEGV before answering is started once more, saying so on
-  // stderr: umad2sim's receive thread now and then crashes a process that has opened several
-  // umad ports (rdma-qos-sad after its discovery; see testing.md). `probe` in the result is the
-  // last probe's (exit code 0: answering).
+  // passes. umad2sim's receive thread now and then crashes a process that has opened several
+  // umad ports (rdma-qos-sad after its discovery; see testing.md): a daemon that died of that
+  // crash before answering is started once more. It is told from a crash of ours by its stack
+  // (a crash report preloaded into the daemon, or a sanitizer's report, read from
+  // `daemon.output_path`; see start_failure.h); any other end is not retried. Either way the
+  // verdict goes to stderr. `probe` in the result is the last probe's (exit code 0: answering).
   struct Started {
     std::unique_ptr<Process> daemon;
     RunResult probe;
