@@ -16,15 +16,12 @@ namespace rdmaqos::sa {
 
 constexpr size_t kClassPortInfoSize = 72;
 
-// CapabilityMask bits of the SA class (IBA 15.2.1.1).
+// CapabilityMask bits of the SA class (IBA 15.2.1.1) that the client reads or tests name.
 namespace cap {
 constexpr uint16_t kTrapSupported = 1u << 0;
 constexpr uint16_t kNoticeSupported = 1u << 1;
-constexpr uint16_t kMulticastSupported = 1u << 8;
 constexpr uint16_t kMultiPathSupported = 1u << 10;
 constexpr uint16_t kReinitSupported = 1u << 11;
-constexpr uint16_t kMulticastServiceRecords = 1u << 12;
-constexpr uint16_t kPortInfoCapMask2Match = 1u << 13;
 }  // namespace cap
 namespace cap2 {
 constexpr uint32_t kQosSupported = 1u << 1;  // OpenSM sets it only with QoS enabled (-Q)
