@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include <iostream>
 #include <variant>
 
@@ -14,6 +16,7 @@
 #include "rdma-qos/fabric/check.h"
 #include "rdma-qos/fabric/reader.h"
 #include "rdma-qos/fabric/share.h"
+#include "rdma-qos/policy/fabric.h"
 #include "rdma-qos/policy/opensm_conf.h"
 
 namespace rdmaqos::cli {
@@ -27,7 +30,7 @@ constexpr int kExitUnread = 2;  // also: a file that cannot be read or parsed
 constexpr size_t kMaxInputBytes = size_t{16} << 20;
 
 struct Options {
-  std::string policy_path, opensm_conf_path, svg_path;
+  std::string policy_path, opensm_conf_path, partitions_path, svg_path;
   bool json = false, quiet = false, dry_run = false, ports = false;
   fab::ReadOptions read;
 };
@@ -43,11 +46,26 @@ void print_diagnostics(const pol::Diagnostics& ds, const std::string& file) {
   for (const auto& d : ds) std::cerr << pol::format_diagnostic(d, file) << "\n";
 }
 
-// opensm.conf (OpenSM's defaults without one) and the policy (none without --policy).
+// opensm.conf (OpenSM's defaults without one), the policy (none without --policy) and the
+// partition names its port groups may select by (none without a partitions file).
 struct Intent {
   pol::QosConfig conf;
   std::optional<pol::Policy> policy;
+  std::optional<fab::PartitionKeys> partitions;
 };
+
+// The partitions file as rdma-qos-sad reads it; only the names and P_Keys matter here (the
+// ports are found by their P_Key tables), so members resolve against no fabric.
+bool load_partitions(const std::string& path, Intent& in) {
+  auto t = read_input(path);
+  if (!t) return false;
+  auto parsed = pol::parse_partitions(*t, pol::Fabric{});
+  print_diagnostics(parsed.diagnostics, path);
+  if (pol::has_errors(parsed.diagnostics)) return false;
+  in.partitions.emplace();
+  for (const auto& p : parsed.partitions) in.partitions->emplace(p.name, p.pkey);
+  return true;
+}
 
 std::optional<Intent> load_intent(const Options& o) {
   Intent in;
@@ -61,6 +79,12 @@ std::optional<Intent> load_intent(const Options& o) {
   print_diagnostics(conf.diagnostics, o.opensm_conf_path);
   if (pol::has_errors(conf.diagnostics)) return std::nullopt;
   in.conf = conf.config;
+  // As rdma-qos-sad: without --partitions, opensm.conf's partition_config_file when it exists.
+  std::string partitions_path = o.partitions_path;
+  if (partitions_path.empty() && conf.sm.partition_config_file &&
+      access(conf.sm.partition_config_file->c_str(), F_OK) == 0)
+    partitions_path = *conf.sm.partition_config_file;
+  if (!partitions_path.empty() && !load_partitions(partitions_path, in)) return std::nullopt;
   if (!o.policy_path.empty()) {
     auto t = read_input(o.policy_path);
     if (!t) return std::nullopt;
@@ -75,16 +99,18 @@ std::optional<Intent> load_intent(const Options& o) {
 fab::Planner make_planner(const Intent& in, uint64_t sm_port_guid) {
   std::optional<fab::SetupScopes> scopes;
   if (in.policy) {
-    scopes.emplace(*in.policy, sm_port_guid);
+    scopes.emplace(*in.policy, sm_port_guid, in.partitions);
     print_diagnostics(scopes->diagnostics(), "policy");
   }
   return fab::Planner(in.conf, std::move(scopes));
 }
 
-// P_Key tables are read only when `in`'s qos-setup names a pkey group: most policies have
-// none, and a fabric has many of them.
+// P_Key tables are read only when `in`'s qos-setup names a pkey group, or a partition group
+// whose names the partitions resolve: most policies have none, and a fabric has many of them.
 std::optional<fab::FabricTables> read_tables(Options o, const Intent* in = nullptr) {
-  o.read.pkeys = in != nullptr && in->policy && fab::scopes_need_pkeys(*in->policy);
+  o.read.pkeys = in != nullptr && in->policy &&
+                 (fab::scopes_need_pkeys(*in->policy) ||
+                  (in->partitions && fab::scopes_need_partitions(*in->policy)));
   if (!o.quiet)
     o.read.progress = [](const std::string& s) { std::cerr << "rdma-qos: " << s << "\n"; };
   auto r = fab::read_fabric(o.read);
@@ -193,6 +219,9 @@ void add_intent_options(CLI::App* cmd, Options& o) {
   cmd->add_option("--opensm-conf", o.opensm_conf_path,
                   "opensm.conf whose qos_* options give each port class its tables "
                   "(default: OpenSM's defaults)");
+  cmd->add_option("--partitions", o.partitions_path,
+                  "partitions (OpenSM partitions.conf) naming the P_Keys of the policy's "
+                  "partition groups (default: opensm.conf's partition_config_file)");
 }
 
 void setup_fabric_command(CLI::App& app) {

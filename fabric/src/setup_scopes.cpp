@@ -7,9 +7,11 @@
 //   (so across-to with across-from is the traffic from one group to the other),
 //   and the port numbers are in `from` (input) and `to` (output), when given ("*": any).
 // A VLArb table belongs to one port: group, or linked to any of the across groups.
+// A partition group is a pkey group once the partitions name its P_Key.
 #include "rdma-qos/fabric/setup_scopes.h"
 
 #include <algorithm>
+#include <concepts>
 
 namespace rdmaqos::fabric {
 namespace {
@@ -18,13 +20,13 @@ bool port_listed(bool all, const std::vector<uint8_t>& ports, uint8_t port) {
   return all || ports.empty() || std::find(ports.begin(), ports.end(), port) != ports.end();
 }
 
-}  // namespace
-
-bool scopes_need_pkeys(const policy::Policy& policy) {
+// Whether a scope names a group for which `pred` holds.
+template <std::predicate<const policy::PortGroup&> Pred>
+bool scopes_name(const policy::Policy& policy, Pred pred) {
   auto named = [&](const std::vector<std::string>& groups) {
     return std::any_of(groups.begin(), groups.end(), [&](const std::string& name) {
       const policy::PortGroup* g = policy.find_group(name);
-      return g != nullptr && !g->pkeys.empty();
+      return g != nullptr && pred(*g);
     });
   };
   auto any = [&](const auto& scopes) {
@@ -35,15 +37,41 @@ bool scopes_need_pkeys(const policy::Policy& policy) {
   return any(policy.setup.sl2vl_scopes) || any(policy.setup.vlarb_scopes);
 }
 
-SetupScopes::SetupScopes(policy::Policy policy, uint64_t sm_port_guid)
+}  // namespace
+
+bool scopes_need_pkeys(const policy::Policy& policy) {
+  return scopes_name(policy, [](const policy::PortGroup& g) { return !g.pkeys.empty(); });
+}
+
+bool scopes_need_partitions(const policy::Policy& policy) {
+  return scopes_name(policy, [](const policy::PortGroup& g) { return !g.partitions.empty(); });
+}
+
+SetupScopes::SetupScopes(policy::Policy policy, uint64_t sm_port_guid,
+                         std::optional<PartitionKeys> partitions)
     : policy_(std::move(policy)), sm_port_guid_(sm_port_guid) {
-  for (const auto& g : policy_.port_groups) {
-    if (!g.partitions.empty()) {
+  for (auto& g : policy_.port_groups) {
+    if (g.partitions.empty()) continue;
+    if (!partitions) {
       diagnostics_.push_back({policy::Severity::kWarning, g.location,
                               "port group '" + g.name +
-                                  "': partition selectors do not select ports in qos-setup "
-                                  "scopes (a port's P_Key table holds P_Keys, not partition names)",
-                              "select the ports by the partition's pkey"});
+                                  "': partition selectors select no port without the partitions "
+                                  "(a port's P_Key table holds P_Keys, not partition names)",
+                              "give the partitions file (--partitions)"});
+      continue;
+    }
+    // The named partition's members are the ports whose P_Key table holds its P_Key, which is
+    // what a pkey selector selects: the name becomes one.
+    for (const auto& name : g.partitions) {
+      auto it = partitions->find(name);
+      if (it == partitions->end()) {
+        diagnostics_.push_back(
+            {policy::Severity::kWarning, g.location,
+             "port group '" + g.name + "': partition '" + name + "' does not exist", ""});
+        continue;
+      }
+      const uint16_t key = it->second & 0x7FFF;
+      g.pkeys.push_back({key, key});
     }
   }
 }

@@ -7,7 +7,8 @@
 namespace rdmaqos::fabric {
 namespace {
 
-policy::Policy parse(const std::string& setup) {
+// `groups`: more port groups.
+policy::Policy parse(const std::string& setup, const std::string& groups = "") {
   const std::string text = R"(port-groups
   port-group
     name: Storage
@@ -21,7 +22,7 @@ policy::Policy parse(const std::string& setup) {
     name: Tenant
     pkey: 0x8020
   end-port-group
-end-port-groups
+)" + groups + R"(end-port-groups
 qos-setup
 )" + setup + R"(end-qos-setup
 qos-levels
@@ -189,6 +190,51 @@ TEST(SetupScopes, PKeyTablesAreReadOnlyWhenAScopeNamesAPKeyGroup) {
   EXPECT_FALSE(scopes_need_pkeys(
       parse("vlarb-tables\nvlarb-scope\ngroup: Storage\nvlarb-high: 0:9\nend-vlarb-scope\n"
             "end-vlarb-tables\n")));
+}
+
+const std::string kLabGroup = "port-group\nname: Lab\npartition: LabNet\nend-port-group\n";
+
+// A partition group is the ports whose P_Key table holds the named partition's P_Key (the
+// partitions give it), as a pkey group of that P_Key.
+TEST(SetupScopes, PartitionGroupsSelectThePortsHoldingTheNamedPartitionsPKey) {
+  SetupScopes s(parse("vlarb-tables\nvlarb-scope\ngroup: Lab\nvlarb-high: 0:9\nend-vlarb-scope\n"
+                      "end-vlarb-tables\n",
+                      kLabGroup),
+                0, PartitionKeys{{"Default", 0x7FFF}, {"LabNet", 0x30}});
+  EXPECT_TRUE(s.diagnostics().empty());
+  const PortRef lab = member(0x21, {0x30, 0x7FFF});
+  const PortRef lab_only = member(0x23, {0x30});
+  const PortRef other = member(0x22, {0x7FFF});
+  EXPECT_TRUE(s.in_group("Lab", lab));
+  EXPECT_TRUE(s.in_group("Lab", lab_only));
+  EXPECT_FALSE(s.in_group("Lab", other));
+  EXPECT_TRUE(s.vlarb(lab, std::nullopt));
+  EXPECT_FALSE(s.vlarb(other, std::nullopt));
+}
+
+TEST(SetupScopes, PartitionGroupsSelectNoPortWithoutThePartitionsAndSaySo) {
+  SetupScopes s(parse("", kLabGroup), 0);
+  EXPECT_FALSE(s.in_group("Lab", member(0x21, {0x0030})));
+  ASSERT_EQ(s.diagnostics().size(), 1U);
+  EXPECT_NE(s.diagnostics()[0].hint.find("--partitions"), std::string::npos);
+}
+
+TEST(SetupScopes, APartitionNameThePartitionsLackSelectsNoPortAndSaysSo) {
+  SetupScopes s(parse("", kLabGroup), 0, PartitionKeys{{"Default", 0x7FFF}});
+  EXPECT_FALSE(s.in_group("Lab", member(0x21, {0x0030, 0x7FFF})));
+  ASSERT_EQ(s.diagnostics().size(), 1U);
+  EXPECT_NE(s.diagnostics()[0].message.find("'LabNet' does not exist"), std::string::npos);
+}
+
+TEST(SetupScopes, PKeyTablesAreReadForAPartitionGroupOnlyWhenAScopeNamesIt) {
+  EXPECT_TRUE(scopes_need_partitions(
+      parse("vlarb-tables\nvlarb-scope\nacross: Lab\nvlarb-high: 0:9\nend-vlarb-scope\n"
+            "end-vlarb-tables\n",
+            kLabGroup)));
+  EXPECT_FALSE(scopes_need_partitions(
+      parse("vlarb-tables\nvlarb-scope\ngroup: Tenant\nvlarb-high: 0:9\nend-vlarb-scope\n"
+            "end-vlarb-tables\n",
+            kLabGroup)));
 }
 
 }  // namespace

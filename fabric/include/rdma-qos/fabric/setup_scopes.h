@@ -5,6 +5,8 @@
 // plugin (OpenSM's subnet) share it.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -40,13 +42,23 @@ struct VlArbChoice {
 // P_Key tables need reading.
 bool scopes_need_pkeys(const policy::Policy& policy);
 
+// Whether a scope names a group with a partition selector: its ports are known only by the
+// partition's P_Key, so the P_Key tables need reading once the names are (PartitionKeys).
+bool scopes_need_partitions(const policy::Policy& policy);
+
+// Partition names and their P_Keys (15 bits), as the SA resolves a group's `partition:` names:
+// from a partitions file, or inside OpenSM from its own partition table.
+using PartitionKeys = std::map<std::string, uint16_t, std::less<>>;
+
 class SetupScopes {
  public:
   // `sm_port_guid` resolves node-type SELF. A pkey selector selects the ports whose P_Key
-  // table holds one of its P_Keys (PortRef::pkeys). Partition names are not on the wire: a
-  // group selected by partition name selects only through its other selectors, with a warning
-  // in diagnostics().
-  SetupScopes(policy::Policy policy, uint64_t sm_port_guid);
+  // table holds one of its P_Keys (PortRef::pkeys). Partition names are not on the wire: with
+  // `partitions`, a partition selector is a pkey selector of the named partition's P_Key
+  // (policy() shows it so); without, it selects no port. Both cases, and a name `partitions`
+  // lacks, leave a warning in diagnostics().
+  SetupScopes(policy::Policy policy, uint64_t sm_port_guid,
+              std::optional<PartitionKeys> partitions = std::nullopt);
 
   bool empty() const;
   std::optional<Sl2VlChoice> sl2vl(const Sl2VlSite& site) const;
