@@ -9,6 +9,8 @@
 
 #include <cstring>
 #include <memory>
+#include <optional>
+#include <string>
 #include <variant>
 
 #include "rdma-qos/config/read_file.h"
@@ -19,7 +21,11 @@ struct rdma_qos_qa {
   std::unique_ptr<rdmaqos::fabric::SetupScopes> scopes;
   std::string text;  // the policy text in force: unchanged files are not parsed again
   uint64_t sm_port_guid = 0;
-  bool needs_pkeys = false;  // a scope names a pkey group
+  bool needs_pkeys = false;       // a scope names a pkey group (or a resolved partition group)
+  bool needs_partitions = false;  // a scope names a partition group
+  // OpenSM's partitions as last given: a new policy resolves its names with them until the
+  // sweep gives them again.
+  std::optional<rdmaqos::fabric::PartitionKeys> partitions;
 };
 
 namespace {
@@ -83,6 +89,7 @@ int rdma_qos_qa_load(rdma_qos_qa* qa, const char* options, const char* osm_polic
       qa->scopes.reset();
       qa->text.clear();
       qa->needs_pkeys = false;
+      qa->needs_partitions = false;
       if (had) say(msg, msg_len, "qos-setup: no policy; OpenSM's per-class tables apply");
       return 0;
     }
@@ -100,8 +107,8 @@ int rdma_qos_qa_load(rdma_qos_qa* qa, const char* options, const char* osm_polic
       say(msg, msg_len, fmt::format("qos-setup: {} has errors; the previous tables stay", *path));
       return -1;
     }
-    auto scopes =
-        std::make_unique<rdmaqos::fabric::SetupScopes>(std::move(policy.policy), sm_port_guid);
+    auto scopes = std::make_unique<rdmaqos::fabric::SetupScopes>(std::move(policy.policy),
+                                                                 sm_port_guid, qa->partitions);
     const bool any = !scopes->empty();
     say(msg, msg_len,
         any ? fmt::format("qos-setup: {} sl2vl and {} vlarb scope(s) from {} in force",
@@ -113,6 +120,7 @@ int rdma_qos_qa_load(rdma_qos_qa* qa, const char* options, const char* osm_polic
     qa->text = text;
     qa->sm_port_guid = sm_port_guid;
     qa->needs_pkeys = rdmaqos::fabric::scopes_need_pkeys(qa->scopes->policy());
+    qa->needs_partitions = rdmaqos::fabric::scopes_need_partitions(qa->scopes->policy());
     return any ? 1 : 0;
   } catch (...) {
     say(msg, msg_len, "qos-setup: out of memory; the previous tables stay");
@@ -122,6 +130,39 @@ int rdma_qos_qa_load(rdma_qos_qa* qa, const char* options, const char* osm_polic
 
 int rdma_qos_qa_needs_pkeys(const rdma_qos_qa* qa) {
   return qa != nullptr && qa->scopes && qa->needs_pkeys ? 1 : 0;
+}
+
+int rdma_qos_qa_needs_partitions(const rdma_qos_qa* qa) {
+  return qa != nullptr && qa->scopes && qa->needs_partitions ? 1 : 0;
+}
+
+int rdma_qos_qa_set_partitions(rdma_qos_qa* qa, const char* const* names, const uint16_t* pkeys,
+                               size_t n, char* msg, size_t msg_len) {
+  if (msg != nullptr && msg_len > 0) msg[0] = '\0';
+  if (qa == nullptr || !qa->scopes) return 0;
+  try {
+    rdmaqos::fabric::PartitionKeys given;
+    for (size_t i = 0; i < n; ++i)
+      if (names[i] != nullptr) given.emplace(names[i], pkeys[i] & 0x7FFF);
+    if (qa->partitions == given) return 0;
+    // The scopes resolve the names once, when built: rebuild them from the policy as parsed
+    // (the names are still there; the P_Keys they resolved to are added again).
+    auto policy = rdmaqos::policy::parse_policy(qa->text);
+    auto scopes = std::make_unique<rdmaqos::fabric::SetupScopes>(std::move(policy.policy),
+                                                                 qa->sm_port_guid, given);
+    const auto& ds = scopes->diagnostics();
+    say(msg, msg_len,
+        ds.empty() ? fmt::format("qos-setup: {} partition(s) resolve the policy's partition groups",
+                                 given.size())
+                   : fmt::format("qos-setup: {} ({} warning(s))", ds.front().message, ds.size()));
+    qa->scopes = std::move(scopes);
+    qa->partitions = std::move(given);
+    qa->needs_pkeys = rdmaqos::fabric::scopes_need_pkeys(qa->scopes->policy());
+    return 1;
+  } catch (...) {
+    say(msg, msg_len, "qos-setup: out of memory; the previous partitions stay");
+    return -1;
+  }
 }
 
 int rdma_qos_qa_sl2vl(rdma_qos_qa* qa, const rdma_qos_qa_port* out,

@@ -39,8 +39,20 @@ void rdma_qos_qa_free(rdma_qos_qa* qa);
 int rdma_qos_qa_load(rdma_qos_qa* qa, const char* options, const char* osm_policy_file,
                      uint64_t sm_port_guid, char* msg, size_t msg_len);
 
-/* Whether a scope in force names a pkey group: only then do ports need their pkeys. */
+/* Whether a scope in force names a pkey group, or a partition group whose name resolved: only
+ * then do ports need their pkeys. */
 int rdma_qos_qa_needs_pkeys(const rdma_qos_qa* qa);
+
+/* Whether a scope in force names a group by partition name: then the names need resolving
+ * (rdma_qos_qa_set_partitions) before the tables are asked for. */
+int rdma_qos_qa_needs_partitions(const rdma_qos_qa* qa);
+
+/* The partitions OpenSM knows: `n` names (NUL-terminated) and their P_Keys (host order). A
+ * partition group selects the ports holding its partition's P_Key. Returns 1 when the scopes
+ * were rebuilt (the partitions changed), 0 when not, -1 when they could not be (the previous
+ * ones stay); `msg` gets one line for the log, or stays empty. */
+int rdma_qos_qa_set_partitions(rdma_qos_qa* qa, const char* const* names, const uint16_t* pkeys,
+                               size_t n, char* msg, size_t msg_len);
 
 /* The SL2VL table for (out, in) into `vl_by_sl` (16 entries) when a scope selects it: 1, else 0
  * (the table OpenSM chose stays). Peers may be NULL. */

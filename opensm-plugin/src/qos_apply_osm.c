@@ -14,6 +14,7 @@
 #include <opensm/osm_log.h>
 #include <opensm/osm_node.h>
 #include <opensm/osm_opensm.h>
+#include <opensm/osm_partition.h>
 #include <opensm/osm_pkey.h>
 #include <opensm/osm_port.h>
 
@@ -24,6 +25,46 @@
  * context, not ours, so the state is the module's. */
 static rdma_qos_qa* g_qa;
 static int g_active; /* scopes in force */
+static osm_opensm_t* g_osm;
+static int g_partitions_due; /* the partition names are resolved again, once per heavy sweep */
+
+/* Hands OpenSM's partition table (name, P_Key) to the scopes, when a scope names a partition
+ * group. Called from the first table callback of a heavy sweep: the partition manager has built
+ * the table earlier in the sweep (at the sweep's start it may still be the previous one, or
+ * empty), and OpenSM holds its lock while it programs QoS, so nobody changes it meanwhile. */
+static void resolve_partitions(void) {
+  const cl_qmap_t* tbl;
+  const cl_map_item_t* it;
+  const char** names;
+  char(*copies)[sizeof(((osm_prtn_t*)0)->name) + 1]; /* the names, surely NUL-terminated */
+  uint16_t* pkeys;
+  size_t n = 0, count;
+  char msg[512] = "";
+  int r;
+
+  if (!g_partitions_due || !g_osm) return;
+  g_partitions_due = 0;
+  if (!rdma_qos_qa_needs_partitions(g_qa)) return;
+  tbl = &g_osm->subn.prtn_pkey_tbl;
+  count = cl_qmap_count(tbl);
+  names = calloc(count + 1, sizeof(*names));
+  copies = calloc(count + 1, sizeof(*copies));
+  pkeys = calloc(count + 1, sizeof(*pkeys));
+  if (names && copies && pkeys) {
+    for (it = cl_qmap_head(tbl); it != cl_qmap_end(tbl) && n < count; it = cl_qmap_next(it)) {
+      const osm_prtn_t* p = (const osm_prtn_t*)it; /* map_item is its first member */
+      memcpy(copies[n], p->name, sizeof(p->name));
+      names[n] = copies[n];
+      pkeys[n++] = cl_ntoh16(p->pkey) & 0x7FFF;
+    }
+    r = rdma_qos_qa_set_partitions(g_qa, names, pkeys, n, msg, sizeof(msg));
+    if (msg[0])
+      osm_log(&g_osm->log, r < 0 ? OSM_LOG_ERROR : OSM_LOG_INFO, "rdma-qos plugin: %s\n", msg);
+  }
+  free(names);
+  free(copies);
+  free(pkeys);
+}
 
 /* The P_Keys of the table OpenSM holds for `p` (the blocks it last read from the port or set
  * on it; by the QoS step of a sweep the partition manager's Sets have been answered); a switch
@@ -98,6 +139,7 @@ static void hook_sl2vl(void* context, osm_physp_t* port, uint8_t in_port, uint8_
   (void)context;
   (void)out_port;
   if (!g_active || !port) return;
+  resolve_partitions();
   describe(&out, port);
   has_out_peer = describe_peer(&out_peer, port);
   node = osm_physp_get_node_ptr(port);
@@ -124,6 +166,7 @@ static void hook_vlarb(void* context, osm_physp_t* port, uint8_t port_num, ib_vl
   (void)context;
   (void)port_num;
   if (!g_active || !port || block_length > IB_NUM_VL_ARB_ELEMENTS_IN_BLOCK) return;
+  resolve_partitions();
   describe(&self, port);
   has_peer = describe_peer(&peer, port);
   /* Blocks 0 and 1 are the low-priority table, 2 and 3 the high one (osm_qos.c). */
@@ -171,6 +214,8 @@ void rdma_qos_qa_on_event(osm_opensm_t* osm, int event_id) {
   if (msg[0])
     osm_log(&osm->log, r < 0 ? OSM_LOG_ERROR : OSM_LOG_INFO, "rdma-qos plugin: %s\n", msg);
   if (r >= 0) g_active = r;
+  g_osm = osm;
+  g_partitions_due = 1;
   if (!g_active) return;
   if (!osm->subn.opt.qos && msg[0])
     osm_log(&osm->log, OSM_LOG_ERROR,
