@@ -310,7 +310,9 @@ TEST(FabricCheckOpenSmConf, EachPortClassGetsItsOwnOpenSmConfTables) {
 
 // A pkey port group selects the ports whose P_Key table holds its P_Key, full or limited
 // member, as OpenSM's partitions file put it there: node001 (full) and node003 (limited) of
-// partition 0x20 get the scope's tables, nobody else, and apply gives them those.
+// partition 0x20 get the scope's tables, nobody else, and apply gives them those. A group of
+// the partition's name is the same group once --partitions names its P_Key, and selects no
+// port without.
 TEST(FabricCheckPKeyGroup, SelectsThePartitionsMembersByTheirPKeyTables) {
   testbed::FatTreeSpec spec;
   spec.cas = 4;
@@ -324,19 +326,33 @@ TEST(FabricCheckPKeyGroup, SelectsThePartitionsMembersByTheirPKeyTables) {
     args.insert(args.begin(), {RDMA_QOS_CLI, "fabric"});
     return f.run_at(f.topology().sm_node().id, args, std::chrono::seconds(120));
   };
-  auto r = run({"check", "--json", "-q", "--policy", policy});
-  ASSERT_EQ(r.exit_code, 1) << r.output;
-  std::set<std::string> diffs;
-  const json report = report_of(r.output);  // kept: the loop walks into it
-  for (const json& x : report["findings"]) {
-    if (x["kind"] != "difference") continue;
-    diffs.insert(fmt::format("{} {} {}", x["port"]["node"].get<std::string>(),
-                             x["port"]["port"].get<int>(), x["table"].get<std::string>()));
-    if (x["table"] == "sl2vl 0->1") {
-      EXPECT_EQ(x["intended"], kTenantSl2Vl);
+  const std::string by_name = f.dir() + "/qos-policy-by-name.conf";
+  std::ofstream(by_name) << tenant_partition_policy();
+  const std::string partitions = f.dir() + "/partitions.conf";  // the file OpenSM was given
+  // The differences a check finds, and whether the intended SL2VL tables are the scope's.
+  auto differences = [&](std::vector<std::string> args) {
+    auto r = run(args);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    std::set<std::string> diffs;
+    const json report = report_of(r.output);  // kept: the loop walks into it
+    for (const json& x : report["findings"]) {
+      if (x["kind"] != "difference") continue;
+      diffs.insert(fmt::format("{} {} {}", x["port"]["node"].get<std::string>(),
+                               x["port"]["port"].get<int>(), x["table"].get<std::string>()));
+      if (x["table"] == "sl2vl 0->1") {
+        EXPECT_EQ(x["intended"], kTenantSl2Vl);
+      }
     }
-  }
-  EXPECT_EQ(diffs, tenant_differences()) << r.output;
+    return std::make_pair(diffs, r.output);
+  };
+  auto [diffs, output] = differences({"check", "--json", "-q", "--policy", policy});
+  EXPECT_EQ(diffs, tenant_differences()) << output;
+  std::tie(diffs, output) =
+      differences({"check", "--json", "-q", "--policy", by_name, "--partitions", partitions});
+  EXPECT_EQ(diffs, tenant_differences()) << output;
+  auto unnamed = run({"check", "--json", "-q", "--policy", by_name});
+  EXPECT_EQ(unnamed.exit_code, 0) << unnamed.output;
+  EXPECT_NE(unnamed.output.find("--partitions"), std::string::npos) << unnamed.output;
 
   auto a = run({"apply", "--json", "-q", "--policy", policy});
   EXPECT_EQ(a.exit_code, 0) << a.output;

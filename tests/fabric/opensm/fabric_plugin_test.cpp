@@ -150,13 +150,13 @@ TEST_F(FabricPluginTest, OpenSmsSweepsKeepThePolicysTables) {
 // Inside OpenSM, a pkey group is the ports whose P_Key table (as OpenSM set it from its
 // partitions file) holds the P_Key: the plugin gives node001 (full member) and node003 (limited)
 // the policy's tables and leaves every other port OpenSM's.
-TEST(FabricPluginPKeyGroup, OpenSmWritesTheGroupsTablesOnItsMembersOnly) {
+void expect_the_group_gets_its_tables(const std::string& policy) {
   testbed::FatTreeSpec spec;
   spec.cas = 4;
   auto o = testbed::fabric_options(testbed::make_fat_tree(spec));
   o.partitions =
       tenant_partitions(o.topology.node("node001").port_guid, o.topology.node("node003").port_guid);
-  o.files["qos-policy.conf"] = kTenantPolicy;
+  o.files["qos-policy.conf"] = policy;
   o.opensm_conf =
       "force_log_flush TRUE\nevent_plugin_name rdma-qos-opensm\nevent_plugin_options "
       "control-socket=none policy=@DIR@/qos-policy.conf\n";
@@ -166,7 +166,9 @@ TEST(FabricPluginPKeyGroup, OpenSmWritesTheGroupsTablesOnItsMembersOnly) {
   // The differences a check finds, with or without the policy.
   auto differences = [&](bool with_policy) {
     std::vector<std::string> args = {RDMA_QOS_CLI, "fabric", "check", "--json", "-q"};
-    if (with_policy) args.insert(args.end(), {"--policy", f.dir() + "/qos-policy.conf"});
+    if (with_policy)
+      args.insert(args.end(), {"--policy", f.dir() + "/qos-policy.conf", "--partitions",
+                               f.dir() + "/partitions.conf"});
     auto r = f.run_at(f.topology().sm_node().id, args, std::chrono::seconds(120));
     output = r.output;
     std::set<std::string> out;
@@ -184,6 +186,16 @@ TEST(FabricPluginPKeyGroup, OpenSmWritesTheGroupsTablesOnItsMembersOnly) {
   EXPECT_TRUE(eventually([&] { return differences(true).empty(); }, std::chrono::seconds(60)))
       << output << f.opensm_log();
   EXPECT_EQ(differences(false), tenant_differences()) << output;
+}
+
+TEST(FabricPluginPKeyGroup, OpenSmWritesTheGroupsTablesOnItsMembersOnly) {
+  expect_the_group_gets_its_tables(kTenantPolicy);
+}
+
+// A group of the partition's name is the same group: the plugin finds its P_Key in OpenSM's
+// own partitions, no file needed (the check is told the partitions file).
+TEST(FabricPluginPKeyGroup, PartitionNamesResolveThroughOpenSmsPartitions) {
+  expect_the_group_gets_its_tables(tenant_partition_policy());
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The pkey-group fabric the check and the plugin tests share: a partitions file putting node001
-// (full member) and node003 (limited member) in partition 0x20, and a policy whose qos-setup
-// gives that partition's pkey group its own tables.
+// (full member) and node003 (limited member) in partition 0x20 (Tenant), and a policy whose
+// qos-setup gives that partition's pkey group (or the group of its name) its own tables.
 #pragma once
 
 #include <fmt/format.h>
@@ -48,6 +48,14 @@ qos-levels
   end-qos-level
 end-qos-levels
 )";
+
+// kTenantPolicy with the group selected by the partition's name instead of its pkey.
+inline std::string tenant_partition_policy() {
+  std::string s = kTenantPolicy;
+  const std::string pkey = "pkey: 0x8020";
+  s.replace(s.find(pkey), pkey.size(), "partition: Tenant");
+  return s;
+}
 
 // The differences a check without the policy finds once the group holds the policy's tables
 // (and a check with it, before): node001's and node003's, "node port table".
