@@ -23,6 +23,13 @@ case $scenario in
         grep -q '^StatusText=.*configuration reloaded 1 times' "$d/reloaded" || fail "the status does not count the reload"
         grep -q '^Reloaded rdma-qos-lsd.service' "$d/journal" || fail "no reload in the journal"
         ;;
+    sad_skipped_on_roce)
+        grep -qx 'ExecMainStartTimestampMonotonic=0' "$d/after-udev" || fail "udev started rdma-qos-sad@ on a RoCE port"
+        grep -qx 'ExecMainStartTimestampMonotonic=0' "$d/after-start" || fail "the ExecCondition did not skip the RoCE port"
+        grep -qx 'ActiveState=inactive' "$d/after-start" || fail "the unit is not inactive on a RoCE port"
+        grep -qx 'Result=success' "$d/after-start" || fail "a skipped unit counts as failed"
+        grep -qx 'NRestarts=0' "$d/after-start" || fail "the unit was restarted on a RoCE port"
+        ;;
     bad_policy_fails_once)
         grep -qx 'ActiveState=failed' "$d/show" || fail "the unit did not fail"
         grep -qx 'ExecMainStatus=78' "$d/show" || fail "exit status is not 78"
