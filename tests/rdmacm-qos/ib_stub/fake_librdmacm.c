@@ -3,7 +3,8 @@
  * InfiniBand data path: ids on a fake InfiniBand port (the first umad CA, port 1, so the SA
  * query goes to OpenSM on ibsim through umad2sim), events queued per channel the way the kernel
  * queues them (RDMA_OPTION_IB_PATH raises ROUTE_RESOLVED, also on a synchronous id's private
- * channel), and every call the module makes logged as a JSON line to $FAKE_RDMACM_LOG.
+ * channel; the channel's fd is readable while events are queued, as the kernel's is, so that a
+ * caller may poll it), and every call the module makes logged as a JSON line to $FAKE_RDMACM_LOG.
  * Environment: FAKE_RDMACM_SGUID / FAKE_RDMACM_DGUID, the port GUIDs of the two ends. */
 #include <endian.h>
 #include <errno.h>
@@ -14,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #define MAX_EVENTS 16
 
@@ -68,16 +71,22 @@ static void queue_event(struct rdma_cm_id* id, enum rdma_cm_event_type type) {
   ev->id = id;
   ev->event = type;
   ch->queue[(ch->head + ch->count++) % MAX_EVENTS] = ev;
+  if (ch->channel.fd >= 0) {
+    uint64_t one = 1;
+    (void)!write(ch->channel.fd, &one, sizeof(one));
+  }
 }
 
 struct rdma_event_channel* rdma_create_event_channel(void) {
   struct fake_channel* ch = calloc(1, sizeof(*ch));
   if (ch == NULL) return NULL;
-  ch->channel.fd = -1;
+  /* A semaphore eventfd: one count per queued event, so poll() sees what the queue holds. */
+  ch->channel.fd = eventfd(0, EFD_SEMAPHORE | EFD_NONBLOCK | EFD_CLOEXEC);
   return &ch->channel;
 }
 
 void rdma_destroy_event_channel(struct rdma_event_channel* channel) {
+  if (channel->fd >= 0) close(channel->fd);
   free(channel);
 }
 
@@ -156,6 +165,10 @@ int rdma_get_cm_event(struct rdma_event_channel* channel, struct rdma_cm_event**
   *event = ch->queue[ch->head];
   ch->head = (ch->head + 1) % MAX_EVENTS;
   ch->count--;
+  if (ch->channel.fd >= 0) {
+    uint64_t one;
+    (void)!read(ch->channel.fd, &one, sizeof(one));
+  }
   log_line("{\"call\":\"rdma_get_cm_event\",\"event\":\"%s\",\"sync_channel\":%d}",
            rdma_event_str((*event)->event), ch->private_to_sync_id);
   return 0;
