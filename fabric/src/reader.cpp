@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <map>
 #include <memory>
-#include <mutex>
 
 #include "rdma-qos/fabric/intended.h"
 #include "smp_window.h"
@@ -64,17 +63,9 @@ void add_vlarb(std::optional<VlArbTable>& table, const VlArbTable& block, bool s
 
 }  // namespace
 
+// The one port of the process, shared with rdma-qos-sad's discovery (the CLI links both).
 ibmad_port* smp_port(const std::string& ca, int port) {
-  static std::mutex mutex;
-  static std::map<std::pair<std::string, int>, ibmad_port*> ports;
-  std::lock_guard lock(mutex);
-  auto& slot = ports[{ca, port}];
-  if (slot == nullptr) {
-    int classes[] = {IB_SMI_CLASS, IB_SMI_DIRECT_CLASS};
-    slot =
-        mad_rpc_open_port(ca.empty() ? nullptr : const_cast<char*>(ca.c_str()), port, classes, 2);
-  }
-  return slot;
+  return sad::smp_port(ca, port);
 }
 
 namespace {

@@ -14,7 +14,6 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 
 #include "rdma-qos/sa-client/umad_port.h"
 
@@ -26,23 +25,6 @@ constexpr int kPortStateActive = 4;
 struct FabricDeleter {
   void operator()(ibnd_fabric_t* f) const { ibnd_destroy_fabric(f); }
 };
-// One SMP port per (CA, port) for the life of the process: umad2sim crashes a process that
-// closes a port and later receives on another (its receive thread follows the stale device).
-ibmad_port* smp_port(const std::string& ca, int port) {
-  static std::mutex mutex;
-  static std::map<std::pair<std::string, int>, ibmad_port*> ports;
-  std::lock_guard lock(mutex);
-  auto& slot = ports[{ca, port}];
-  if (slot == nullptr) {
-    int classes[] = {IB_SMI_CLASS, IB_SMI_DIRECT_CLASS};
-    slot =
-        mad_rpc_open_port(ca.empty() ? nullptr : const_cast<char*>(ca.c_str()), port, classes, 2);
-    // Kept open for the process's life: the re-discovery children rdma-qos-sad forks must not
-    // inherit it. A port that stays inheritable only leaks, so a refusal does not stop discovery.
-    if (slot != nullptr) sa::set_close_on_exec(mad_rpc_portid(slot));
-  }
-  return slot;
-}
 
 class Smp {
  public:

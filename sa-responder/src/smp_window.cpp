@@ -8,7 +8,12 @@
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <string>
+
+#include "rdma-qos/sa-client/umad_port.h"
 
 namespace rdmaqos::sad {
 namespace {
@@ -118,6 +123,23 @@ std::optional<std::vector<std::optional<SmpData>>> smp_get_window(ibmad_port* po
     }
   }
   return out;
+}
+
+// Kept in one map for the whole process (see smp_window.h).
+ibmad_port* smp_port(const std::string& ca, int port) {
+  static std::mutex mutex;
+  static std::map<std::pair<std::string, int>, ibmad_port*> ports;
+  std::lock_guard lock(mutex);
+  auto& slot = ports[{ca, port}];
+  if (slot == nullptr) {
+    int classes[] = {IB_SMI_CLASS, IB_SMI_DIRECT_CLASS};
+    slot =
+        mad_rpc_open_port(ca.empty() ? nullptr : const_cast<char*>(ca.c_str()), port, classes, 2);
+    // Kept open for the process's life: the re-discovery children rdma-qos-sad forks must not
+    // inherit it. A port that stays inheritable only leaks, so a refusal does not stop discovery.
+    if (slot != nullptr) sa::set_close_on_exec(mad_rpc_portid(slot));
+  }
+  return slot;
 }
 
 }  // namespace rdmaqos::sad

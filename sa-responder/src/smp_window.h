@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 struct ibmad_port;
@@ -21,6 +22,12 @@ struct SmpGet {
 };
 
 using SmpData = std::array<uint8_t, 64>;
+
+// The SMP port for (ca, port) (empty ca: the first), opened once for the life of the process and
+// shared by every caller in it: umad2sim crashes a process that closes a port and later receives
+// on another (its receive thread follows the stale device). Close-on-exec. Null when it cannot be
+// opened.
+ibmad_port* smp_port(const std::string& ca, int port);
 
 // Sends `gets` with at most `window` outstanding, each sent again up to `attempts` times in all
 // after `timeout_ms` without an answer; results in request order, nullopt for no good answer.
