@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -141,7 +142,16 @@ int main(int argc, char** argv) {
         j = nlohmann::json::object();
         status = 1;
       }
-      if (r.exit_code != 0) status = 1;
+      if (r.exit_code != 0) {
+        status = 1;
+        // Lost queries: what our SA logged meanwhile (the fabric's directory goes at teardown).
+        std::ifstream in(fabric.dir() + "/sad.log");
+        std::string log(std::istreambuf_iterator<char>(in), {});
+        if (!log.empty())
+          fmt::print(stderr, "{} at {} nodes, {}: exit {}; sad.log ends:\n{}\n", sa, nodes,
+                     mode_name(m), r.exit_code,
+                     log.substr(log.size() > 3000 ? log.size() - 3000 : 0));
+      }
       results.push_back({sa, nodes, m, j});
       fmt::print(
           "{:>13} {:>5} {:>5} {:>5} {:>5} {:>3} {:>9} {:>9} {:>7} {:>10.2f} {:>9.0f} {:>8.0f} "
@@ -216,11 +226,11 @@ int main(int argc, char** argv) {
   dat.close();
   std::ofstream gp(out_dir + "/storm.gp");
   gp << fmt::format(
-      "set terminal pngcairo size 900,560\nset output '{}/storm.png'\n"
+      "set terminal pngcairo size 1100,720\nset output '{}/storm.png'\n"
       "set title 'Job-start storm: {} ranks x {} peers per node (ibsim, one client)'\n"
       "set xlabel 'nodes'\nset ylabel 'time until every rank has its paths (s)'\n"
-      "set logscale y\nset key outside right top\n{}\n",
-      out_dir, ranks, peers, plot);
+      "set logscale y\nset grid\nset key below vertical maxrows {} font ',9'\n{}\n",
+      out_dir, ranks, peers, modes.size(), plot);
   gp.close();
   if (std::system("command -v gnuplot > /dev/null 2>&1") == 0) {
     int rc = std::system(("gnuplot '" + out_dir + "/storm.gp'").c_str());
