@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <charconv>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "command.h"
+#include "rdma-qos/common/number.h"
 #include "rdma-qos/config/host_config.h"
 #include "rdma-qos/sa-client/client.h"
 
@@ -19,6 +21,8 @@ namespace {
 
 namespace sa = rdmaqos::sa;
 using nlohmann::json;
+
+constexpr uint64_t kMaxUnicastLid = 0xBFFF;
 
 // The sa_lid knob (RDMA_QOS_SA_LID or the configuration file), as rdma-qos-lsd and the rdma_cm
 // shim read it; nullopt when unset or invalid (the loader then keeps the default and says why).
@@ -31,21 +35,68 @@ std::optional<uint16_t> configured_sa_lid() {
   }
   const std::string& text = loaded.config.text("sa_lid");
   if (text.empty()) return std::nullopt;
-  bool hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
-  return static_cast<uint16_t>(std::stoul(hex ? text.substr(2) : text, nullptr, hex ? 16 : 10));
+  auto lid = parse_unsigned(text, kMaxUnicastLid);
+  if (!lid || *lid == 0) return std::nullopt;  // the loader has said why
+  return static_cast<uint16_t>(*lid);
+}
+
+// A numeric option's text: decimal or 0x-hex, no larger than `max` (common/number: "010" is
+// ten, never octal; overflow and junk are errors). The error names the option, as the user
+// typed it, and the range.
+struct NumberOption {
+  const char* name;
+  uint64_t min = 0;
+  uint64_t max = UINT64_MAX;
+};
+
+std::optional<uint64_t> parse_option(const NumberOption& o, const std::string& text,
+                                     std::string& error) {
+  auto n = parse_unsigned(text, o.max);
+  if (n && *n >= o.min) return n;
+  const std::string range = o.max > 0xFFFFFF ? fmt::format("{}..{:#x}", o.min, o.max)
+                                             : fmt::format("{}..{}", o.min, o.max);
+  error = fmt::format("{}: '{}' is not a number {} (decimal or 0x-hex)", o.name, text, range);
+  return std::nullopt;
 }
 
 struct Connection {
   std::string ca;
-  int port = 0;
-  std::optional<uint16_t> sa_lid;
-  std::optional<int> timeout_ms;
-  int retries = 3;
+  std::optional<std::string> port, sa_lid, timeout_ms;  // numbers, parsed by parse()
+  std::string retries = "3";
   bool json_out = false;
+
+  // Filled in by parse().
+  int port_number = 0;
+  std::optional<uint16_t> sa_lid_number;
+  std::optional<int> timeout_number;
+  int retries_number = 3;
+
+  // The numeric options checked; false with `error` set (naming the option) for a bad one.
+  bool parse(std::string& error) {
+    if (port) {
+      auto n = parse_option({"--port", 0, 255}, *port, error);
+      if (!n) return false;
+      port_number = static_cast<int>(*n);
+    }
+    if (sa_lid) {
+      auto n = parse_option({"--sa-lid", 1, kMaxUnicastLid}, *sa_lid, error);
+      if (!n) return false;
+      sa_lid_number = static_cast<uint16_t>(*n);
+    }
+    if (timeout_ms) {
+      auto n = parse_option({"--timeout", 1, 3'600'000}, *timeout_ms, error);
+      if (!n) return false;
+      timeout_number = static_cast<int>(*n);
+    }
+    auto n = parse_option({"--retries", 0, 100}, retries, error);
+    if (!n) return false;
+    retries_number = static_cast<int>(*n);
+    return true;
+  }
 
   void add_to(CLI::App* cmd) {
     cmd->add_option("--ca", ca, "CA name (default: the first with an active IB port)");
-    cmd->add_option("--port", port, "port number (default: the first active IB port)");
+    cmd->add_option("--port", port, "port number (default, or 0: the first active IB port)");
     cmd->add_option("--sa-lid", sa_lid,
                     "query this LID instead of the port's SM LID (default: the sa_lid knob, "
                     "RDMA_QOS_SA_LID)");
@@ -58,10 +109,10 @@ struct Connection {
   sa::Result<std::unique_ptr<sa::Client>> open() const {
     sa::ClientOptions o;
     o.port.ca = ca;
-    o.port.port = port;
-    o.sa_lid = sa_lid ? sa_lid : configured_sa_lid();
-    if (timeout_ms) o.timeout = std::chrono::milliseconds(*timeout_ms);
-    o.retries = retries;
+    o.port.port = port_number;
+    o.sa_lid = sa_lid_number ? sa_lid_number : configured_sa_lid();
+    if (timeout_number) o.timeout = std::chrono::milliseconds(*timeout_number);
+    o.retries = retries_number;
     return sa::Client::open(o);
   }
 };
@@ -108,13 +159,9 @@ std::optional<SelectedValue> parse_selected(std::string text,
 }
 
 bool parse_number(const std::string& text, uint64_t& out) {
-  try {
-    size_t used = 0;
-    out = std::stoull(text, &used, 0);
-    return used == text.size();
-  } catch (const std::exception&) {
-    return false;
-  }
+  auto n = parse_unsigned(text);
+  if (n) out = *n;
+  return n.has_value();
 }
 
 // MTU in bytes (256..4096) or as its code (1..5).
@@ -139,12 +186,11 @@ std::string rate_text(uint8_t code) {
 // Rate as its code (2..24) or in Gb/s with a "G" suffix ("20G").
 bool rate_code(const std::string& text, uint8_t& code) {
   if (!text.empty() && (text.back() == 'G' || text.back() == 'g')) {
+    // Gb/s may have a fraction (2.5G); every character before the G must be part of it.
     double g = 0;
-    try {
-      g = std::stod(text.substr(0, text.size() - 1));
-    } catch (const std::exception&) {
-      return false;
-    }
+    const char* end = text.data() + text.size() - 1;
+    auto [ptr, ec] = std::from_chars(text.data(), end, g, std::chars_format::fixed);
+    if (ec != std::errc() || ptr != end) return false;
     for (uint8_t c = 2; c < std::size(kRateGbps); ++c)
       if (kRateGbps[c] == g) return (code = c), true;
     return false;
@@ -251,14 +297,44 @@ std::vector<sa::Gid> parse_gid_list(const std::string& text, std::string& bad) {
 struct PathArgs {
   Connection conn;
   std::string dgid, sgid, sgids, dgids, mtu, rate, pkt_life;
+  // Numbers, parsed by parse_numbers.
+  std::optional<std::string> dlid_text, slid_text, pkey_text, qos_class_text, service_id_text,
+      tclass_text, sl_text, numb_path_text;
+  bool mpr = false;
+  bool get = false;
+
+  // Filled in by parse_numbers.
   std::optional<uint16_t> dlid, slid, pkey, qos_class;
   std::optional<uint64_t> service_id;
   std::optional<uint8_t> tclass, sl, numb_path;
-  bool mpr = false;
-  bool get = false;
+
+  // Every numeric option checked; false with `error` naming the first bad one.
+  bool parse_numbers(std::string& error) {
+    if (!conn.parse(error)) return false;
+    auto one = [&error]<typename T>(const NumberOption& o, const std::optional<std::string>& text,
+                                    std::optional<T>& out) {
+      if (!text) return true;
+      auto n = parse_option(o, *text, error);
+      if (n) out = static_cast<T>(*n);
+      return n.has_value();
+    };
+    return one({"--dlid", 0, 0xFFFF}, dlid_text, dlid) &&
+           one({"--slid", 0, 0xFFFF}, slid_text, slid) &&
+           one({"--pkey", 0, 0xFFFF}, pkey_text, pkey) &&
+           one({"--qos-class", 0, 0xFFF}, qos_class_text, qos_class) &&
+           one({"--service-id"}, service_id_text, service_id) &&
+           one({"--tclass", 0, 0xFF}, tclass_text, tclass) && one({"--sl", 0, 15}, sl_text, sl) &&
+           one({"--numb-path", 0, 127}, numb_path_text, numb_path);
+  }
 };
 
-int run_cpi(const Connection& conn) {
+int usage_error(const std::string& message, bool json_out) {
+  return report_error(sa::make_error(sa::ErrorCode::kInvalidArgument, message), json_out);
+}
+
+int run_cpi(Connection conn) {
+  std::string error;
+  if (!conn.parse(error)) return usage_error(error, conn.json_out);
   auto client = conn.open();
   if (!client) return report_error(client.error(), conn.json_out);
   auto cpi = (*client)->class_port_info();
@@ -294,11 +370,9 @@ int run_cpi(const Connection& conn) {
   return 0;
 }
 
-int usage_error(const std::string& message, bool json_out) {
-  return report_error(sa::make_error(sa::ErrorCode::kInvalidArgument, message), json_out);
-}
-
-int run_path(const PathArgs& a) {
+int run_path(PathArgs a) {
+  std::string error;
+  if (!a.parse_numbers(error)) return usage_error(error, a.conn.json_out);
   std::optional<SelectedValue> mtu, rate, life;
   if (!a.mtu.empty() && !(mtu = parse_selected(a.mtu, &mtu_code)))
     return usage_error("--mtu: expected [<>=+]BYTES or code, e.g. '>1024' or '=2048'",
@@ -398,20 +472,21 @@ void setup_path(CLI::App& app) {
   auto a = std::make_shared<PathArgs>();
   a->conn.add_to(cmd);
   cmd->add_option("--dgid", a->dgid, "destination GID");
-  cmd->add_option("--dlid", a->dlid, "destination LID");
+  cmd->add_option("--dlid", a->dlid_text, "destination LID");
   cmd->add_option("--sgid", a->sgid, "source GID");
-  cmd->add_option("--slid", a->slid, "source LID (default: this port's LID unless --sgid)");
-  cmd->add_option("--service-id", a->service_id, "Service ID (sets both Service-ID mask bits)");
-  cmd->add_option("--qos-class", a->qos_class, "QoS class (12 bits)");
-  cmd->add_option("--tclass", a->tclass, "traffic class");
-  cmd->add_option("--pkey", a->pkey, "partition key");
-  cmd->add_option("--sl", a->sl, "service level");
+  cmd->add_option("--slid", a->slid_text, "source LID (default: this port's LID unless --sgid)");
+  cmd->add_option("--service-id", a->service_id_text,
+                  "Service ID (sets both Service-ID mask bits)");
+  cmd->add_option("--qos-class", a->qos_class_text, "QoS class (12 bits)");
+  cmd->add_option("--tclass", a->tclass_text, "traffic class");
+  cmd->add_option("--pkey", a->pkey_text, "partition key");
+  cmd->add_option("--sl", a->sl_text, "service level");
   cmd->add_option("--mtu", a->mtu,
                   "MTU with selector: [>|<|=|+]BYTES, e.g. '>1024', '=2048', '+' (largest)");
   cmd->add_option("--rate", a->rate, "rate with selector: [>|<|=|+]CODE or Gb/s ('=20G')");
   cmd->add_option("--pkt-life", a->pkt_life,
                   "packet lifetime with selector: [>|<|=|+]VALUE ('+': smallest)");
-  cmd->add_option("--numb-path", a->numb_path, "number of paths asked for (NumbPath)");
+  cmd->add_option("--numb-path", a->numb_path_text, "number of paths asked for (NumbPath)");
   cmd->add_flag("--get", a->get, "one path with SubnAdmGet instead of every path (GetTable)");
   cmd->add_flag("--mpr", a->mpr, "MultiPathRecord query (GetMulti) with --sgids/--dgids");
   cmd->add_option("--sgids", a->sgids, "comma-separated source GIDs for --mpr (default: ours)");

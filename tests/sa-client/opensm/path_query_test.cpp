@@ -155,6 +155,17 @@ TEST_F(SaClientOpenSm, MultiPathRecordIsAnswered) {
   }
 }
 
+// Numbers as common/number reads them: "010" is ten (leaf01's LID), not octal eight (node007).
+TEST_F(SaClientOpenSm, LeadingZeroLidIsDecimal) {
+  ASSERT_EQ(fabric_->lid("leaf01"), 10);
+  RunResult r = ours({"--get", "--slid", fmt::format("0{}", lid("node001")), "--dlid", "010"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  json j = parse_json(r);
+  ASSERT_EQ(j["paths"].size(), 1u) << r.output;
+  EXPECT_EQ(j["paths"][0].value("dlid", -1), 10) << r.output;
+  EXPECT_EQ(j["paths"][0].value("slid", -1), fabric_->lid("node001")) << r.output;
+}
+
 TEST_F(SaClientOpenSm, GetTableReturnsEveryPathOfThePartition) {
   RunResult r = ours({"--slid", lid("node001"), "--pkey", "0x8001"});
   ASSERT_EQ(r.exit_code, 0) << r.output;
