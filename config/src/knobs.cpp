@@ -156,6 +156,12 @@ const std::vector<Knob>& table() {
        "RoCE: traffic class (DSCP << 2, 0-255) for SL 0, 1, ... 15, comma-separated like "
        "opensm.conf's sl2vl; SLs not listed keep the program's TOS; empty: no mapping",
        &sl2tclass_value},
+      {"cm_tag", "RDMA_QOS_CM_TAG", "1",
+       "RoCE rdma_cm connections: 1 adds a 16-byte tag (the QoS-Class and TOS the policy was "
+       "matched with) to the end of the connection request's private data when the program "
+       "leaves room, and takes it out of requests received, so the accepting side matches "
+       "once and gets the same level; 0 neither adds nor reads one",
+       one_of({"0", "1"})},
       {"sa", "RDMA_QOS_SA", "auto",
        "InfiniBand: query the SA with Service-ID and QoS-Class before route resolution: auto "
        "(fall back to the kernel's route resolution when the SA fails, warning once per reason), "

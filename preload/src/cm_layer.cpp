@@ -19,6 +19,10 @@ Record opt(const auto& v) {
 
 }  // namespace
 
+int link_layer(rdma_cm_id* id) {
+  return port_link_layer(id->verbs, id->port_num);
+}
+
 bool is_ethernet(rdma_cm_id* id) {
   return port_link_layer(id->verbs, id->port_num) == IBV_LINK_LAYER_ETHERNET;
 }
@@ -35,8 +39,17 @@ uint16_t id_pkey(rdma_cm_id* id) {
 void record_decision(const CmConfig& c, const char* call,
                      const std::optional<rdmacm::CmDecision>& d, uint64_t sid,
                      std::optional<uint16_t> qos_class, std::optional<uint8_t> tos_set,
-                     const providers::CmConnection* cm, std::optional<uint8_t> received_tclass) {
+                     const providers::CmConnection* cm, std::optional<uint8_t> received_tclass,
+                     const TagRecord* tag) {
   if (c.record_path.empty()) return;
+  Record peer_tag = nullptr;
+  if (tag != nullptr) {
+    peer_tag = Record{
+        {"qos_class", opt(tag->tag.qos_class)},
+        {"tclass", opt(tag->tag.tclass)},
+        {"level_hash", tag->tag.level_hash ? Record(*tag->tag.level_hash) : Record(nullptr)}};
+    if (tag->agrees) peer_tag["agrees"] = *tag->agrees;
+  }
   append_record(c.record_path,
                 Record{{"call", call},
                        {"service_id", sid},
@@ -48,6 +61,7 @@ void record_decision(const CmConfig& c, const char* call,
                        {"rate_limit", d ? opt(d->rate_limit) : Record(nullptr)},
                        {"tos_set", opt(tos_set)},
                        {"received_tclass", opt(received_tclass)},
+                       {"tag", peer_tag},
                        {"cm_dport", cm ? Record(cm->dport) : Record(nullptr)},
                        {"cm_sport", cm ? Record(cm->sport) : Record(nullptr)}});
 }

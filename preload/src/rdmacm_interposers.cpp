@@ -6,6 +6,7 @@
 // program made it.
 #include <rdma/rdma_cma.h>
 
+#include <array>
 #include <cerrno>
 
 #include "cm_layer.h"
@@ -19,6 +20,11 @@ using rdmaqos::preload::real_rdmacm;
 using rdmaqos::rdmacm::IdRegistry;
 
 namespace {
+// An id on_ud_event has to see (ud_peers.cpp's is_ud, inline here: every event asks).
+inline bool may_be_ud(const rdma_cm_id* id) {
+  return id->ps == RDMA_PS_UDP || id->ps == RDMA_PS_IPOIB || id->qp_type == IBV_QPT_UD;
+}
+
 // No librdmacm behind us: nothing could have succeeded.
 int no_librdmacm() {
   errno = ENOSYS;
@@ -79,8 +85,11 @@ __attribute__((visibility("default"))) int rdma_resolve_route(rdma_cm_id* id, in
   if (next == nullptr) return no_librdmacm();
   if (id != nullptr) {
     try {
-      if (rdmaqos::preload::resolve_ib(id, timeout_ms)) return 0;
-      rdmaqos::preload::before_resolve_route(id);
+      // One look at the port's link layer says which step applies (this runs per connection).
+      const int link = rdmaqos::preload::link_layer(id);
+      if (link == IBV_LINK_LAYER_INFINIBAND && rdmaqos::preload::resolve_ib(id, timeout_ms))
+        return 0;
+      if (link == IBV_LINK_LAYER_ETHERNET) rdmaqos::preload::before_resolve_route(id);
     } catch (...) {
       log_once("resolve_route_exception", "internal error before rdma_resolve_route; stock QoS");
     }
@@ -92,14 +101,25 @@ __attribute__((visibility("default"))) int rdma_connect(rdma_cm_id* id,
                                                         rdma_conn_param* conn_param) {
   auto next = real_rdmacm().connect;
   if (next == nullptr) return no_librdmacm();
+  rdmaqos::preload::ConnectTag tag;
   if (id != nullptr) {
     try {
-      rdmaqos::preload::register_qp(id, false);
+      rdmaqos::preload::register_qp(id, false, conn_param, &tag);
     } catch (...) {
       log_once("connect_exception", "internal error in rdma_connect; stock QoS");
+      tag.added = false;
     }
   }
-  return next(id, conn_param);
+  if (!tag.added) return next(id, conn_param);
+  int rc = next(id, &tag.param);
+  if (rc != 0 && errno == EINVAL) {
+    // Nothing the tag adds should be refused; if it is, the program's own call is made.
+    log_once("connect_tag_refused",
+             "rdma_connect failed (EINVAL) with the connection tag in the private data; "
+             "connecting without it");
+    rc = next(id, conn_param);
+  }
+  return rc;
 }
 
 __attribute__((visibility("default"))) int rdma_accept(rdma_cm_id* id,
@@ -124,7 +144,11 @@ __attribute__((visibility("default"))) int rdma_get_cm_event(rdma_event_channel*
   if (rc == 0 && event != nullptr && *event != nullptr) {
     int saved = errno;
     try {
-      rdmaqos::preload::on_ud_event(*event);
+      rdma_cm_event* ev = *event;
+      // Connection setup's other events (address and route resolved, established, ...) of
+      // connected ids need nothing: they are let through without a look.
+      if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) rdmaqos::preload::take_connection_tag(ev);
+      if (ev->id != nullptr && may_be_ud(ev->id)) rdmaqos::preload::on_ud_event(ev);
     } catch (...) {
       log_once("cm_event_exception", "internal error in rdma_get_cm_event; UD QoS unchanged");
     }

@@ -3,12 +3,14 @@
 // resolution, the QP's decision for the verbs layer on both sides, UD address handles).
 #include <netinet/in.h>
 
+#include <array>
 #include <cerrno>
 #include <cstring>
 
 #include <fmt/format.h>
 
 #include "cm_layer.h"
+#include "config.h"
 #include "log.h"
 #include "rdma-qos/providers/qp_registry.h"
 #include "real_calls.h"
@@ -30,6 +32,27 @@ bool is_roce_v2(rdma_cm_id* id, uint8_t sgid_index) {
   return entry.gid_type == IBV_GID_TYPE_ROCE_V2;
 }
 
+// The cm_tag knob: on unless set to 0 (then the module neither adds nor reads a tag).
+bool tags_enabled() {
+  static const bool on = [] {
+    const config::HostConfig* c = preload_config();
+    return c == nullptr || c->text("cm_tag") != "0";
+  }();
+  return on;
+}
+
+// An id whose connection request carries the private data area the tag is laid out for: RoCE
+// (an IB transport: an iWARP device's link is Ethernet too, but its MPA private data has the
+// length the program gave), a connected QP type, and IP addresses (rdma_cm's 36-byte header
+// before the program's bytes; AF_IB ids have none).
+bool taggable(rdma_cm_id* id) {
+  if (id->verbs == nullptr || id->verbs->device == nullptr ||
+      id->verbs->device->transport_type != IBV_TRANSPORT_IB || is_ud(id))
+    return false;
+  const sa_family_t family = id->route.addr.src_addr.sa_family;
+  return (family == AF_INET || family == AF_INET6) && is_ethernet(id);
+}
+
 // rdma_set_option(TOS) with the one byte the kernel takes; the program's TOS when it worked.
 bool set_tos(rdma_cm_id* id, uint8_t byte) {
   auto set = real_rdmacm().set_option;
@@ -40,20 +63,28 @@ bool set_tos(rdma_cm_id* id, uint8_t byte) {
 
 void before_resolve_route(rdma_cm_id* id) {
   const CmConfig& c = cm_config();
-  if (!is_ethernet(id)) return;
   auto& ids = IdRegistry::instance();
+  // Read once; what is set below is kept both in the registry and in this copy.
+  IdState st = ids.get(id);
   if (connecting_socket) {
     // rsockets passes no TOS to its id itself: give it the one the socket asked for.
-    if (connecting_socket->tos && set_tos(id, *connecting_socket->tos))
+    if (connecting_socket->tos && set_tos(id, *connecting_socket->tos)) {
       ids.set_program_tos(id, *connecting_socket->tos);
-    if (connecting_socket->qos_class) ids.set_class(id, *connecting_socket->qos_class);
+      st.inputs.program_tos = connecting_socket->tos;
+    }
+    if (connecting_socket->qos_class) {
+      ids.set_class(id, *connecting_socket->qos_class);
+      st.inputs.class_override = connecting_socket->qos_class;
+    }
   }
   // IPv6: a traffic class in the destination's sin6_flowinfo is the program's TOS, unless it
   // set one with rdma_set_option (the kernel itself would ignore it).
-  if (!ids.get(id).inputs.program_tos)
+  if (!st.inputs.program_tos)
     if (auto tclass = rdmacm::address_traffic_class(&id->route.addr.dst_addr))
-      if (set_tos(id, *tclass)) ids.set_program_tos(id, *tclass);
-  IdState st = ids.get(id);
+      if (set_tos(id, *tclass)) {
+        ids.set_program_tos(id, *tclass);
+        st.inputs.program_tos = tclass;
+      }
   uint64_t sid =
       rdmacm::effective_service_id(id->ps, &id->route.addr.dst_addr, st.inputs, c.settings);
   auto qos_class = rdmacm::effective_qos_class(st.inputs, c.settings);
@@ -67,12 +98,58 @@ void before_resolve_route(rdma_cm_id* id) {
   record_decision(c, "rdma_resolve_route", d, sid, qos_class, tos, nullptr);
 }
 
-void register_qp(rdma_cm_id* id, bool passive) {
+namespace {
+
+// The active side's tag in `out`, from what it matched with (`st`) on connection `cm`; nullopt
+// when the program's private data leaves no room or the id is not one to tag.
+std::optional<rdmacm::CmTag> add_tag(rdma_cm_id* id, const CmConfig& c, const IdState& st,
+                                     const providers::CmConnection& cm,
+                                     const rdma_conn_param* param, ConnectTag& out) {
+  if (!tags_enabled() || !c.settings.policy || cm.dport == 0 || cm.sport == 0 || !taggable(id))
+    return std::nullopt;
+  const void* program_data = param != nullptr ? param->private_data : nullptr;
+  const size_t program_len =
+      param != nullptr && program_data != nullptr ? param->private_data_len : 0;
+  const rdmacm::CmTag tag = rdmacm::tag_of(st.decision, st.inputs, c.settings);
+  if (!rdmacm::add_cm_tag(program_data, program_len, tag, cm.dport, cm.sport, out.data))
+    return std::nullopt;
+  if (param != nullptr) {
+    out.param = *param;
+  } else {
+    // What librdmacm uses for a call without parameters.
+    out.param = rdma_conn_param{};
+    out.param.responder_resources = RDMA_MAX_RESP_RES;
+    out.param.initiator_depth = RDMA_MAX_INIT_DEPTH;
+    out.param.retry_count = 7;
+    out.param.rnr_retry_count = 7;
+  }
+  out.param.private_data = out.data.data();
+  out.param.private_data_len = static_cast<uint8_t>(out.data.size());
+  out.added = true;
+  if (!c.record_path.empty())
+    append_record(c.record_path,
+                  Record{{"call", "rdma_connect_tag"},
+                         {"qos_class", tag.qos_class ? Record(*tag.qos_class) : Record(nullptr)},
+                         {"tclass", tag.tclass ? Record(*tag.tclass) : Record(nullptr)},
+                         {"level_hash", tag.level_hash ? Record(*tag.level_hash) : Record(nullptr)},
+                         {"program_bytes", program_len},
+                         {"cm_dport", cm.dport},
+                         {"cm_sport", cm.sport}});
+  return tag;
+}
+
+}  // namespace
+
+void register_qp(rdma_cm_id* id, bool passive, const rdma_conn_param* program_param,
+                 ConnectTag* tag_out) {
   if (id->qp == nullptr) return;
-  // Whatever the link: the verbs layer must not take it for a plain-verbs QP (on InfiniBand
-  // its path, and level, came from the SA's answer to the rdma_cm query, or the kernel's).
-  providers::QpRegistry::instance().mark_rdma_cm(id->qp);
-  if (!is_ethernet(id)) return;
+  auto& qps = providers::QpRegistry::instance();
+  if (!is_ethernet(id)) {
+    // Whatever the link: the verbs layer must not take it for a plain-verbs QP (on InfiniBand
+    // its path, and level, came from the SA's answer to the rdma_cm query, or the kernel's).
+    qps.mark_rdma_cm(id->qp);
+    return;
+  }
   const CmConfig& c = cm_config();
   auto& ids = IdRegistry::instance();
   providers::CmConnection cm =
@@ -82,7 +159,6 @@ void register_qp(rdma_cm_id* id, bool passive) {
   if (passive && id->route.path_rec != nullptr && id->route.num_paths > 0)
     cm.application_label = rdmacm::passive_application_label(
         ntohl(id->route.path_rec[0].flow_label), cm.dport, cm.sport);
-  if (cm.dport != 0 && cm.sport != 0) providers::QpRegistry::instance().set_cm(id->qp, cm);
   IdState st = ids.get(id);
   std::optional<CmDecision> d = st.decision;
   // Without a decision (no policy) the record still names what was matched on.
@@ -91,13 +167,27 @@ void register_qp(rdma_cm_id* id, bool passive) {
   std::optional<uint16_t> qos_class =
       d ? d->qos_class : rdmacm::effective_qos_class(st.inputs, c.settings);
   std::optional<uint8_t> received_tclass;
+  std::optional<TagRecord> tag;
   if (passive) {
     // The REQ's path (the connection's path record) carries the active side's TOS.
     if (id->route.path_rec != nullptr && id->route.num_paths > 0)
       received_tclass = id->route.path_rec[0].traffic_class;
-    d = st.inputs.class_override
-            ? rdmacm::decide_roce(sid, qos_class, id_pkey(id), c.settings)
-            : rdmacm::decide_roce_passive(sid, received_tclass, id_pkey(id), c.settings);
+    if (st.inputs.class_override) {
+      d = rdmacm::decide_roce(sid, qos_class, id_pkey(id), c.settings);
+    } else if (st.peer_tag) {
+      // The active side's module said what it matched with: the same match, once.
+      auto tagged =
+          rdmacm::decide_roce_tagged(sid, *st.peer_tag, received_tclass, id_pkey(id), c.settings);
+      d = std::move(tagged.decision);
+      tag = TagRecord{*st.peer_tag, tagged.agrees};
+      if (!tagged.agrees)
+        log_once("tag_disagrees",
+                 "a connection's peer matched another level than this host does for the same "
+                 "QoS-Class and TOS (do both hosts have the same policy and roce_sl2tclass?); "
+                 "this host's level applies");
+    } else {
+      d = rdmacm::decide_roce_passive(sid, received_tclass, id_pkey(id), c.settings);
+    }
     if (d) {
       if (!st.inputs.class_override) qos_class = d->qos_class;
       // The active side's traffic class arrives in the REQ and both directions follow it, as
@@ -106,10 +196,30 @@ void register_qp(rdma_cm_id* id, bool passive) {
       ids.set_decision(id, *d);
     }
   }
-  if (d) providers::QpRegistry::instance().set_decision(id->qp, rdmacm::to_qos_decision(*d));
+  // One registry update: an rdma_cm QP (never a plain-verbs one), its CM ports, its level.
+  qps.register_rdma_cm(id->qp, cm.dport != 0 && cm.sport != 0 ? std::optional(cm) : std::nullopt,
+                       d ? std::optional(rdmacm::to_qos_decision(*d)) : std::nullopt);
   if (is_ud(id)) register_ud_peer(id, d, cm);
+  if (!passive && tag_out != nullptr)
+    if (auto sent = add_tag(id, c, st, cm, program_param, *tag_out))
+      tag = TagRecord{*sent, std::nullopt};
   record_decision(c, passive ? "rdma_accept" : "rdma_connect", d, sid, qos_class, std::nullopt, &cm,
-                  received_tclass);
+                  received_tclass, tag ? &*tag : nullptr);
+}
+
+void take_connection_tag(rdma_cm_event* ev) {
+  if (ev->event != RDMA_CM_EVENT_CONNECT_REQUEST) return;
+  rdma_cm_id* id = ev->id;
+  rdma_conn_param& p = ev->param.conn;
+  if (id == nullptr || p.private_data == nullptr || p.private_data_len < rdmacm::kCmTagSize ||
+      !tags_enabled() || !taggable(id))
+    return;
+  providers::CmConnection cm =
+      rdmacm::cm_connection(&id->route.addr.src_addr, &id->route.addr.dst_addr, true);
+  // librdmacm's copy of the request, in the event it hands the program: ours to clean.
+  auto* bytes = static_cast<uint8_t*>(const_cast<void*>(p.private_data));
+  if (auto tag = rdmacm::take_cm_tag(bytes, p.private_data_len, cm.dport, cm.sport))
+    IdRegistry::instance().set_peer_tag(id, *tag);
 }
 
 // The active side on ESTABLISHED, the passive side when its CONNECT_REQUEST carries an address:

@@ -65,6 +65,23 @@ void QpRegistry::mark_rdma_cm(const ibv_qp* qp) {
   store().entries[qp].rdma_cm = true;
 }
 
+void QpRegistry::set_port_and_pkey_index(const ibv_qp* qp, std::optional<uint8_t> port_num,
+                                         std::optional<uint16_t> pkey_index) {
+  std::unique_lock lock(store().mutex);
+  QpEntry& e = store().entries[qp];
+  if (port_num) e.port_num = port_num;
+  if (pkey_index) e.pkey_index = pkey_index;
+}
+
+void QpRegistry::register_rdma_cm(const ibv_qp* qp, const std::optional<CmConnection>& cm,
+                                  const std::optional<QosDecision>& decision) {
+  std::unique_lock lock(store().mutex);
+  QpEntry& e = store().entries[qp];
+  e.rdma_cm = true;
+  if (cm) e.cm = cm;
+  if (decision) e.decision = decision;
+}
+
 std::optional<QpEntry> QpRegistry::find(const ibv_qp* qp) const {
   std::shared_lock lock(store().mutex);
   auto it = store().entries.find(qp);

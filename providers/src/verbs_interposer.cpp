@@ -48,10 +48,11 @@ std::optional<QosDecision> plain_decision(const PlainVerbsTarget& t, const Inter
   return d;
 }
 
-// The level's rate as a QP rate limit, once the QP is in RTS (where devices accept it).
-void apply_rate_limit(ibv_qp* qp, const InterposerHooks& hooks) {
+// The level's rate as a QP rate limit, once the QP is in RTS (where devices accept it); `entry`
+// is the QP's registry entry.
+void apply_rate_limit(ibv_qp* qp, const InterposerHooks& hooks,
+                      const std::optional<QpEntry>& entry) {
   if (!hooks.rate_limit) return;
-  auto entry = QpRegistry::instance().find(qp);
   if (!entry || !entry->decision || !entry->decision->static_rate) return;
   int mbps = ibv_rate_to_mbps(static_cast<ibv_rate>(*entry->decision->static_rate));
   if (mbps <= 0) return;
@@ -77,12 +78,12 @@ void apply_rate_limit(ibv_qp* qp, const InterposerHooks& hooks) {
 // The RTS transition of a QP whose decision has an ACK timeout: sent with the level's timeout
 // instead of the one the caller derived (on RoCE the kernel's fixed packet lifetime). nullopt:
 // not applicable, or the provider refused it (the caller then makes the program's own call).
-std::optional<int> modify_with_ack_timeout(ModifyQpCall& call, const InterposerHooks& hooks) {
+std::optional<int> modify_with_ack_timeout(ModifyQpCall& call, const InterposerHooks& hooks,
+                                           const std::optional<QpEntry>& entry) {
   ibv_qp_attr* attr = call.attr();
   const int mask = call.mask();
   if (!(mask & IBV_QP_STATE) || attr->qp_state != IBV_QPS_RTS || !(mask & IBV_QP_TIMEOUT))
     return std::nullopt;
-  auto entry = QpRegistry::instance().find(call.qp());
   if (!entry || !entry->decision || !entry->decision->ack_timeout) return std::nullopt;
   const uint8_t timeout = *entry->decision->ack_timeout;
   if (timeout == attr->timeout) return std::nullopt;
@@ -159,13 +160,18 @@ int interpose_modify_qp(ModifyQpCall& call, const InterposerHooks& hooks) {
   auto next = [&call](ibv_qp*, ibv_qp_attr* a, int m) { return call.call(a, m); };
   if (qp == nullptr || attr == nullptr) return next(qp, attr, mask);
   auto& registry = QpRegistry::instance();
-  if (mask & IBV_QP_PORT) registry.set_port(qp, attr->port_num);
-  if (mask & IBV_QP_PKEY_INDEX) registry.set_pkey_index(qp, attr->pkey_index);
+  if (mask & (IBV_QP_PORT | IBV_QP_PKEY_INDEX))
+    registry.set_port_and_pkey_index(
+        qp, (mask & IBV_QP_PORT) ? std::optional<uint8_t>(attr->port_num) : std::nullopt,
+        (mask & IBV_QP_PKEY_INDEX) ? std::optional<uint16_t>(attr->pkey_index) : std::nullopt);
   if (!(mask & IBV_QP_AV)) {
-    std::optional<int> timed = modify_with_ack_timeout(call, hooks);
+    // RTS: the entry is looked at once, for the level's ACK timeout and its rate limit.
+    const bool rts = (mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RTS;
+    std::optional<QpEntry> entry;
+    if (rts) entry = registry.find(qp);
+    std::optional<int> timed = modify_with_ack_timeout(call, hooks, entry);
     int rc = timed ? *timed : next(qp, attr, mask);
-    if (rc == 0 && (mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RTS)
-      apply_rate_limit(qp, hooks);
+    if (rc == 0 && rts) apply_rate_limit(qp, hooks, entry);
     return rc;
   }
 

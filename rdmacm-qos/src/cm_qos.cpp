@@ -162,6 +162,7 @@ std::optional<CmDecision> decide_roce(uint64_t sid, std::optional<uint16_t> qos_
   d.mtu_limit = m.level->mtu_limit;
   d.rate_limit = m.level->rate_limit;
   d.packet_life = m.level->packet_life;
+  d.match_tclass = tclass;
   d.rule = m.rule;
   d.level = m.level->name;
   return d;
@@ -256,6 +257,35 @@ std::optional<CmDecision> decide_roce_passive(uint64_t sid, std::optional<uint8_
   return plain;
 }
 
+CmTag tag_of(const std::optional<CmDecision>& d, const IdInputs& in, const CmSettings& s) {
+  CmTag tag;
+  if (d) {
+    tag.qos_class = d->qos_class;
+    tag.tclass = d->match_tclass;
+    tag.level_hash = cm_tag_level_hash(d->level);
+  } else {
+    tag.qos_class = effective_qos_class(in, s);
+    tag.tclass = in.program_tos;
+  }
+  return tag;
+}
+
+TaggedDecision decide_roce_tagged(uint64_t sid, const CmTag& tag,
+                                  std::optional<uint8_t> received_tclass, uint16_t pkey,
+                                  const CmSettings& s) {
+  TaggedDecision out;
+  out.decision = decide_roce(sid, tag.qos_class, pkey, s, tag.tclass);
+  const auto& d = out.decision;
+  if (d.has_value() != tag.level_hash.has_value() ||
+      (d && cm_tag_level_hash(d->level) != *tag.level_hash))
+    out.agrees = false;
+  // What the active side's match put on the wire: the level's traffic class, else the
+  // program's TOS (the configured default and the kernel's are not the level's to check).
+  std::optional<uint8_t> sent = d && d->traffic_class ? d->traffic_class : tag.tclass;
+  if (received_tclass && sent && *sent != *received_tclass) out.agrees = false;
+  return out;
+}
+
 bool passive_application_label(uint32_t received_label, uint16_t dport, uint16_t sport) {
   received_label &= 0xFFFFF;
   return received_label != 0 && received_label != rdma_qos_flow_label_linux_cm(sport, dport);
@@ -341,6 +371,12 @@ void IdRegistry::set_synchronous(const void* id) {
   auto& r = registry();
   std::lock_guard lock(r.mutex);
   r.ids[id].synchronous = true;
+}
+
+void IdRegistry::set_peer_tag(const void* id, CmTag tag) {
+  auto& r = registry();
+  std::lock_guard lock(r.mutex);
+  r.ids[id].peer_tag = tag;
 }
 
 void IdRegistry::erase(const void* id) {

@@ -373,6 +373,105 @@ TEST(DecidePassive, WithoutPolicyThereIsNoDecision) {
   EXPECT_FALSE(decide_roce_passive(0x1061d28, 184, 0xFFFF, s));
 }
 
+// Two levels sharing a traffic class: SL 1 and SL 7 both map to 32. Port 0x1061d74's level is
+// BRONZE, QoS-Class 40's SILVER.
+CmSettings shared_tclass_settings(const char* sl2tclass = "0,32,0,0,0,0,0,32") {
+  CmSettings s = cm_settings_from("", "", "", sl2tclass);
+  auto p = load_host_policy(
+      "qos-levels\n"
+      "qos-level\nname: DEFAULT\nsl: 0\nend-qos-level\n"
+      "qos-level\nname: BRONZE\nsl: 1\nend-qos-level\n"
+      "qos-level\nname: SILVER\nsl: 7\nend-qos-level\n"
+      "end-qos-levels\n"
+      "qos-match-rules\n"
+      "qos-match-rule\nqos-class: 40\nqos-level-name: SILVER\nend-qos-match-rule\n"
+      "qos-match-rule\nservice-id: 0x1061d74\nqos-level-name: BRONZE\nend-qos-match-rule\n"
+      "end-qos-match-rules\n",
+      "shared.conf");
+  EXPECT_TRUE(p.policy);
+  s.policy = p.policy;
+  index_passive_classes(s);
+  return s;
+}
+
+TEST(DecideTagged, TwoLevelsSharingATrafficClassOnlyTheTagTellsApart) {
+  CmSettings s = shared_tclass_settings();
+  // The active side: the program's TOS 40 is its QoS-Class: SILVER, which sends 32.
+  IdInputs in;
+  in.program_tos = 40;
+  auto active = decide_roce(0x1061d74, effective_qos_class(in, s), 0xFFFF, s, in.program_tos);
+  ASSERT_TRUE(active);
+  EXPECT_EQ(active->level, "SILVER");
+  EXPECT_EQ(active->traffic_class, 32);
+  // Without the tag the passive side finds BRONZE, which also sends 32.
+  auto guessed = decide_roce_passive(0x1061d74, 32, 0xFFFF, s);
+  ASSERT_TRUE(guessed);
+  EXPECT_EQ(guessed->level, "BRONZE");
+  // With it, the active side's level.
+  CmTag tag = tag_of(active, in, s);
+  EXPECT_EQ(tag.qos_class, 40);
+  EXPECT_EQ(tag.tclass, 40);
+  EXPECT_EQ(tag.level_hash, cm_tag_level_hash("SILVER"));
+  auto tagged = decide_roce_tagged(0x1061d74, tag, 32, 0xFFFF, s);
+  ASSERT_TRUE(tagged.decision);
+  EXPECT_EQ(tagged.decision->level, "SILVER");
+  EXPECT_EQ(tagged.decision->sl, 7);
+  EXPECT_TRUE(tagged.agrees);
+}
+
+TEST(DecideTagged, TheSettingsClassAndNoProgramTos) {
+  CmSettings s = shared_tclass_settings();
+  s.qos_class = 40;  // RDMA_QOS_CLASS on the active host
+  IdInputs in;
+  auto active = decide_roce(0x1061d74, effective_qos_class(in, s), 0xFFFF, s, in.program_tos);
+  CmTag tag = tag_of(active, in, s);
+  EXPECT_EQ(tag.qos_class, 40);
+  EXPECT_FALSE(tag.tclass);
+  CmSettings passive = shared_tclass_settings();  // no class of its own
+  auto tagged = decide_roce_tagged(0x1061d74, tag, 32, 0xFFFF, passive);
+  ASSERT_TRUE(tagged.decision);
+  EXPECT_EQ(tagged.decision->level, "SILVER");
+  EXPECT_TRUE(tagged.agrees);
+}
+
+TEST(DecideTagged, NoLevelMatchedOnTheActiveSide) {
+  CmSettings s = shared_tclass_settings();
+  IdInputs in;
+  CmTag tag = tag_of(std::nullopt, in, s);
+  EXPECT_EQ(tag, CmTag{});
+  // The passive host's policy gives BRONZE for the port: it keeps its own, and says so.
+  auto tagged = decide_roce_tagged(0x1061d74, tag, 0, 0xFFFF, s);
+  ASSERT_TRUE(tagged.decision);
+  EXPECT_EQ(tagged.decision->level, "BRONZE");
+  EXPECT_FALSE(tagged.agrees);
+}
+
+TEST(DecideTagged, PoliciesThatDifferAreTold) {
+  CmSettings s = shared_tclass_settings();
+  // The active host's level had another name.
+  CmTag renamed{uint16_t{40}, uint8_t{40}, cm_tag_level_hash("PLATINUM")};
+  auto a = decide_roce_tagged(0x1061d74, renamed, 32, 0xFFFF, s);
+  ASSERT_TRUE(a.decision);
+  EXPECT_EQ(a.decision->level, "SILVER");  // this host's own level for the inputs
+  EXPECT_FALSE(a.agrees);
+  // The same level, but this host maps its SL to another traffic class than the one received.
+  CmTag same{uint16_t{40}, uint8_t{40}, cm_tag_level_hash("SILVER")};
+  EXPECT_TRUE(decide_roce_tagged(0x1061d74, same, 32, 0xFFFF, s).agrees);
+  EXPECT_FALSE(decide_roce_tagged(0x1061d74, same, 104, 0xFFFF, s).agrees);
+  // Unknown received traffic class: the name alone decides.
+  EXPECT_TRUE(decide_roce_tagged(0x1061d74, same, std::nullopt, 0xFFFF, s).agrees);
+}
+
+TEST(IdRegistry, KeepsThePeersTagUntilErased) {
+  auto& r = IdRegistry::instance();
+  int id = 0;
+  CmTag tag{uint16_t{40}, std::nullopt, std::nullopt};
+  r.set_peer_tag(&id, tag);
+  EXPECT_EQ(r.get(&id).peer_tag, tag);
+  r.erase(&id);
+  EXPECT_FALSE(r.get(&id).peer_tag);
+}
+
 TEST(PassiveLabel, KernelHashOrZeroIsNotTheProgramsLabel) {
   // Kernel: (50000 * 31 + 7471) & 0xFFFFF = 508895.
   EXPECT_FALSE(passive_application_label(508895, 7471, 50000));

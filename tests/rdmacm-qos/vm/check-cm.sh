@@ -11,6 +11,8 @@ set -euo pipefail
 scenario=$1
 dir=$2
 dump=$3
+# The connection tag's scenarios have their own check.
+case $scenario in tag_*) exec "$(dirname "${BASH_SOURCE[0]}")/check-tag.sh" "$@" ;; esac
 # shellcheck source=/dev/null
 . "$(dirname "${BASH_SOURCE[0]}")/../../vm/check-lib.sh"
 

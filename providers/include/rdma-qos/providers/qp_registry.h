@@ -31,6 +31,13 @@ class QpRegistry {
   void set_port(const ibv_qp* qp, uint8_t port_num);
   void set_pkey_index(const ibv_qp* qp, uint16_t pkey_index);
   void mark_rdma_cm(const ibv_qp* qp);
+  // The same in one step each, as connection setup does them (one lock instead of several):
+  // the port and P_Key index of an INIT transition, whichever it names;
+  void set_port_and_pkey_index(const ibv_qp* qp, std::optional<uint8_t> port_num,
+                               std::optional<uint16_t> pkey_index);
+  // an rdma_cm id's QP, marked, with its CM ports and decision when known.
+  void register_rdma_cm(const ibv_qp* qp, const std::optional<CmConnection>& cm,
+                        const std::optional<QosDecision>& decision);
   std::optional<QpEntry> find(const ibv_qp* qp) const;
   void erase(const ibv_qp* qp);  // when the QP is destroyed
 

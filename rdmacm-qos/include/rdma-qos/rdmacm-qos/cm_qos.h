@@ -15,6 +15,7 @@
 
 #include "rdma-qos/policy/compiled_policy.h"
 #include "rdma-qos/providers/av_policy.h"
+#include "rdma-qos/rdmacm-qos/cm_tag.h"
 
 namespace rdmaqos::rdmacm {
 
@@ -94,6 +95,7 @@ struct CmDecision {
   std::optional<uint8_t> mtu_limit;      // enum ibv_mtu (IBA code)
   std::optional<uint8_t> rate_limit;     // enum ibv_rate (IBA code)
   std::optional<uint8_t> packet_life;    // the level's packet lifetime (IBA code, 0..31)
+  std::optional<uint8_t> match_tclass;   // the traffic class matched with (the program's TOS)
   std::optional<size_t> rule;
   std::string level;
 };
@@ -141,6 +143,24 @@ std::optional<uint32_t> ud_flow_label(const providers::CmConnection& cm,
 std::optional<CmDecision> decide_roce_passive(uint64_t sid, std::optional<uint8_t> received_tclass,
                                               uint16_t pkey, const CmSettings& s);
 
+// The tag the active side's module sends for a connection (cm_tag.h): the QoS-Class and
+// traffic class it matched with and the level it got (`d`), or the same inputs without a level
+// when nothing matched.
+CmTag tag_of(const std::optional<CmDecision>& d, const IdInputs& in, const CmSettings& s);
+
+// Passive side, when the REQ carried the active side's tag: one match on what the active side
+// matched with (the Service-ID both sides derive alike, the tag's QoS-Class and traffic class).
+// `agrees` is false when this host's policy gives another level than the active side's (its
+// level hash differs), or a level whose traffic class is not the one received: the hosts'
+// policies (or roce_sl2tclass) differ, and this host's own level for those inputs applies.
+struct TaggedDecision {
+  std::optional<CmDecision> decision;
+  bool agrees = true;
+};
+TaggedDecision decide_roce_tagged(uint64_t sid, const CmTag& tag,
+                                  std::optional<uint8_t> received_tclass, uint16_t pkey,
+                                  const CmSettings& s);
+
 // Passive side: whether the active program chose its own flow label. The REQ's label is either
 // the kernel's (sport * 31 + dport) & 0xFFFFF or the program's IPv6 sin6_flowinfo.
 bool passive_application_label(uint32_t received_label, uint16_t dport, uint16_t sport);
@@ -157,7 +177,8 @@ bool apply_ud_decision(ibv_ah_attr& ah, const std::optional<CmDecision>& d,
 struct IdState {
   IdInputs inputs;
   std::optional<CmDecision> decision;
-  bool synchronous = false;  // created without an event channel
+  std::optional<CmTag> peer_tag;  // passive side: the tag the connection request carried
+  bool synchronous = false;       // created without an event channel
 };
 
 class IdRegistry {
@@ -169,6 +190,7 @@ class IdRegistry {
   void set_program_tos(const void* id, uint8_t tos);
   void set_decision(const void* id, CmDecision d);
   void set_synchronous(const void* id);
+  void set_peer_tag(const void* id, CmTag tag);
   void erase(const void* id);
   // For a host module's fork handlers: fork() copies only the calling thread, so a lock another
   // thread held would stay held in the child. Taken before fork, released after, on both sides.
