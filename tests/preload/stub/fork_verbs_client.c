@@ -82,8 +82,9 @@ int main(int argc, char** argv) {
     int status = 0;
     if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
         WEXITSTATUS(status) != 0) {
-      fprintf(stderr, "child %d ended %s %d\n", i, WIFSIGNALED(status) ? "by signal" : "with status",
-             WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+      fprintf(stderr, "child %d ended %s %d\n", i,
+              WIFSIGNALED(status) ? "by signal" : "with status",
+              WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
       break; /* one is enough: do not wait out the alarm of every child */
     }
     ++normal;
