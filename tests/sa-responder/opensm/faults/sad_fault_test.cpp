@@ -43,8 +43,15 @@ nlohmann::json load_counts(const std::string& log) {
 
 class SadFaults : public ::testing::Test {
  protected:
-  void SetUp() override {
-    fabric_ = testbed::start_fat_tree(kPolicy);
+  void SetUp() override { start_fabric(false); }
+
+  // The default fat tree with the policy, OpenSM stopped once it configured it; `console`: with
+  // ibsim's console, for links to flap.
+  void start_fabric(bool console) {
+    testbed::IbFabricOptions o = testbed::fabric_options(testbed::make_fat_tree({}));
+    o.policy = kPolicy;
+    o.ibsim_console = console;
+    fabric_ = std::make_unique<IbFabric>(o);
     policy_ = fabric_->dir() + "/sad-policy.conf";
     socket_ = fabric_->dir() + "/sad.sock";
     std::ofstream(policy_) << kPolicy;
@@ -101,6 +108,12 @@ class SadFaults : public ::testing::Test {
   }
 
   std::string stop_file() const { return fabric_->dir() + "/stop-load"; }
+
+  RunResult cli(const std::string& command) const {
+    testbed::ProcessOptions p;
+    p.argv = {RDMA_QOS_CLI, "sad", command, "--socket", socket_};
+    return testbed::run(p, 60s);
+  }
 
   nlohmann::json stats() const {
     testbed::ProcessOptions p;
@@ -207,6 +220,53 @@ TEST_F(SadFaults, UmadErrorsInTheClientCostOnlyTheirQueries) {
   EXPECT_GT(counts["answered"].get<int>(), counts["failed"].get<int>()) << counts.dump();
   EXPECT_GT(counts["failed"].get<int>(), 0) << "no fault reached the client: " << counts.dump();
   EXPECT_TRUE(sad_->running());
+}
+
+class SadFaultsOnALiveFabric : public SadFaults {
+ protected:
+  void SetUp() override { start_fabric(true); }
+};
+
+// node003's link goes down and up again and again while rdma-qos-sad re-discovers the fabric
+// (ibsim's Unlink / ReLink; no SM runs to sweep): each re-discovery either gives a model or
+// keeps the last one, the daemon keeps answering the 16-deep load to node002 (every query, with
+// the right SL), and once the link stays up the next re-discovery finds every endpoint again.
+TEST_F(SadFaultsOnALiveFabric, ALinkFlappingDuringRediscoveryNeverStopsTheAnswers) {
+  start_sad();
+  testbed::Process loader = start_load("load");
+  int rediscovered = 0;
+  for (int round = 0; round < 5; ++round) {
+    std::thread flap([&] {
+      for (int i = 0; i < 4; ++i) {
+        fabric_->ibsim_command("Unlink \"node003\"");
+        std::this_thread::sleep_for(50ms);
+        fabric_->ibsim_command("ReLink \"node003\"");
+        std::this_thread::sleep_for(50ms);
+      }
+    });
+    RunResult r = cli("rediscover");
+    flap.join();
+    rediscovered += r.exit_code == 0 ? 1 : 0;
+    std::printf("rediscover %d: exit %d: %s", round, r.exit_code, r.output.c_str());
+    ASSERT_TRUE(sad_->running()) << "the daemon ended during a flapping re-discovery";
+  }
+  RunResult last = cli("rediscover");
+  std::ofstream(stop_file()) << "";
+  ASSERT_EQ(loader.wait_for(20s), 0)
+      << "the load client did not stop: " << slurp(fabric_->dir() + "/load.log");
+  const nlohmann::json counts = load_counts(fabric_->dir() + "/load.log");
+  std::printf("load: %s\n", counts.dump().c_str());
+  EXPECT_EQ(counts["wrong"], 0) << counts.dump();
+  EXPECT_EQ(counts["failed"], 0) << counts.dump();
+  EXPECT_GT(counts["answered"].get<int>(), 0) << counts.dump();
+  EXPECT_EQ(last.exit_code, 0) << "no re-discovery once the link stayed up: " << last.output;
+  EXPECT_NE(last.output.find(std::to_string(fabric_->topology().nodes.size()) + " endpoints"),
+            std::string::npos)
+      << "node003 missing once its link stayed up: " << last.output;
+  const nlohmann::json s = stats();
+  ASSERT_TRUE(s.is_object());
+  EXPECT_EQ(s["fabric"]["discoveries"].get<int>(), 1 + rediscovered + (last.exit_code == 0 ? 1 : 0))
+      << s.dump();
 }
 
 }  // namespace
