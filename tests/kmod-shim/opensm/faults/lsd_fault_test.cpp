@@ -36,6 +36,19 @@ pid_t opensm_pid(const testbed::IbFabric& fabric) {
   return -1;
 }
 
+// kill(SIGSTOP) returns before a process running on another CPU has stopped: waits (up to 5 s)
+// until /proc shows it stopped, so that it answers nothing more.
+bool wait_stopped(pid_t pid) {
+  for (int i = 0; i < 500; ++i) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string all((std::istreambuf_iterator<char>(stat)), {});
+    auto end = all.rfind(')');
+    if (end != std::string::npos && end + 2 < all.size() && all[end + 2] == 'T') return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return false;
+}
+
 std::string slurp(const std::string& path) {
   std::ifstream in(path);
   std::stringstream s;
@@ -103,6 +116,7 @@ TEST_F(LsdFaults, KilledWhileTheKernelWaitsAnswersNothingAndANewDaemonServes) {
     ~Thaw() { kill(pid, SIGCONT); }
   } thaw{sm};
   ASSERT_EQ(kill(sm, SIGSTOP), 0);
+  ASSERT_TRUE(wait_stopped(sm));
   send(port, 51);
   std::this_thread::sleep_for(100ms);
   ASSERT_EQ(kill(daemon_->pid(), SIGKILL), 0);
