@@ -3,13 +3,26 @@
 // thread: a lock of the module another thread held at that moment would stay held in the
 // child, and the child's next rdma_cm or verbs call would wait forever. The forking thread
 // takes every lock an interposed call may take, in the order the module nests them (UD peers
-// before the registries), and releases them on both sides once the copy is made.
+// before the registries, the SA clients' map before the log), and releases them on both sides
+// once the copy is made; where the child must also drop what the parent's other threads had
+// under way (an SA query, a port's client), its own handler does that.
+//
+// An initialisation guard is such a lock too: a function-local static whose initialiser another
+// thread runs at fork time stays "being initialised" in the child, and its first use there
+// waits forever. So the module makes its statics before the program has threads: the port
+// caches, the SA clients' map and the deciders' list are namespace-scope objects (no guard), the
+// configuration and the policy are read at load (config.cpp), and the handlers' registration
+// below makes the log's state and every locked table's singleton. Left lazy: the tables of real
+// functions (a librdmacm a plugin loads later must still be found), the verbs interposers' hooks
+// and the UD peers' map: each fills in microseconds on a program's first call of that kind.
 #include <pthread.h>
 
 #include <array>
 #include <cstddef>
 
+#include "ib_route_sa.h"
 #include "log.h"
+#include "plain_verbs.h"
 #include "ports.h"
 #include "rdma-qos/providers/qp_registry.h"
 #include "rdma-qos/rdmacm-qos/cm_qos.h"
@@ -23,15 +36,20 @@ namespace {
 struct ForkLock {
   void (*lock)();
   void (*unlock)();
+  void (*child)() = nullptr;  // releases the lock in the child, if not `unlock`
 };
 
 // Outermost first.
-const std::array<ForkLock, 7> kForkLocks{{
+const std::array<ForkLock, 9> kForkLocks{{
     {&lock_ud_peers_for_fork, &unlock_ud_peers_after_fork},
     {[] { rdmacm::IdRegistry::instance().lock_for_fork(); },
      [] { rdmacm::IdRegistry::instance().unlock_after_fork(); }},
     {[] { providers::QpRegistry::instance().lock_for_fork(); },
-     [] { providers::QpRegistry::instance().unlock_after_fork(); }},
+     [] { providers::QpRegistry::instance().unlock_after_fork(); },
+     [] { providers::QpRegistry::instance().reset_in_child_after_fork(); }},
+    {&lock_plain_verbs_for_fork, &unlock_plain_verbs_after_fork, &reset_plain_verbs_in_child},
+    {&lock_port_sa_clients_for_fork, &unlock_port_sa_clients_after_fork,
+     &reset_port_sa_clients_in_child},
     {&lock_ports_for_fork, &unlock_ports_after_fork},
     {&lock_sockets_for_fork, &unlock_sockets_after_fork},
     {&lock_records_for_fork, &unlock_records_after_fork},
@@ -54,21 +72,41 @@ void before_fork() noexcept {
   }
 }
 
-void after_fork() noexcept {
+void release(bool in_child) noexcept {
   for (size_t i = kForkLocks.size(); i-- > 0;) {
     if (!held[i]) continue;
     held[i] = false;
     try {
-      kForkLocks[i].unlock();
+      if (in_child && kForkLocks[i].child != nullptr)
+        kForkLocks[i].child();
+      else
+        kForkLocks[i].unlock();
     } catch (...) {
     }
   }
 }
 
+void after_fork_in_parent() noexcept {
+  release(false);
+}
+
+void after_fork_in_child() noexcept {
+  release(true);
+}
+
 // At load: handlers registered later than a fork already under way would miss it. Without
-// them (no memory) the module behaves as before.
+// them (no memory) the module behaves as before. Taking each lock once here makes the
+// singletons that hold them, while the program has one thread.
 __attribute__((constructor)) void register_fork_handlers() {
-  pthread_atfork(&before_fork, &after_fork, &after_fork);
+  init_log_at_load();
+  for (const ForkLock& l : kForkLocks) {
+    try {
+      l.lock();
+      l.unlock();
+    } catch (...) {
+    }
+  }
+  pthread_atfork(&before_fork, &after_fork_in_parent, &after_fork_in_child);
 }
 
 }  // namespace

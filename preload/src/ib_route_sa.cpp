@@ -16,6 +16,7 @@
 
 #include "cm_event_wait.h"
 #include "cm_layer.h"
+#include "ib_route_sa.h"
 #include "log.h"
 #include "rdma-qos/rdmacm-qos/ib_route.h"
 #include "rdma-qos/sa-client/shared_client.h"
@@ -56,17 +57,21 @@ std::string opt(const auto& v) {
   return v ? fmt::format("{}", static_cast<unsigned>(*v)) : "null";
 }
 
+// One SA client per (device, port), opened on first use and kept for the process; the map's
+// lock is held only to find or open the port's client, never across a query. Both at namespace
+// scope, the map made at load and never destroyed: no initialisation guard another thread could
+// hold at fork time (fork_guard.cpp), nothing destroyed at exit while a thread still asks.
+using PortSaMap = std::map<std::pair<std::string, int>, PortSa>;
+std::mutex port_sa_mutex;
+PortSaMap* port_sa_map = new PortSaMap;
+
 }  // namespace
 
-// One SA client per (device, port), opened on first use and kept for the process; the map's
-// lock is held only to find or open the port's client, never across a query.
 std::shared_ptr<sa::SharedClient> port_sa_client(const std::string& device, int port_num,
                                                  const CmConfig& c) {
-  static std::mutex mutex;
-  static auto* ports = new std::map<std::pair<std::string, int>, PortSa>;
-  std::lock_guard lock(mutex);
+  std::lock_guard lock(port_sa_mutex);
   std::pair<std::string, int> key{device, port_num};
-  PortSa& port = (*ports)[key];
+  PortSa& port = (*port_sa_map)[key];
   if (port.client) return port.client;
   auto now = RetryBackoff::Clock::now();
   if (!port.open_retry.may_try(now)) return nullptr;
@@ -85,6 +90,22 @@ std::shared_ptr<sa::SharedClient> port_sa_client(const std::string& device, int 
                        key.first, key.second, opened.error().message));
   port.open_retry.failed(now);
   return nullptr;
+}
+
+void lock_port_sa_clients_for_fork() {
+  port_sa_mutex.lock();
+}
+
+void unlock_port_sa_clients_after_fork() {
+  port_sa_mutex.unlock();
+}
+
+void reset_port_sa_clients_in_child() {
+  // The parent's clients are the parent's: their umad agents answer its queries, and one may
+  // be locked by a thread the child does not have. The child opens its own on first use; the
+  // parent's are left as they are (not destroyed: their locks may be held).
+  port_sa_map = new PortSaMap;
+  port_sa_mutex.unlock();
 }
 
 // The SA may take no longer than the program gave rdma_resolve_route (`timeout_ms`), so a

@@ -31,6 +31,12 @@ LogLevel configured_log_level() {
 
 std::mutex log_mutex;
 
+// The keys already logged, under log_mutex; never destroyed: atexit handlers may still log.
+std::set<std::string>& seen_keys() {
+  static auto* seen = new std::set<std::string>;
+  return *seen;
+}
+
 }  // namespace
 
 bool log_enabled(LogLevel level) {
@@ -51,9 +57,9 @@ void log_at(LogLevel level, const std::string& message) noexcept {
 void log_once_at(LogLevel level, const std::string& key, const std::string& message) noexcept {
   try {
     if (!log_enabled(level)) return;
-    static std::set<std::string>* seen = new std::set<std::string>;  // never destroyed: atexit
+    std::set<std::string>& seen = seen_keys();
     std::lock_guard lock(log_mutex);
-    if (!seen->insert(key).second) return;
+    if (!seen.insert(key).second) return;
     fprintf(stderr, "rdma-qos[%d]: %s\n", static_cast<int>(getpid()), message.c_str());
   } catch (...) {
   }
@@ -69,6 +75,14 @@ void lock_log_for_fork() {
 
 void unlock_log_after_fork() {
   log_mutex.unlock();
+}
+
+void init_log_at_load() noexcept {
+  try {
+    configured_log_level();
+    seen_keys();
+  } catch (...) {
+  }
 }
 
 }  // namespace rdmaqos::preload

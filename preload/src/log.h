@@ -21,6 +21,9 @@ void log_once(const std::string& key, const std::string& message) noexcept;
 
 // The log's lock, for the module's fork handlers (fork_guard.cpp).
 void lock_log_for_fork();
+// Reads the log level and makes the set of logged keys now (at load, while the program has one
+// thread), so that no other thread is still making them when the program forks.
+void init_log_at_load() noexcept;
 void unlock_log_after_fork();
 
 }  // namespace rdmaqos::preload

@@ -5,6 +5,8 @@
 #include <condition_variable>
 #include <map>
 #include <mutex>
+#include <new>
+#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -47,6 +49,16 @@ struct PlainVerbsDecider::Cache {
   std::map<Key, std::shared_ptr<Entry>> entries;
 };
 
+namespace {
+
+// Every live decider, so that the fork handlers reach their caches (the module has one; tests
+// make more). Constant-initialised, the set made by the first decider and never destroyed: no
+// initialisation guard another thread could hold at fork time, nothing destroyed at exit.
+std::mutex deciders_mutex;
+constinit std::set<PlainVerbsDecider*>* deciders = nullptr;
+
+}  // namespace
+
 sa::PathQuery plain_verbs_query(const PlainVerbsInputs& in, bool sa_advertises_qos) {
   namespace m = sa::pr_mask;
   sa::PathQuery q;
@@ -73,9 +85,45 @@ sa::PathQuery plain_verbs_query(const PlainVerbsInputs& in, bool sa_advertises_q
 }
 
 PlainVerbsDecider::PlainVerbsDecider(PlainVerbsOptions options, PlainVerbsOps ops)
-    : options_(options), ops_(std::move(ops)), cache_(std::make_unique<Cache>()) {}
+    : options_(options), ops_(std::move(ops)), cache_(std::make_unique<Cache>()) {
+  std::lock_guard lock(deciders_mutex);
+  if (deciders == nullptr) deciders = new std::set<PlainVerbsDecider*>;
+  deciders->insert(this);
+}
 
-PlainVerbsDecider::~PlainVerbsDecider() = default;
+PlainVerbsDecider::~PlainVerbsDecider() {
+  std::lock_guard lock(deciders_mutex);
+  deciders->erase(this);
+}
+
+void lock_plain_verbs_for_fork() {
+  deciders_mutex.lock();
+  if (deciders != nullptr)
+    for (PlainVerbsDecider* d : *deciders) d->cache_->mutex.lock();
+}
+
+void unlock_plain_verbs_after_fork() {
+  if (deciders != nullptr)
+    for (PlainVerbsDecider* d : *deciders) d->cache_->mutex.unlock();
+  deciders_mutex.unlock();
+}
+
+void reset_plain_verbs_in_child() {
+  if (deciders != nullptr)
+    for (PlainVerbsDecider* d : *deciders) {
+      PlainVerbsDecider::Cache* c = d->cache_.get();
+      // A key another thread was asking would stay "being asked" for ever: every QP to it
+      // would wait out verbs_sa_wait_ms and keep the stock path. Forget it; the child asks.
+      std::erase_if(c->entries, [](const auto& kv) { return !kv.second->done; });
+      // The parent's waiters are not in the child, but the condition variable still counts
+      // them, and a notify (or its destructor) could wait for them to leave: a fresh one over
+      // it, the old one deliberately not destroyed. No thread of the child waits on it: the
+      // only thread runs this handler.
+      new (&c->answered) std::condition_variable;
+      c->mutex.unlock();
+    }
+  deciders_mutex.unlock();
+}
 
 std::optional<QosDecision> PlainVerbsDecider::decide(const PlainVerbsInputs& in) {
   // Without a class or a Service-ID the module knows nothing the policy could tell apart from

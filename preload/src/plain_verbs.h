@@ -72,11 +72,21 @@ class PlainVerbsDecider {
   std::optional<providers::QosDecision> decide(const PlainVerbsInputs& in);
 
  private:
+  friend void lock_plain_verbs_for_fork();
+  friend void unlock_plain_verbs_after_fork();
+  friend void reset_plain_verbs_in_child();
   struct Cache;
   std::optional<providers::QosDecision> ask_sa(const PlainVerbsInputs& in, sa::Deadline deadline);
   PlainVerbsOptions options_;
   PlainVerbsOps ops_;
   std::unique_ptr<Cache> cache_;
 };
+
+// The caches of every decider, for the module's fork handlers (fork_guard.cpp): taken before
+// fork() and released after it in the parent. In the child, the queries other threads had under
+// way are forgotten (no thread of the child will ever finish them) and the caches released.
+void lock_plain_verbs_for_fork();
+void unlock_plain_verbs_after_fork();
+void reset_plain_verbs_in_child();
 
 }  // namespace rdmaqos::preload

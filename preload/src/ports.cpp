@@ -82,16 +82,34 @@ struct GidType {
   uint64_t when_ms = 0;
 };
 
+// A port's LID changes only when the SM reassigns it: kept a second, like a GID's type.
+struct PortLid {
+  uint16_t lid = 0;
+  uint64_t when_ms = 0;
+};
+
+struct PortPkey {
+  uint16_t pkey = 0;
+  uint64_t when_ms = 0;
+};
+
+// Constant-initialised: no initialisation guard that another thread could hold when the
+// program forks, and nothing to destroy at exit.
+constinit PortTable<int, 32> link_layers;
+constinit PortTable<GidType, 64> gid_types;
+constinit PortTable<PortLid, 32> port_lids;
+// Keyed by an 8-bit index; larger ones (rare) are queried each time.
+constinit PortTable<PortPkey, 64> port_pkeys;
+
 }  // namespace
 
 int port_link_layer(ibv_context* ctx, uint8_t port) {
   if (ctx == nullptr || ctx->device == nullptr || port == 0) return -1;
-  static auto* cache = new PortTable<int, 32>;
   const char* device = ctx->device->name;
-  if (auto link = cache->find(device, port, 0, [](int) { return true; })) return *link;
+  if (auto link = link_layers.find(device, port, 0, [](int) { return true; })) return *link;
   ibv_port_attr pa{};
   if (ibv_query_port(ctx, port, &pa) != 0) return -1;
-  cache->put(device, port, 0, pa.link_layer);
+  link_layers.put(device, port, 0, pa.link_layer);
   return pa.link_layer;
 }
 
@@ -100,62 +118,43 @@ providers::LinkKind link_kind(ibv_context* ctx, uint8_t port, uint8_t sgid_index
   int link = port_link_layer(ctx, port);
   if (link == IBV_LINK_LAYER_INFINIBAND) return LinkKind::kInfiniBand;
   if (link != IBV_LINK_LAYER_ETHERNET) return LinkKind::kUnknown;
-  static auto* cache = new PortTable<GidType, 64>;
   const char* device = ctx->device->name;
   const uint64_t now = coarse_now_ms();
   auto fresh = [now](const GidType& g) { return now - g.when_ms < kGidTypeTtlMs; };
-  if (auto known = cache->find(device, port, sgid_index, fresh)) return known->kind;
+  if (auto known = gid_types.find(device, port, sgid_index, fresh)) return known->kind;
   ibv_gid_entry entry{};
   if (ibv_query_gid_ex(ctx, port, sgid_index, &entry, 0) != 0) return LinkKind::kUnknown;
   LinkKind kind = entry.gid_type == IBV_GID_TYPE_ROCE_V2 ? LinkKind::kRoceV2 : LinkKind::kRoceV1;
-  cache->put(device, port, sgid_index, GidType{kind, now});
+  gid_types.put(device, port, sgid_index, GidType{kind, now});
   return kind;
 }
 
-namespace {
-// A port's LID changes only when the SM reassigns it: kept a second, like a GID's type.
-struct PortLid {
-  uint16_t lid = 0;
-  uint64_t when_ms = 0;
-};
-}  // namespace
-
 uint16_t port_lid(ibv_context* ctx, uint8_t port) {
   if (ctx == nullptr || ctx->device == nullptr || port == 0) return 0;
-  static auto* cache = new PortTable<PortLid, 32>;
   const char* device = ctx->device->name;
   const uint64_t now = coarse_now_ms();
   auto fresh = [now](const PortLid& l) { return now - l.when_ms < kGidTypeTtlMs; };
-  if (auto known = cache->find(device, port, 0, fresh)) return known->lid;
+  if (auto known = port_lids.find(device, port, 0, fresh)) return known->lid;
   ibv_port_attr pa{};
   if (ibv_query_port(ctx, port, &pa) != 0) return 0;
-  cache->put(device, port, 0, PortLid{pa.lid, now});
+  port_lids.put(device, port, 0, PortLid{pa.lid, now});
   return pa.lid;
 }
 
-namespace {
-struct PortPkey {
-  uint16_t pkey = 0;
-  uint64_t when_ms = 0;
-};
-}  // namespace
-
 std::optional<uint16_t> port_pkey(ibv_context* ctx, uint8_t port, uint16_t index) {
   if (ctx == nullptr || ctx->device == nullptr || port == 0) return std::nullopt;
-  // The table is keyed by an 8-bit index; larger ones (rare) are queried each time.
-  static auto* cache = new PortTable<PortPkey, 64>;
   const char* device = ctx->device->name;
   const uint64_t now = coarse_now_ms();
   auto fresh = [now](const PortPkey& p) { return now - p.when_ms < kGidTypeTtlMs; };
   if (index <= 0xFF)
-    if (auto known = cache->find(device, port, static_cast<uint8_t>(index), fresh))
+    if (auto known = port_pkeys.find(device, port, static_cast<uint8_t>(index), fresh))
       return known->pkey;
   auto query = real_verbs().query_pkey;  // through the table, so tests stand in for it
   __be16 raw = 0;
   if (query == nullptr || query(ctx, port, index, &raw) != 0) return std::nullopt;
   uint16_t pkey = be16toh(raw);
   if (pkey == 0) return std::nullopt;  // an empty slot: no partition to name
-  if (index <= 0xFF) cache->put(device, port, static_cast<uint8_t>(index), PortPkey{pkey, now});
+  if (index <= 0xFF) port_pkeys.put(device, port, static_cast<uint8_t>(index), PortPkey{pkey, now});
   return pkey;
 }
 

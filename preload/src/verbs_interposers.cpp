@@ -22,9 +22,18 @@
 namespace rdmaqos::preload {
 namespace {
 
+constexpr const char* kNoSaClient = "the port cannot reach an SA now";
+
 sa::Result<std::shared_ptr<sa::SharedClient>> client_of(const PlainVerbsInputs& in) {
   if (auto client = port_sa_client(in.device, in.port, cm_config())) return client;
-  return sa::make_error(sa::ErrorCode::kTransport, "the port cannot reach an SA now");
+  return sa::make_error(sa::ErrorCode::kTransport, kNoSaClient);
+}
+
+// The decider's warnings, but for a port without an SA client: port_sa_client said why (the
+// umad error) and that plain-verbs QPs keep the stock path, so one failure is one line.
+void log_decider_once(const std::string& key, const std::string& message) noexcept {
+  if (key.ends_with(kNoSaClient)) return;
+  log_once(key, message);
 }
 
 // The plain-verbs decider over this process's SA clients and host policy.
@@ -36,7 +45,7 @@ PlainVerbsDecider* make_decider(const config::HostConfig& c) {
   o.wait = std::chrono::milliseconds(c.number("verbs_sa_wait_ms", 250, 60000));
   o.ttl = std::chrono::seconds(c.number("cache_ttl", 10, 86400));
   PlainVerbsOps ops;
-  ops.log_once = &log_once;
+  ops.log_once = &log_decider_once;
   ops.qos_supported = [](const PlainVerbsInputs& in, sa::Deadline d) -> sa::Result<bool> {
     auto client = client_of(in);
     if (!client) return client.error();

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <new>
 #include <shared_mutex>
 #include <unordered_map>
 #include <unordered_set>
@@ -128,6 +129,14 @@ void QpRegistry::lock_for_fork() {
 
 void QpRegistry::unlock_after_fork() {
   store().mutex.unlock();
+}
+
+void QpRegistry::reset_in_child_after_fork() {
+  // Unlocking a read-write lock hands it to a writer that was waiting for it, and in the child
+  // that writer is a thread of the parent's that does not exist: the child's next writer would
+  // wait forever. The child's only thread holds it, so a fresh lock over it (the old one
+  // deliberately not destroyed: its destructor would wait for those waiters too).
+  new (&store().mutex) std::shared_mutex;
 }
 
 }  // namespace rdmaqos::providers

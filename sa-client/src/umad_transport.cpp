@@ -4,9 +4,11 @@
 #include <fmt/format.h>
 #include <infiniband/umad.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
+#include <thread>
 
 #include "rdma-qos/sa-client/mad.h"
 #include "rdma-qos/sa-client/transport.h"
@@ -17,6 +19,13 @@ namespace {
 
 constexpr unsigned kPortStateActive = 4;
 constexpr size_t kInitialReceiveBytes = 64 * 1024;
+// Receives that may fail in a row before the port counts as unusable.
+constexpr int kMaxFailedReceivesInARow = 100;
+
+// Errors that say the port's file or device is gone, not that one MAD was lost.
+bool port_gone(int err) {
+  return err == ENODEV || err == ENXIO || err == EBADF || err == EPIPE;
+}
 
 Error umad_error(const std::string& what, int err) {
   return make_error(ErrorCode::kTransport, fmt::format("{}: {}", what, std::strerror(err)));
@@ -100,6 +109,7 @@ class UmadTransport final : public Transport {
   Result<std::optional<ReceivedMad>> receive(std::chrono::milliseconds timeout) override {
     for (;;) {
       int length = static_cast<int>(buffer_.size() - umad_size());
+      errno = 0;
       int rc = umad_recv(portid_, buffer_.data(), &length, static_cast<int>(timeout.count()));
       if (rc == -ETIMEDOUT || rc == -EAGAIN) return std::optional<ReceivedMad>{};
       if (rc == -ENOSPC && length > 0) {
@@ -109,7 +119,18 @@ class UmadTransport final : public Transport {
         continue;
       }
       if (rc == -EINTR) return std::optional<ReceivedMad>{};
-      if (rc < 0) return umad_error("umad_recv", -rc);
+      if (rc < 0) {
+        // libibumad returns -EIO for a failed poll or read, with the reason in errno.
+        const int err = rc == -EIO && errno != 0 ? errno : -rc;
+        if (port_gone(err) || ++failed_receives_in_a_row_ >= kMaxFailedReceivesInARow)
+          return umad_error("umad_recv", err);
+        // One read failed: the MAD it held is lost, so the request it answered times out (and
+        // is sent again if it has retries left); every other request goes on. A short pause so
+        // that a run of failures does not spin.
+        std::this_thread::sleep_for(std::min(timeout, std::chrono::milliseconds(1)));
+        return std::optional<ReceivedMad>{};
+      }
+      failed_receives_in_a_row_ = 0;
       ReceivedMad r;
       r.status = umad_status(buffer_.data());
       const auto* mad = static_cast<const uint8_t*>(umad_get_mad(buffer_.data()));
@@ -131,6 +152,7 @@ class UmadTransport final : public Transport {
   int agent_;
   std::vector<uint8_t> buffer_;
   std::vector<uint8_t> send_buffer_;
+  int failed_receives_in_a_row_ = 0;
 };
 
 }  // namespace

@@ -55,9 +55,11 @@ class QpRegistry {
   void mark_rdma_cm_pd(const ibv_pd* pd);
   bool is_rdma_cm_pd(const ibv_pd* pd) const;
   // For a host module's fork handlers: fork() copies only the calling thread, so a lock another
-  // thread held would stay held in the child. Taken before fork, released after, on both sides.
+  // thread held would stay held in the child. Taken before fork, released after it in the
+  // parent; in the child made anew instead (reset_in_child_after_fork).
   void lock_for_fork();
   void unlock_after_fork();
+  void reset_in_child_after_fork();
 };
 
 }  // namespace rdmaqos::providers

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
+// rdma-qos-lsd killed while the kernel waits for its answer, on ibsim with a simulated kernel
+// (sim_kernel.h): the InfiniBand kernel path (ib_sa asking over RDMA netlink) cannot run here,
+// so what is shown is the daemon's side. A request in flight when the daemon dies gets no reply
+// at all, so the kernel's own timeout for it (the one the daemon announced) is what ends it; on
+// a real kernel ib_sa then sends the query itself. A new daemon announces its timeout again and
+// answers the next request with the policy's SL.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "../../sim_kernel.h"
+#include "rdma-qos/kmod-shim/ls_codec.h"
+#include "rdma-qos/sa-client/gid.h"
+#include "rdma-qos/testbed/ib_fabric.h"
+#include "rdma-qos/testbed/sample_policy.h"
+
+namespace rdmaqos::kmod {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::SimulatedKernel;
+
+constexpr uint64_t kIserServiceId = 0x1060CBC;
+
+pid_t opensm_pid(const testbed::IbFabric& fabric) {
+  for (pid_t pid : fabric.pids()) {
+    std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+    std::string name;
+    std::getline(comm, name);
+    if (name == "opensm") return pid;
+  }
+  return -1;
+}
+
+// kill(SIGSTOP) returns before a process running on another CPU has stopped: waits (up to 5 s)
+// until /proc shows it stopped, so that it answers nothing more.
+bool wait_stopped(pid_t pid) {
+  for (int i = 0; i < 500; ++i) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string all((std::istreambuf_iterator<char>(stat)), {});
+    auto end = all.rfind(')');
+    if (end != std::string::npos && end + 2 < all.size() && all[end + 2] == 'T') return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return false;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class LsdFaults : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fabric_ = testbed::start_fat_tree(testbed::sample_policy({.sdp_ulp = false}));
+  }
+
+  // rdma-qos-lsd at node001 playing `kernel_`; returns its netlink port once its SET_TIMEOUT
+  // arrived, with the timeout it announced.
+  std::pair<uint32_t, std::chrono::milliseconds> start(const std::string& name) {
+    testbed::ProcessOptions p;
+    p.argv = {RDMA_QOS_LSD,
+              "--foreground",
+              "--no-control-socket",
+              "--test-usersock-kernel",
+              std::to_string(kernel_.port()),
+              "--sa-timeout-ms",
+              "300",
+              "--sa-retries",
+              "1"};
+    p.env = fabric_->client_env("node001");
+    p.cwd = fabric_->dir();
+    p.output_path = fabric_->dir() + "/" + name + ".log";
+    daemon_ = std::make_unique<testbed::Process>(testbed::Process::spawn(p));
+    auto first = kernel_.receive(10s);
+    EXPECT_TRUE(first) << "no SET_TIMEOUT from rdma-qos-lsd:\n" << slurp(p.output_path);
+    if (!first) return {0, 0ms};
+    auto timeout = decode_set_timeout(*first);
+    EXPECT_TRUE(timeout);
+    return {kernel_.last_sender(), std::chrono::milliseconds(timeout ? *timeout : 0)};
+  }
+
+  void send(uint32_t port, uint32_t seq) {
+    ResolveRequest r;
+    r.seq = seq;
+    r.device = "ibsim0";
+    r.port_num = 1;
+    r.path_use = PathUse::kUnidirectional;
+    r.sgid = sa::make_gid(0xfe80000000000000ULL, fabric_->port_guid("node001"));
+    r.dgid = sa::make_gid(0xfe80000000000000ULL, fabric_->port_guid("node002"));
+    r.pkey = 0xffff;
+    r.service_id = kIserServiceId;
+    kernel_.send_to(port, encode_resolve_request(r));
+  }
+
+  std::unique_ptr<testbed::IbFabric> fabric_;
+  SimulatedKernel kernel_;
+  std::unique_ptr<testbed::Process> daemon_;
+};
+
+TEST_F(LsdFaults, KilledWhileTheKernelWaitsAnswersNothingAndANewDaemonServes) {
+  auto [port, kernel_timeout] = start("lsd-1");
+  ASSERT_GT(kernel_timeout, 0ms);
+  // The SA frozen, so that the request is still inside the daemon when it dies.
+  const pid_t sm = opensm_pid(*fabric_);
+  ASSERT_GT(sm, 0);
+  struct Thaw {
+    pid_t pid;
+    ~Thaw() { kill(pid, SIGCONT); }
+  } thaw{sm};
+  ASSERT_EQ(kill(sm, SIGSTOP), 0);
+  ASSERT_TRUE(wait_stopped(sm));
+  send(port, 51);
+  std::this_thread::sleep_for(100ms);
+  ASSERT_EQ(kill(daemon_->pid(), SIGKILL), 0);
+  ASSERT_TRUE(daemon_->wait_for(5s).has_value());
+  // Nothing arrives: the kernel's timeout ends the request (on a real kernel ib_sa falls back
+  // to its own query then).
+  EXPECT_FALSE(kernel_.receive(kernel_timeout)) << "a reply after the daemon was killed";
+
+  ASSERT_EQ(kill(sm, SIGCONT), 0);
+  auto [new_port, new_timeout] = start("lsd-2");
+  EXPECT_EQ(new_timeout, kernel_timeout);
+  send(new_port, 52);
+  auto bytes = kernel_.receive(new_timeout);
+  ASSERT_TRUE(bytes) << "no reply from the new daemon:\n" << slurp(fabric_->dir() + "/lsd-2.log");
+  auto reply = decode_resolve_reply(*bytes);
+  ASSERT_TRUE(reply) << reply.error().message;
+  EXPECT_EQ(reply->header.seq, 52u);
+  ASSERT_FALSE(reply->error) << slurp(fabric_->dir() + "/lsd-2.log");
+  ASSERT_FALSE(reply->paths.empty());
+  EXPECT_EQ(reply->paths.at(0).record.sl, 3) << "the sample policy's iSER level";
+  daemon_->stop();
+}
+
+}  // namespace
+}  // namespace rdmaqos::kmod
