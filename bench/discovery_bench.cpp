@@ -215,7 +215,6 @@ Row measure(int cas, const std::string& sad, int runs) {
   o.files["per-module-logging.conf"] = "osm_state_mgr.c 0x07\nosm_trap_rcv.c 0x07\n";
   o.ibsim_console = true;
   o.start_timeout = 900s;
-  o.keep_dir = getenv("KEEP") != nullptr;
   row.nodes = o.topology.nodes.size();
   auto t0 = Clock::now();
   tb::IbFabric fabric(o);
