@@ -564,6 +564,8 @@ class Daemon::Impl {
     const bool periodic_full = every > 0 && incremental_since_full_ + 1 >= every;
     const bool incremental = !full && !periodic_full && !model_json_.empty();
     child_ = spawn_discovery(discovery_, incremental ? &model_json_ : nullptr);
+    // Without a memfd for the model in force, a full one.
+    if (!child_ && incremental) child_ = spawn_discovery(discovery_, nullptr);
     if (!child_) finish_rediscovery(std::nullopt, "cannot start the discovery process", {});
   }
 
