@@ -4,7 +4,6 @@
 
 #include <fmt/format.h>
 
-#include <map>
 #include <memory>
 #include <unordered_map>
 #include <unordered_set>

@@ -345,7 +345,7 @@ class ModelReader : public nlohmann::json_sax<nlohmann::json> {
     void reset() { seen = 0; }
   };
   // Top level.
-  static constexpr uint32_t kPrefix = 1, kMissing = 2, kSelfField = 4, kNodes = 8;
+  static constexpr uint32_t kPrefix = 1, kMissing = 2, kNodes = 4;
   // A node.
   static constexpr uint32_t kGuid = 1, kType = 2, kDescription = 4, kLft = 8, kPorts = 16;
   // A port.
