@@ -343,6 +343,23 @@ TEST(CompareModels, CountsWhatCameWentAndMoved) {
   EXPECT_EQ(c.lids_changed, 1u);
 }
 
+// The model's JSON line, written directly, is what nlohmann::json writes for it, and reads back
+// to the same model; a description with quotes, control characters and bytes that are not UTF-8
+// (whatever a node answers) stays valid JSON.
+TEST(ModelJson, TheLineReadsBackToTheSameModel) {
+  Subnet s;
+  s.f.nodes[static_cast<size_t>(s.cas[0])].description = "a \"b\"\\ \t\x01 \xc3\xbc \xff end";
+  const Discovery d = full(s.f);
+  const std::string line = fabric_json_line(d);
+  EXPECT_EQ(line, nlohmann::json::parse(line).dump());
+  auto back = discovery_from_json_text(line);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(fabric_json_line(*back), line);
+  EXPECT_NE(line.find("a \\\"b\\\"\\\\ \\t\\u0001 \xc3\xbc \xef\xbf\xbd end"), std::string::npos);
+  EXPECT_FALSE(discovery_from_json_text(line.substr(0, line.size() / 2)));
+  EXPECT_FALSE(discovery_from_json_text("[]"));
+}
+
 TEST(SmpWindow, GetsGoRoundRobinOverTheirDestinations) {
   auto lid = [](uint16_t l, uint32_t mod) {
     SmpGet g;
