@@ -24,6 +24,7 @@ struct SadArgs {
   bool json = false;
   std::string format = "text";  // stats only: text, json or prometheus
   double timeout = 300;
+  bool full = false;  // rediscover only: the whole fabric, not incrementally
 };
 
 // The daemon's socket: --socket, then sad_socket (RDMA_QOS_SAD_SOCKET), then --ca/--port, then the
@@ -54,7 +55,9 @@ void run(const SadArgs& a, const std::string& command) {
     set_exit_code(2);
     return;
   }
-  auto reply = sad::control_call(*path, {{"command", command}},
+  nlohmann::json request = {{"command", command}};
+  if (command == "rediscover" && a.full) request["full"] = true;
+  auto reply = sad::control_call(*path, request,
                                  std::chrono::milliseconds(static_cast<long>(a.timeout * 1000)));
   if (!reply) {
     std::cerr << fmt::format("rdma-qos sad {}: {}\n", command, reply.error().message);
@@ -80,7 +83,8 @@ void setup_sad(CLI::App& app) {
     const char* help;
   };
   for (Sub s : {Sub{"reload", "reload partitions and policy; prints every diagnostic"},
-                Sub{"rediscover", "re-discover the fabric and wait for the result"},
+                Sub{"rediscover",
+                    "re-discover the fabric (incrementally unless --full) and wait for the result"},
                 Sub{"stats", "counters per method, MAD status and QoS level"}}) {
     auto* sub = cmd->add_subcommand(s.name, s.help);
     sub->add_option("--socket", args->socket,
@@ -97,6 +101,11 @@ void setup_sad(CLI::App& app) {
                       "node-exporter's textfile collector)")
           ->check(CLI::IsMember({"text", "json", "prometheus"}))
           ->capture_default_str();
+    }
+    if (std::string(s.name) == "rediscover") {
+      sub->add_flag("--full", args->full,
+                    "read the whole fabric (default: incrementally, only what changed since the "
+                    "model in force)");
     }
     std::string name = s.name;
     sub->callback([args, name] { run(*args, name); });

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -169,48 +170,89 @@ struct ChildDiscovery {
   int fd = -1;
   std::string output;
   Clock::time_point last_output;  // the start, then each output: the time limit counts from it
+  bool full = true;               // a full discovery (else incremental, --previous)
 };
 
-std::optional<ChildDiscovery> spawn_discovery(const rdmaqos::sad::DiscoveryOptions& options) {
+// `previous`: the JSON line of the model in force, for an incremental re-discovery (given on
+// the child's standard input, a memfd); null for a full one.
+std::optional<ChildDiscovery> spawn_discovery(const rdmaqos::sad::DiscoveryOptions& options,
+                                              const std::string* previous) {
   std::vector<std::string> args = {"/proc/self/exe", "--dump-fabric", "--json"};
   if (!options.ca.empty()) args.insert(args.end(), {"--ca", options.ca});
   if (options.port != 0) args.insert(args.end(), {"--port", std::to_string(options.port)});
+  int model_fd = -1;
+  if (previous != nullptr) {
+    model_fd = memfd_create("rdma-qos-sad-model", MFD_CLOEXEC);
+    size_t at = 0;
+    while (model_fd >= 0 && at < previous->size()) {
+      ssize_t n = write(model_fd, previous->data() + at, previous->size() - at);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        close(model_fd);
+        model_fd = -1;
+        break;
+      }
+      at += static_cast<size_t>(n);
+    }
+    if (model_fd < 0 || lseek(model_fd, 0, SEEK_SET) != 0) {
+      if (model_fd >= 0) close(model_fd);
+      return std::nullopt;
+    }
+    args.insert(args.end(), {"--previous", "-"});
+  }
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return std::nullopt;
+  if (pipe2(fds, O_CLOEXEC) != 0) {
+    if (model_fd >= 0) close(model_fd);
+    return std::nullopt;
+  }
   pid_t pid = fork();
   if (pid < 0) {
     close(fds[0]);
     close(fds[1]);
+    if (model_fd >= 0) close(model_fd);
     return std::nullopt;
   }
   if (pid == 0) {
     dup2(fds[1], STDOUT_FILENO);
+    if (model_fd >= 0) dup2(model_fd, STDIN_FILENO);
     execv(argv[0], argv.data());
     _exit(127);
   }
   close(fds[1]);
+  if (model_fd >= 0) close(model_fd);
   fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
-  return ChildDiscovery{pid, fds[0], {}, Clock::now()};
+  return ChildDiscovery{pid, fds[0], {}, Clock::now(), previous == nullptr};
 }
 
-// The discovery a finished child printed; nullopt when it failed or printed no model.
-std::optional<Discovery> child_result(ChildDiscovery& child) {
+// The discovery a finished child printed, and its JSON line in `json`; nullopt when it failed
+// or printed no model. Its progress lines ("discovery: ...": how far it got, and why an
+// incremental one fell back to a full one) go to the log.
+std::optional<Discovery> child_result(ChildDiscovery& child, std::string* json = nullptr) {
   close(child.fd);
   int status = 0;
   while (waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
   // The JSON line: umad2sim may print lines of its own.
-  std::istringstream lines(child.output);
-  for (std::string line; std::getline(lines, line);) {
-    if (line.empty() || line[0] != '{') continue;
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (!j.is_discarded()) return discovery_from_json(j);
+  std::optional<Discovery> found;
+  const bool exited = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  const std::string_view out = child.output;
+  for (size_t at = 0; at < out.size();) {
+    size_t end = out.find('\n', at);
+    if (end == std::string_view::npos) end = out.size();
+    const std::string_view line = out.substr(at, end - at);
+    at = end + 1;
+    if (line.starts_with("discovery: ")) {
+      log("re-" + std::string(line));
+    } else if (exited && !found && line.starts_with("{")) {
+      found = rdmaqos::sad::discovery_from_json_text(line);
+      if (!found) break;
+      if (json != nullptr) *json = std::string(line);
+    }
   }
-  return std::nullopt;
+  return found;
 }
 
 std::string iso_time(std::chrono::system_clock::time_point t) {
@@ -293,6 +335,8 @@ class Daemon::Impl {
     if (auto why = rdmaqos::sad::replacement_refused(*found)) {
       log("discovery " + *why + ": answering from it until a complete re-discovery");
     }
+    // The model in force as its JSON line: what an incremental re-discovery starts from.
+    if (found->missing.empty()) model_json_ = rdmaqos::sad::fabric_json_line(*found);
     LoadResult loaded = load(config_, model_of(*found, config_));
     for (const auto& d : loaded.diagnostics) log_diagnostic(d);
     if (!loaded.state) {
@@ -500,12 +544,29 @@ class Daemon::Impl {
     return reply;
   }
 
-  void start_rediscovery(std::optional<int> connection) {
-    if (connection) waiting_.push_back(*connection);
+  // A re-discovery: incremental against the model in force, unless `full` is asked for, the
+  // daemon runs with --full-rediscover-every 1, this is the Nth since the last full one, or
+  // there is no complete model to start from. A request while one runs joins it; a request for
+  // a full one while an incremental one runs waits for a full one after it.
+  void start_rediscovery(std::optional<int> connection, bool full = false) {
     next_discovery_ = Clock::now() + options_.rediscover_interval;
-    if (child_) return;  // joins the discovery under way
-    child_ = spawn_discovery(discovery_);
-    if (!child_) finish_rediscovery(std::nullopt, "cannot start the discovery process");
+    if (child_) {
+      if (full && !child_->full) {
+        full_pending_ = true;
+        if (connection) waiting_full_.push_back(*connection);
+      } else if (connection) {
+        waiting_.push_back(*connection);
+      }
+      return;
+    }
+    if (connection) waiting_.push_back(*connection);
+    const unsigned every = options_.full_rediscovery_every;
+    const bool periodic_full = every > 0 && incremental_since_full_ + 1 >= every;
+    const bool incremental = !full && !periodic_full && !model_json_.empty();
+    child_ = spawn_discovery(discovery_, incremental ? &model_json_ : nullptr);
+    // Without a memfd for the model in force, a full one.
+    if (!child_ && incremental) child_ = spawn_discovery(discovery_, nullptr);
+    if (!child_) finish_rediscovery(std::nullopt, "cannot start the discovery process", {});
   }
 
   void read_child() {
@@ -521,12 +582,19 @@ class Daemon::Impl {
       if (n < 0 && errno == EAGAIN) return;
       break;  // EOF or error: the child is done
     }
-    auto found = child_result(*child_);
-    child_.reset();
-    finish_rediscovery(std::move(found), "discovery failed (child process)");
+    std::string json;
+    auto found = child_result(*child_, &json);
+    finish_rediscovery(std::move(found), "discovery failed (child process)", std::move(json));
   }
 
-  void finish_rediscovery(std::optional<Discovery> found, const std::string& failure) {
+  // `json`: the model's JSON line, kept as the start of the next incremental re-discovery.
+  void finish_rediscovery(std::optional<Discovery> found, const std::string& failure,
+                          std::string json) {
+    // Whether it was a full one: counted by what the child printed (an incremental one that
+    // fell back said so).
+    const bool full = !child_ || child_->full ||
+                      child_->output.find(": a full discovery instead") != std::string::npos;
+    child_.reset();
     nlohmann::json reply = {{"ok", false}, {"diagnostics", nlohmann::json::array()}};
     if (!found) {
       reply["message"] = failure + ": the previous model stays in force";
@@ -543,8 +611,13 @@ class Daemon::Impl {
         if (r.state) {
           install(std::move(*r.state));
           reply["ok"] = true;
-          reply["message"] = fmt::format("fabric re-discovered: {} endpoints", endpoints);
+          reply["message"] = fmt::format("fabric re-discovered: {} endpoints ({})", endpoints,
+                                         full ? "full" : "incremental");
           last_discovery_ = std::chrono::system_clock::now();
+          model_json_ = std::move(json);
+          last_full_ = full;
+          incremental_since_full_ = full ? 0 : incremental_since_full_ + 1;
+          if (!full) ++incremental_discoveries_;
         } else {
           reply["message"] =
               "the policy or partitions have errors on the new fabric: the previous model "
@@ -558,6 +631,18 @@ class Daemon::Impl {
     common::notify_status(status());
     for (int c : waiting_) control_->reply(c, reply);
     waiting_.clear();
+    if (full_pending_) {
+      // A full one was asked for while an incremental one ran.
+      full_pending_ = false;
+      std::vector<int> next = std::move(waiting_full_);
+      waiting_full_.clear();
+      start_rediscovery(std::nullopt, true);
+      if (child_) {
+        waiting_.insert(waiting_.end(), next.begin(), next.end());
+      } else {
+        for (int c : next) control_->reply(c, reply);
+      }
+    }
   }
 
   // A re-discovery as soon as the port's LID or its SM's has moved and settled, instead of at
@@ -606,6 +691,9 @@ class Daemon::Impl {
                    {"discovery_failures", discovery_failures_},
                    {"last_discovery", iso_time(last_discovery_)},
                    {"discovering", child_.has_value()},
+                   {"incremental_discoveries", incremental_discoveries_},
+                   {"last_discovery_full", last_full_},
+                   {"full_rediscover_every", options_.full_rediscovery_every},
                    {"rediscover_interval_seconds", options_.rediscover_interval.count()}};
     return j;
   }
@@ -646,7 +734,7 @@ class Daemon::Impl {
     } else if (command == "reload") {
       control_->reply(request.connection, reload());
     } else if (command == "rediscover") {
-      start_rediscovery(request.connection);
+      start_rediscovery(request.connection, request.body.value("full", false) == true);
     } else if (command == "stats") {
       control_->reply(request.connection, {{"ok", true}, {"stats", stats()}});
     } else if (command == "explain") {
@@ -673,6 +761,15 @@ class Daemon::Impl {
   std::unique_ptr<rdmaqos::sad::ControlServer> control_;
   std::optional<ChildDiscovery> child_;
   std::vector<int> waiting_;  // control connections waiting for the discovery under way
+  // A full re-discovery asked for while an incremental one ran, and who waits for it.
+  bool full_pending_ = false;
+  std::vector<int> waiting_full_;
+  // The JSON line of the model in force (empty: none complete), and the incremental
+  // re-discoveries since the last full one.
+  std::string model_json_;
+  unsigned incremental_since_full_ = 0;
+  uint64_t incremental_discoveries_ = 0;
+  bool last_full_ = true;
   Clock::time_point started_, next_discovery_, next_lid_check_;
   // Re-discoveries before the period is up (set in start(), with the port's LIDs then).
   std::optional<rdmaqos::sad::RediscoveryTrigger> trigger_;

@@ -50,6 +50,9 @@ struct Config {
 
 struct DaemonOptions {
   std::chrono::seconds rediscover_interval{300};
+  // Re-discoveries are incremental; every Nth one (and one asked for with "full") reads the
+  // whole fabric. 1: every one is full; 0: only on request.
+  unsigned full_rediscovery_every = 12;
   std::chrono::seconds discovery_timeout{300};
   std::string control_socket;  // empty: the default path for the port
   bool control_socket_given = false;

@@ -1,97 +1,81 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Discovery over SMPs. libibnetdisc walks the topology and keeps each node's NodeInfo,
 // SwitchInfo and each port's PortInfo; the tables it does not read (PKey, SL2VL, LFT) are
-// queried here, LID-routed, once the SM has assigned LIDs: the switches' SL2VL tables (most of
-// the SMPs) several at once, the rest one at a time.
+// queried here, LID-routed, once the SM has assigned LIDs, many in flight at once. Both that and
+// the incremental re-discovery (discovery_incremental.cpp) fill a Scan, which assemble() turns
+// into the model.
 #include "rdma-qos/sa-responder/discovery.h"
-
-#include "smp_window.h"
 
 #include <infiniband/ibnetdisc.h>
 #include <infiniband/mad.h>
 
 #include <fmt/format.h>
 
-#include <map>
+#include <cstring>
 #include <memory>
 
-#include "rdma-qos/sa-client/umad_port.h"
+#include "discovery_incremental.h"
+#include "discovery_scan.h"
+#include "smp_window.h"
 
 namespace rdmaqos::sad {
 namespace {
-
-constexpr int kPortStateActive = 4;
 
 struct FabricDeleter {
   void operator()(ibnd_fabric_t* f) const { ibnd_destroy_fabric(f); }
 };
 
-class Smp {
- public:
-  Smp(ibmad_port* port, int timeout_ms, int attempts)
-      : port_(port), timeout_(timeout_ms), attempts_(std::max(attempts, 1)) {}
-  // Attribute `attr` with modifier `mod` from the port at `lid`; false when no attempt is
-  // answered.
-  bool query(uint16_t lid, unsigned attr, unsigned mod, uint8_t (&buf)[IB_SMP_DATA_SIZE]) {
-    ib_portid_t id{};
-    ib_portid_set(&id, lid, 0, 0);
-    for (int a = 0; a < attempts_; ++a) {
-      if (smp_query_via(buf, &id, attr, mod, static_cast<unsigned>(timeout_), port_) != nullptr) {
-        return true;
-      }
-      ++retried_;
-    }
-    return false;
-  }
-  int retried() const { return retried_; }
+// SMPs in flight at once. They go round-robin over their destinations (interleaved), so with
+// dozens of switches a switch's SMA rarely has more than one of them to answer. ibsim answers one
+// SMP at a time; on a loaded host a deeper window still saves the discovering process a wake-up
+// per few answers (the incremental check at 1,980 CAs: 0.22 s with 8, 0.09 s with 32).
+constexpr size_t kSmpWindow = 32;
 
- private:
-  ibmad_port* port_;
-  int timeout_;
-  int attempts_;
-  int retried_ = 0;
-};
-
-// SMPs in flight at once for the switches' SL2VL tables: modest, as OpenSM's max_wire_smps (4)
-// is. ibsim answers one SMP at a time, so on the simulator any window takes as long as one.
-constexpr size_t kSmpWindow = 8;
-
-// Where a switch's SL2VL table goes: node index, output port, input port.
-struct SwitchTable {
-  int node = 0;
-  int out = 0;
-  int in = 0;
-};
-
-Sl2Vl decode_sl2vl(const uint8_t* buf) {
-  Sl2Vl t{};
-  for (size_t sl = 0; sl < 16; ++sl) {
-    uint8_t byte = buf[sl / 2];
-    t[sl] = static_cast<uint8_t>(sl % 2 == 0 ? byte >> 4 : byte & 0xF);
-  }
-  return t;
+SmpBytes bytes(const uint8_t* p) {
+  SmpBytes b{};
+  std::memcpy(b.data(), p, b.size());
+  return b;
 }
 
-// MTU, rate and capability masks from a PortInfo. `governing_capmask`: the CapabilityMask whose
-// IsExtendedSpeedsSupported bit decides whether LinkSpeedExtActive counts (a switch's port 0
-// for every port of the switch, as OpenSM reads it). A width/speed combination IBA does not
-// define is reported in `warnings` with the rate OpenSM would use.
-void fill_port_info(PortModel& pm, uint8_t* info, uint32_t governing_capmask, bool linked,
-                    const std::string& where, std::vector<std::string>& warnings) {
-  pm.mtu_cap = static_cast<uint8_t>(mad_get_field(info, 0, IB_PORT_MTU_CAP_F));
-  pm.capability_mask = mad_get_field(info, 0, IB_PORT_CAPMASK_F);
-  pm.capability_mask2 = static_cast<uint16_t>(mad_get_field(info, 0, IB_PORT_CAPMASK2_F));
-  auto width = static_cast<uint8_t>(mad_get_field(info, 0, IB_PORT_LINK_WIDTH_ACTIVE_F));
-  auto speed = static_cast<uint8_t>(mad_get_field(info, 0, IB_PORT_LINK_SPEED_ACTIVE_F));
-  auto ext = static_cast<uint8_t>(mad_get_field(info, 0, IB_PORT_LINK_SPEED_EXT_ACTIVE_F));
-  PortRate rate = port_rate(width, speed, ext, (governing_capmask & kCapHasExtendedSpeeds) != 0);
-  pm.rate = rate.rate;
-  if (!rate.known && linked) {
-    warnings.push_back(fmt::format(
-        "{}: LinkWidthActive {} LinkSpeedActive {} LinkSpeedExtActive {} is no rate IBA "
-        "defines; its paths get rate code {} (as OpenSM computes it)",
-        where, width, speed, ext, rate.rate));
+// libibnetdisc's topology as a scan: NodeInfo, NodeDescription, SwitchInfo, each port's PortInfo
+// and links.
+Scan scan_of(const ibnd_fabric_t& fabric) {
+  Scan scan;
+  for (ibnd_node_t* n = fabric.nodes; n != nullptr; n = n->next) {
+    ScanNode node;
+    node.set_node_info(bytes(n->info));
+    node.switch_info = bytes(n->switchinfo);
+    node.description = n->nodedesc;
+    for (int p = 0; p <= n->numports && static_cast<size_t>(p) < node.ports.size(); ++p) {
+      const ibnd_port_t* port = n->ports[p];
+      if (port == nullptr) continue;
+      ScanPort& sp = node.ports[static_cast<size_t>(p)];
+      sp.set_info(bytes(port->info));
+      sp.guid = port->guid;
+      if (port->remoteport != nullptr) {
+        sp.linked = true;
+        sp.remote_guid = port->remoteport->node->guid;
+        sp.remote_port = static_cast<uint8_t>(port->remoteport->portnum);
+      }
+    }
+    if (node.is_switch() && !node.ports.empty() && !node.ports[0].present) {
+      scan.missing.push_back(fmt::format("no PortInfo of switch {:#x} port 0", n->guid));
+    }
+    scan.nodes.push_back(std::move(node));
   }
+  if (fabric.from_node != nullptr) {
+    scan.self_guid = fabric.from_node->guid;
+    scan.self_port = static_cast<uint8_t>(fabric.from_portnum);
+  }
+  return scan;
+}
+
+SmpGet lid_routed(uint16_t lid, uint16_t attr, uint32_t mod) {
+  SmpGet g;
+  g.lid = lid;
+  g.attr = attr;
+  g.mod = mod;
+  return g;
 }
 
 }  // namespace
@@ -117,160 +101,110 @@ sa::Result<Discovery> discover_fabric(const DiscoveryOptions& options) {
     return sa::make_error(sa::ErrorCode::kTransport, "cannot open the port for SMPs");
   }
   if (options.retries > 0) mad_rpc_set_retries(mad, options.retries);
-  Smp smp(mad, options.timeout_ms, options.attempts);
+  UmadSmpTransport smp(mad, kSmpWindow, options.timeout_ms > 0 ? options.timeout_ms : 1000,
+                       std::max(options.attempts, 1));
   auto progress = [&options](const std::string& what) {
     if (options.progress) options.progress(what);
   };
 
-  Discovery out;
-  FabricModel& model = out.model;
-  std::map<const ibnd_node_t*, int> index;
-  for (ibnd_node_t* n = fabric->nodes; n != nullptr; n = n->next) {
-    index[n] = static_cast<int>(index.size());
-  }
-  model.nodes.resize(index.size());
-  uint8_t buf[IB_SMP_DATA_SIZE];
-  bool have_prefix = false;
+  Scan scan = scan_of(*fabric);
+  fabric.reset();
   size_t switches = 0;
-  for (ibnd_node_t* n = fabric->switches; n != nullptr; n = n->type_next) ++switches;
+  for (const ScanNode& n : scan.nodes) switches += n.is_switch() ? 1 : 0;
   progress(fmt::format("topology: {} nodes ({} switches); reading PKey, SL2VL and LFT tables",
-                       index.size(), switches));
-  std::vector<SwitchTable> switch_tables;
-  std::vector<SmpGet> switch_gets;
-  size_t done = 0;
-  const size_t step = std::max<size_t>(index.size() / 10, 1);
+                       scan.nodes.size(), switches));
 
-  for (ibnd_node_t* n = fabric->nodes; n != nullptr; n = n->next) {
-    if (++done % step == 0) {
-      progress(fmt::format("tables: {}/{} nodes", done, index.size()));
-    }
-    NodeModel& node = model.nodes[static_cast<size_t>(index[n])];
-    node.guid = n->guid;
-    node.type = static_cast<policy::NodeType>(n->type);
-    node.description = n->nodedesc;
-    node.ports.resize(static_cast<size_t>(n->numports) + 1);
-    const bool is_switch = n->type == IB_NODE_SWITCH;
-    const unsigned pkey_blocks = (mad_get_field(n->info, 0, IB_NODE_PARTITION_CAP_F) + 31) / 32;
-
-    auto read_pkeys = [&](PortModel& pm, uint16_t lid) {
-      for (unsigned block = 0; block < std::max(pkey_blocks, 1u); ++block) {
-        if (!smp.query(lid, IB_ATTR_PKEY_TBL, block, buf)) {
-          out.missing.push_back(fmt::format("no PKey table block {} from LID {}", block, lid));
-          return;
-        }
-        for (size_t i = 0; i < 32; ++i) {
-          uint16_t pkey = static_cast<uint16_t>(buf[2 * i] << 8 | buf[2 * i + 1]);
-          if ((pkey & 0x7FFF) != 0) pm.pkeys.push_back(pkey);
-        }
-      }
-    };
-
-    uint32_t p0_capmask = 0;
-    if (is_switch) {
-      PortModel& p0 = node.ports[0];
-      p0.present = true;
-      p0.guid = n->guid;
-      p0.lid = n->smalid;
-      p0.lmc = n->smalmc;
-      const std::string where = fmt::format("switch {:#x} port 0", n->guid);
-      if (n->ports[0] != nullptr) {
-        p0_capmask = mad_get_field(n->ports[0]->info, 0, IB_PORT_CAPMASK_F);
-        fill_port_info(p0, n->ports[0]->info, p0_capmask, true, where, out.warnings);
-      } else if (smp.query(n->smalid, IB_ATTR_PORT_INFO, 0, buf)) {
-        p0_capmask = mad_get_field(buf, 0, IB_PORT_CAPMASK_F);
-        fill_port_info(p0, buf, p0_capmask, true, where, out.warnings);
-      }
-      read_pkeys(p0, n->smalid);
-      uint32_t top = mad_get_field(n->switchinfo, 0, IB_SW_LINEAR_FDB_TOP_F);
-      node.lft.assign(top + 1, 0xFF);
-      for (uint32_t block = 0; block * 64 <= top; ++block) {
-        if (!smp.query(n->smalid, IB_ATTR_LINEARFORWTBL, block, buf)) {
-          return sa::make_error(sa::ErrorCode::kTransport,
-                                fmt::format("no LFT block {} from switch {:#x}", block, n->guid));
-        }
-        for (uint32_t i = 0; i < 64 && block * 64 + i <= top; ++i)
-          node.lft[block * 64 + i] = buf[i];
-      }
-    }
-    for (int p = 1; p <= n->numports; ++p) {
-      ibnd_port_t* port = n->ports[p];
-      if (port == nullptr) continue;
-      PortModel& pm = node.ports[static_cast<size_t>(p)];
-      pm.present = true;
-      pm.guid = is_switch ? n->guid : port->guid;
-      const bool active = mad_get_field(port->info, 0, IB_PORT_STATE_F) == kPortStateActive;
-      const uint32_t capmask =
-          is_switch ? p0_capmask : mad_get_field(port->info, 0, IB_PORT_CAPMASK_F);
-      fill_port_info(pm, port->info, capmask, active,
-                     fmt::format("{} {:#x} port {}", is_switch ? "switch" : "CA", n->guid, p),
-                     out.warnings);
-      if (port->remoteport != nullptr && active) {
-        pm.peer_node = index[port->remoteport->node];
-        pm.peer_port = static_cast<uint8_t>(port->remoteport->portnum);
-      }
-      if (!is_switch) {
-        pm.lid = port->base_lid;
-        pm.lmc = port->lmc;
-        if (!have_prefix) {
-          // The packet life without a level is OpenSM's subnet_timeout option, not what the
-          // ports report (ibsim answers 31): the model keeps its default for the caller to set.
-          model.subnet_prefix = mad_get_field64(port->info, 0, IB_PORT_GID_PREFIX_F);
-          have_prefix = true;
-        }
-        if (pm.lid == 0 || !active) continue;
-        read_pkeys(pm, pm.lid);
-        if (smp.query(pm.lid, IB_ATTR_SLVL_TABLE, 0, buf)) {
-          pm.sl2vl = {decode_sl2vl(buf)};
-        } else {
-          out.missing.push_back(fmt::format("no SL2VL table from LID {}", pm.lid));
-        }
-        continue;
-      }
-      if (!active) continue;
-      // A switch maps SLs per (input port, output port): this output port's table for every
-      // input, port 0 included (paths that start at the switch).
-      // Read below, many at once.
-      pm.sl2vl.assign(static_cast<size_t>(n->numports) + 1, Sl2Vl{});
-      for (int in = 0; in <= n->numports; ++in) {
-        if (in == p) continue;
-        if (in != 0 && (n->ports[in] == nullptr || n->ports[in]->remoteport == nullptr)) continue;
-        switch_tables.push_back({index[n], p, in});
-        switch_gets.push_back({n->smalid, IB_ATTR_SLVL_TABLE, static_cast<uint32_t>(in << 8 | p)});
-      }
+  // Every table at once, LID-routed: the switches' forwarding tables, then the PKey and SL2VL
+  // tables (the switches' SL2VL tables, one per input/output port pair, are most of them).
+  struct Read {
+    TableRef table;
+    unsigned block = 0;
+    bool lft = false;
+  };
+  std::vector<Read> reads;
+  std::vector<SmpGet> gets;
+  for (size_t n = 0; n < scan.nodes.size(); ++n) {
+    ScanNode& node = scan.nodes[n];
+    if (!node.is_switch()) continue;
+    const uint16_t top = decode_lft_top(node.switch_info);
+    node.lft.assign(static_cast<size_t>(top) + 1, 0xFF);
+    const uint16_t lid = node.ports.empty() ? 0 : node.ports[0].pi.lid;
+    for (unsigned block = 0; block < lft_blocks(top); ++block) {
+      reads.push_back({{TableRef::Kind::kPKeys, n, 0, 0}, block, true});
+      gets.push_back(lid_routed(lid, IB_ATTR_LINEARFORWTBL, block));
     }
   }
-
-  // The switches' SL2VL tables, one per (input, output) port pair: most of the SMPs, so many
-  // in flight at once; one at a time where the port cannot do that.
-  progress(fmt::format("SL2VL tables of the switches: {}", switch_gets.size()));
-  auto tables = smp_get_window(mad, switch_gets, kSmpWindow,
-                               options.timeout_ms > 0 ? options.timeout_ms : 1000,
-                               std::max(options.attempts, 1));
-  for (size_t i = 0; i < switch_tables.size(); ++i) {
-    const SwitchTable& t = switch_tables[i];
-    NodeModel& node = model.nodes[static_cast<size_t>(t.node)];
-    std::optional<Sl2Vl> table;
-    if (tables) {
-      if ((*tables)[i]) table = decode_sl2vl((*tables)[i]->data());
-    } else if (smp.query(switch_gets[i].lid, switch_gets[i].attr, switch_gets[i].mod, buf)) {
-      table = decode_sl2vl(buf);
+  const std::vector<TableRef> plan = plan_tables(scan);
+  for (const TableRef& t : plan) {
+    const ScanNode& node = scan.nodes[t.node];
+    const uint16_t lid = node.ports[node.is_switch() ? 0 : t.port].pi.lid;
+    if (t.kind == TableRef::Kind::kPKeys) {
+      for (unsigned block = 0; block < pkey_blocks(node.ni.partition_cap); ++block) {
+        reads.push_back({t, block, false});
+        gets.push_back(lid_routed(lid, IB_ATTR_PKEY_TBL, block));
+      }
+      continue;
     }
-    if (table) {
-      node.ports[static_cast<size_t>(t.out)].sl2vl[static_cast<size_t>(t.in)] = *table;
-    } else {
-      out.missing.push_back(
-          fmt::format("no SL2VL table {}->{} from switch {:#x}", t.in, t.out, node.guid));
+    reads.push_back({t, 0, false});
+    gets.push_back(lid_routed(lid, IB_ATTR_SLVL_TABLE,
+                              node.is_switch() ? static_cast<uint32_t>(t.in << 8 | t.port) : 0));
+  }
+  progress(fmt::format("tables: {} SMPs ({} PKey and SL2VL tables)", gets.size(), plan.size()));
+  const auto answers = smp.get(gets);
+  for (size_t i = 0; i < reads.size(); ++i) {
+    const Read& r = reads[i];
+    ScanNode& node = scan.nodes[r.table.node];
+    const std::optional<SmpData>& a = answers[i];
+    if (r.lft) {
+      if (!a) {
+        return sa::make_error(
+            sa::ErrorCode::kTransport,
+            fmt::format("no LFT block {} from switch {:#x}", r.block, node.ni.node_guid));
+      }
+      put_lft_block(*a, r.block, node.lft);
+      continue;
     }
+    ScanPort& port = node.ports[r.table.port];
+    if (r.table.kind == TableRef::Kind::kPKeys) {
+      // Blocks in order; one that does not answer leaves the table unread (missing).
+      if (r.block == 0) {
+        port.pkeys.clear();
+        port.pkeys_read = true;
+      }
+      if (!a) port.pkeys_read = false;
+      if (a && port.pkeys_read) append_pkeys(*a, port.pkeys);
+      if (!port.pkeys_read) port.pkeys.clear();
+      continue;
+    }
+    if (!a) continue;  // missing: assemble() names it
+    if (port.sl2vl.size() <= r.table.in) port.sl2vl.resize(static_cast<size_t>(r.table.in) + 1);
+    port.sl2vl[r.table.in] = decode_sl2vl(*a);
   }
-  if (fabric->from_node != nullptr) {
-    out.self.node = index[fabric->from_node];
-    out.self.port =
-        static_cast<uint8_t>(fabric->from_node->type == IB_NODE_SWITCH ? 0 : fabric->from_portnum);
-    model.sm_port_guid = model.port(out.self).guid;
+  auto out = assemble(scan);
+  if (!out) {
+    return sa::make_error(sa::ErrorCode::kTransport, "discovery did not find its own port");
   }
-  model.index();
   progress(fmt::format("done: {} endpoints, {} table(s) missing, {} SMP(s) sent again",
-                       model.endpoints().size(), out.missing.size(), smp.retried()));
+                       out->model.endpoints().size(), out->missing.size(), smp.resent()));
+  return std::move(*out);
+}
+
+IncrementalOutcome rediscover_fabric(const DiscoveryOptions& options, const Discovery& previous) {
+  ibmad_port* mad = smp_port(options.ca, options.port);
+  if (mad == nullptr) {
+    IncrementalOutcome out;
+    out.fallback = "cannot open the port for SMPs";
+    return out;
+  }
+  if (options.retries > 0) mad_rpc_set_retries(mad, options.retries);
+  UmadSmpTransport smp(mad, kSmpWindow, options.timeout_ms > 0 ? options.timeout_ms : 1000,
+                       std::max(options.attempts, 1));
+  IncrementalOutcome out = incremental_discovery(smp, previous, {}, options.progress);
+  if (out.found && options.progress) {
+    options.progress(fmt::format("done: {} endpoints, {} table(s) missing, {} SMP(s) sent again",
+                                 out.found->model.endpoints().size(), out.found->missing.size(),
+                                 smp.resent()));
+  }
   return out;
 }
 

@@ -5,6 +5,7 @@
 // also reports the result of a reload and the counters.
 #include <fcntl.h>
 #include <grp.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -14,7 +15,9 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "daemon.h"
 #include "rdma-qos/common/service.h"
@@ -84,6 +87,70 @@ int daemonize() {
   return fds[1];
 }
 
+// --dump-fabric --previous FILE: the model in force, from a --dump-fabric --json output (its
+// JSON line; - reads standard input). Nullopt, with why, when it is not one.
+std::optional<rdmaqos::sad::Discovery> read_previous(const std::string& path, std::string& why) {
+  std::string text;
+  if (path == "-") {
+    char buf[65536];
+    for (;;) {
+      ssize_t n = read(STDIN_FILENO, buf, sizeof buf);
+      if (n > 0) {
+        text.append(buf, static_cast<size_t>(n));
+      } else if (n == 0 || errno != EINTR) {
+        break;
+      }
+    }
+  } else {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      why = path + ": cannot read the file";
+      return std::nullopt;
+    }
+    std::ostringstream all;
+    all << in.rdbuf();
+    text = all.str();
+  }
+  // The JSON line: progress lines may come before it.
+  for (size_t at = 0; at < text.size();) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    if (text[at] == '{') {
+      auto d = rdmaqos::sad::discovery_from_json_text(std::string_view(text).substr(at, end - at));
+      if (d) return d;
+      break;
+    }
+    at = end + 1;
+  }
+  why = (path == "-" ? std::string("standard input") : path) +
+        ": no model (the JSON line of rdma-qos-sad --dump-fabric --json)";
+  return std::nullopt;
+}
+
+// The full discovery in a process of its own (this program with --dump-fabric and the same
+// port, on the same standard output): the incremental one has opened the SMP port, and
+// libibnetdisc opening and closing another in the same process upsets umad2sim. Its exit status.
+int full_discovery_process(const rdmaqos::sad::DiscoveryOptions& discovery, bool json) {
+  std::vector<std::string> args = {"/proc/self/exe", "--dump-fabric"};
+  if (json) args.emplace_back("--json");
+  if (!discovery.ca.empty()) args.insert(args.end(), {"--ca", discovery.ca});
+  if (discovery.port != 0) args.insert(args.end(), {"--port", std::to_string(discovery.port)});
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::cout << std::flush;
+  pid_t pid = fork();
+  if (pid < 0) return 1;
+  if (pid == 0) {
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
 void detach_stdio() {
   int null = open("/dev/null", O_RDWR);
   if (null < 0) return;
@@ -134,6 +201,11 @@ int main(int argc, char** argv) {
   app.add_option("--rediscover-interval", rediscover_interval,
                  "seconds between re-discoveries of the fabric (0: only on request)")
       ->check(CLI::Range(0, 86400 * 365));
+  app.add_option("--full-rediscover-every", options.full_rediscovery_every,
+                 "re-discoveries are incremental; every Nth reads the whole fabric (1: all; "
+                 "0: only `rdma-qos sad rediscover --full`)")
+      ->check(CLI::Range(0, 1000000))
+      ->capture_default_str();
   app.add_option("--control-socket", options.control_socket,
                  "control socket (default /run/rdma-qos/sad-<ca>-<port>.sock; '' for none)");
   std::string control_group;
@@ -152,6 +224,11 @@ int main(int argc, char** argv) {
   app.add_option("--port", discovery.port, "port of the CA (default: the first active)");
   app.add_flag("--dump-fabric", dump_fabric, "discover the fabric, print the model and exit");
   app.add_flag("--json", json, "print JSON");
+  std::string previous;
+  app.add_option("--previous", previous,
+                 "with --dump-fabric: re-discover incrementally against this model (a "
+                 "--dump-fabric --json output; - for standard input), or in full where that "
+                 "cannot be done");
   app.set_version_flag("--version", std::string("rdma-qos-sad ") + rdmaqos::common::version());
   try {
     app.parse(argc, argv);
@@ -172,13 +249,30 @@ int main(int argc, char** argv) {
     // Progress lines before the JSON line: the daemon logs them, and its time limit counts
     // from the last one (a discovery that advances is never killed half-way).
     discovery.progress = [](const std::string& s) { std::cout << "discovery: " << s << std::endl; };
+    if (!previous.empty()) {
+      std::string why;
+      auto before = read_previous(previous, why);
+      if (before) {
+        auto outcome = rdmaqos::sad::rediscover_fabric(discovery, *before);
+        if (outcome.found) {
+          std::cout << (json ? rdmaqos::sad::fabric_json_line(*outcome.found)
+                             : fabric_json(*outcome.found).dump(2))
+                    << "\n";
+          return 0;
+        }
+        std::cout << "discovery: incremental: " << outcome.fallback << ": a full discovery instead"
+                  << std::endl;
+        return full_discovery_process(discovery, json);
+      }
+      std::cout << "discovery: incremental: " << why << ": a full discovery instead" << std::endl;
+    }
     auto result = rdmaqos::sad::discover_fabric(discovery);
     if (!result) {
       std::cerr << "rdma-qos-sad: discovery failed: " << result.error().message << "\n";
       return 1;
     }
-    nlohmann::json j = fabric_json(*result);
-    std::cout << (json ? j.dump() : j.dump(2)) << "\n";
+    std::cout << (json ? rdmaqos::sad::fabric_json_line(*result) : fabric_json(*result).dump(2))
+              << "\n";
     return 0;
   }
 

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-// A window of LID-routed SMP Gets over libibumad (see smp_window.h).
+// A window of SMP Gets, LID-routed or directed-route, over libibumad (see smp_window.h).
 #include "smp_window.h"
 
 #include <infiniband/mad.h>
 #include <infiniband/umad.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <deque>
@@ -21,7 +22,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr size_t kMadSize = 256;
-constexpr size_t kSmpDataOffset = 64;  // LID-routed SMP: 64 bytes of data after the header
+constexpr size_t kSmpDataOffset = 64;  // both SMP kinds: 64 bytes of data after the header
+constexpr size_t kDrPathOffset = 128;  // directed route: the initial path
+constexpr uint16_t kPermissiveLid = 0xFFFF;
 // The low 32 bits of a TID are the sender's (the MAD layer keeps the high ones for its agent);
 // a tag in the top byte of those sets ours apart from libibmad's.
 constexpr uint64_t kTidTag = 0x5a000000ULL;
@@ -47,10 +50,14 @@ struct Pending {
 std::optional<std::vector<std::optional<SmpData>>> smp_get_window(ibmad_port* port,
                                                                   const std::vector<SmpGet>& gets,
                                                                   size_t window, int timeout_ms,
-                                                                  int attempts) {
+                                                                  int attempts, int* resent) {
   const int fd = mad_rpc_portid(port);
   const int agent = mad_rpc_class_agent(port, IB_SMI_CLASS);
+  const int dr_agent = mad_rpc_class_agent(port, IB_SMI_DIRECT_CLASS);
   if (fd < 0 || agent < 0) return std::nullopt;
+  for (const SmpGet& g : gets) {
+    if (g.directed && (dr_agent < 0 || g.path.size() > kMaxDirectedHops)) return std::nullopt;
+  }
   if (timeout_ms <= 0) timeout_ms = 1000;
   window = std::max<size_t>(window, 1);
   attempts = std::max(attempts, 1);
@@ -67,19 +74,29 @@ std::optional<std::vector<std::optional<SmpData>>> smp_get_window(ibmad_port* po
     const SmpGet& g = gets[p.index];
     std::memset(send_buf.get(), 0, umad_size() + kMadSize);
     auto* mad = static_cast<uint8_t*>(umad_get_mad(send_buf.get()));
-    mad[0] = 1;             // base version
-    mad[1] = IB_SMI_CLASS;  // LID-routed subnet management
-    mad[2] = 1;             // class version
+    mad[0] = 1;  // base version
+    mad[1] = g.directed ? IB_SMI_DIRECT_CLASS : IB_SMI_CLASS;
+    mad[2] = 1;  // class version
     mad[3] = IB_MAD_METHOD_GET;
     const uint64_t tid = kTidTag | (++tid_counter & 0xFFFFFF);
     tid_of[p.index] = tid;
     put_be(mad + 8, tid, 8);
     put_be(mad + 16, g.attr, 2);
     put_be(mad + 20, g.mod, 4);
-    umad_set_addr(send_buf.get(), g.lid, 0, 0, 0);
+    if (g.directed) {
+      // Status (D bit 0: outbound) and hop pointer 0; hop count; DrSLID and DrDLID permissive
+      // (the whole route directed); the initial path from byte 1 on.
+      mad[7] = static_cast<uint8_t>(g.path.size());
+      put_be(mad + 32, kPermissiveLid, 2);
+      put_be(mad + 34, kPermissiveLid, 2);
+      for (size_t i = 0; i < g.path.size(); ++i) mad[kDrPathOffset + 1 + i] = g.path[i];
+    }
+    umad_set_addr(send_buf.get(), g.directed ? kPermissiveLid : g.lid, 0, 0, 0);
+    if (p.sent > 0 && resent != nullptr) ++*resent;
     ++p.sent;
     p.deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
-    return umad_send(fd, agent, send_buf.get(), static_cast<int>(kMadSize), 0, 0) == 0;
+    return umad_send(fd, g.directed ? dr_agent : agent, send_buf.get(), static_cast<int>(kMadSize),
+                     0, 0) == 0;
   };
 
   while (finished < gets.size()) {
@@ -120,6 +137,64 @@ std::optional<std::vector<std::optional<SmpData>>> smp_get_window(ibmad_port* po
       }
       if (!send(in_flight[i])) return std::nullopt;
       ++i;
+    }
+  }
+  return out;
+}
+
+std::vector<size_t> interleaved(const std::vector<SmpGet>& gets) {
+  // The destination of each Get: its LID, or its directed route.
+  std::map<std::pair<uint32_t, std::vector<uint8_t>>, size_t> seen;  // -> Gets there so far
+  std::vector<std::pair<size_t, size_t>> keyed;                      // (turn, index)
+  keyed.reserve(gets.size());
+  for (size_t i = 0; i < gets.size(); ++i) {
+    const SmpGet& g = gets[i];
+    auto key = g.directed ? std::make_pair(0x10000u, g.path)
+                          : std::make_pair(uint32_t{g.lid}, std::vector<uint8_t>{});
+    keyed.emplace_back(seen[key]++, i);
+  }
+  std::stable_sort(keyed.begin(), keyed.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<size_t> order;
+  order.reserve(keyed.size());
+  for (const auto& k : keyed) order.push_back(k.second);
+  return order;
+}
+
+std::vector<std::optional<SmpData>> UmadSmpTransport::get(const std::vector<SmpGet>& gets) {
+  // Round-robin over the destinations, so that the Gets in flight go to many nodes (a switch's
+  // SMA answers one at a time, and queues only so many).
+  const std::vector<size_t> order = interleaved(gets);
+  std::vector<SmpGet> sent;
+  sent.reserve(gets.size());
+  for (size_t i : order) sent.push_back(gets[i]);
+  if (auto many = smp_get_window(port_, sent, window_, timeout_ms_, attempts_, &resent_)) {
+    std::vector<std::optional<SmpData>> out(gets.size());
+    for (size_t k = 0; k < order.size(); ++k) out[order[k]] = (*many)[k];
+    return out;
+  }
+  // One at a time through libibmad.
+  std::vector<std::optional<SmpData>> out(gets.size());
+  for (size_t i = 0; i < gets.size(); ++i) {
+    const SmpGet& g = gets[i];
+    ib_portid_t id{};
+    if (g.directed) {
+      if (g.path.size() > kMaxDirectedHops) continue;
+      id.drpath.cnt = static_cast<int>(g.path.size());
+      for (size_t h = 0; h < g.path.size(); ++h) id.drpath.p[h + 1] = g.path[h];
+    } else {
+      ib_portid_set(&id, g.lid, 0, 0);
+    }
+    uint8_t buf[IB_SMP_DATA_SIZE];
+    for (int a = 0; a < std::max(attempts_, 1); ++a) {
+      if (a > 0) ++resent_;
+      if (smp_query_via(buf, &id, g.attr, g.mod, static_cast<unsigned>(timeout_ms_), port_) !=
+          nullptr) {
+        SmpData d{};
+        std::memcpy(d.data(), buf, d.size());
+        out[i] = d;
+        break;
+      }
     }
   }
   return out;

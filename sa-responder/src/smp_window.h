@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-// LID-routed SMP Gets with many in flight at once, on the umad port and SMI agent libibmad
-// already opened (no second port: umad2sim crashes a process that juggles several). libibmad's
-// own calls are one at a time; the switches' SL2VL tables (one per input/output port pair) are
-// most of a discovery's SMPs.
+// SMP Gets, LID-routed or directed-route, with many in flight at once, on the umad port and SMI
+// agents libibmad already opened (no second port: umad2sim crashes a process that juggles
+// several). libibmad's own calls are one at a time; the switches' SL2VL tables (one per
+// input/output port pair) are most of a discovery's SMPs, and the incremental discovery's check
+// of the whole fabric is thousands of directed-route Gets.
 #pragma once
 
 #include <array>
@@ -16,10 +17,17 @@ struct ibmad_port;
 namespace rdmaqos::sad {
 
 struct SmpGet {
-  uint16_t lid = 0;
+  uint16_t lid = 0;  // LID-routed (directed false)
   uint16_t attr = 0;
   uint32_t mod = 0;
+  // Directed route from the local port: the output port of each hop (path[0] is the first hop;
+  // empty: the local node itself).
+  bool directed = false;
+  std::vector<uint8_t> path{};
 };
+
+// Longest directed route an SMP carries (IBA: 64 path bytes, the first unused).
+constexpr size_t kMaxDirectedHops = 63;
 
 using SmpData = std::array<uint8_t, 64>;
 
@@ -32,9 +40,42 @@ ibmad_port* smp_port(const std::string& ca, int port);
 // Sends `gets` with at most `window` outstanding, each sent again up to `attempts` times in all
 // after `timeout_ms` without an answer; results in request order, nullopt for no good answer.
 // nullopt as a whole when the port cannot be used this way (the caller then asks one at a time).
+// `resent` (when given) counts the Gets sent again.
 std::optional<std::vector<std::optional<SmpData>>> smp_get_window(ibmad_port* port,
                                                                   const std::vector<SmpGet>& gets,
                                                                   size_t window, int timeout_ms,
-                                                                  int attempts);
+                                                                  int attempts,
+                                                                  int* resent = nullptr);
+
+// Where discovery's SMP Gets go: the port (UmadSmpTransport), or a simulated fabric in tests.
+class SmpTransport {
+ public:
+  virtual ~SmpTransport() = default;
+  // Every Get's answer in request order; nullopt where none came (after the retries).
+  virtual std::vector<std::optional<SmpData>> get(const std::vector<SmpGet>& gets) = 0;
+  // Gets sent again so far.
+  virtual int resent() const { return 0; }
+};
+
+// The order in which to send `gets` (indexes into it): round-robin over their destinations
+// (LID or directed route), each destination's Gets in their order.
+std::vector<size_t> interleaved(const std::vector<SmpGet>& gets);
+
+// SMP Gets on an open libibmad port: a window of `window` (smp_get_window) over the Gets
+// interleaved by destination, or one at a time through libibmad where the port cannot do that.
+class UmadSmpTransport : public SmpTransport {
+ public:
+  UmadSmpTransport(ibmad_port* port, size_t window, int timeout_ms, int attempts)
+      : port_(port), window_(window), timeout_ms_(timeout_ms), attempts_(attempts) {}
+  std::vector<std::optional<SmpData>> get(const std::vector<SmpGet>& gets) override;
+  int resent() const override { return resent_; }
+
+ private:
+  ibmad_port* port_;
+  size_t window_;
+  int timeout_ms_;
+  int attempts_;
+  int resent_ = 0;
+};
 
 }  // namespace rdmaqos::sad

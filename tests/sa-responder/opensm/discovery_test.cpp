@@ -2,14 +2,21 @@
 // Fabric discovery against ibsim after OpenSM configured it: `rdma-qos-sad --dump-fabric --json`
 // runs at sm01 (umad2sim is an LD_PRELOAD interposer, so discovery runs in its own process) and
 // its model is compared with the topology the test built (GUIDs, LIDs and link rates fixed by
-// make_fat_tree).
+// make_fat_tree). Then the incremental re-discovery (--previous) on a mid-size fat tree whose
+// links are taken down and up, and a CA plugged in, through ibsim's console: its model is the
+// full discovery's, JSON for JSON, and a daemon re-discovering that way answers accordingly.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <nlohmann/json.hpp>
 
+#include <fstream>
 #include <map>
 #include <sstream>
+#include <thread>
 
 #include "rdma-qos/testbed/ib_fabric.h"
+#include "rdma-qos/testbed/process.h"
 
 namespace rdmaqos::sad {
 namespace {
@@ -163,6 +170,230 @@ TEST_F(DiscoveryTest, OpenSmWithQosMapsNoDataSlToVl15) {
     EXPECT_TRUE(path["valid_sls"].get<int>() & 1) << path.dump();
   }
   EXPECT_TRUE((*dump_)["missing"].empty()) << (*dump_)["missing"].dump();
+}
+
+// --- the incremental re-discovery ---
+
+using namespace std::chrono_literals;
+
+// 48 CAs, 12 a leaf: leaves 02..04 have port 1 free (leaf01's is sm01's). node099 is in ibsim's
+// topology without a link: a host not yet cabled.
+IbFabric* start_mid_size_fabric() {
+  testbed::FatTreeSpec spec;
+  spec.cas = 48;
+  spec.cas_per_leaf = 12;
+  spec.spines = 2;
+  auto o = testbed::fabric_options(testbed::make_fat_tree(spec));
+  o.ibsim_console = true;
+  // Its log tells when a sweep is over; and it must not query SMInfo of the daemon's port,
+  // which holds issm (as ibsim needs to deliver it requests) but answers no SMInfo: OpenSM's
+  // sweep would wait for that answer.
+  o.opensm_conf = "force_log_flush TRUE\nignore_other_sm TRUE\n";
+  o.topology.netfile += "caguid=0x0002c90300ee0000\nCa 1 \"node099\" # \"node099 HCA-1\"\n\n";
+  o.topology.port_count += 2;
+  return new IbFabric(o);
+}
+
+size_t count_lines(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// Runs `change` on the fabric and waits until OpenSM has swept it in: a heavy sweep (SIGHUP, in
+// case ibsim's trap is lost) ended with SUBNET UP and no other followed for two seconds.
+void change_and_settle(IbFabric& f, const std::function<void()>& change) {
+  const size_t ups = count_lines(f.opensm_log(), "SUBNET UP");
+  change();
+  ::kill(f.pids().back(), SIGHUP);
+  for (int i = 0; i < 300 && count_lines(f.opensm_log(), "SUBNET UP") <= ups; ++i) {
+    std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_GT(count_lines(f.opensm_log(), "SUBNET UP"), ups) << f.opensm_log();
+  for (size_t seen = count_lines(f.opensm_log(), "SUBNET UP");;) {
+    std::this_thread::sleep_for(2s);
+    const size_t now = count_lines(f.opensm_log(), "SUBNET UP");
+    if (now == seen) break;
+    seen = now;
+  }
+}
+
+struct Dump {
+  std::string line;  // the model's JSON line
+  std::string progress;
+};
+
+// `rdma-qos-sad --dump-fabric --json` at sm01; with `previous`, incrementally against it.
+Dump dump_at_sm(const IbFabric& f, const std::string& previous = {}) {
+  std::vector<std::string> argv = {RDMA_QOS_SAD, "--dump-fabric", "--json"};
+  if (!previous.empty()) {
+    std::ofstream(f.dir() + "/previous.json") << previous << "\n";
+    argv.insert(argv.end(), {"--previous", f.dir() + "/previous.json"});
+  }
+  auto r = f.run_at(f.topology().sm_node().id, argv, 60s);
+  EXPECT_EQ(r.exit_code, 0) << r.output.substr(0, 4000);
+  Dump d;
+  std::istringstream in(r.output);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line[0] == '{') {
+      d.line = line;
+    } else {
+      d.progress += line + "\n";
+    }
+  }
+  EXPECT_FALSE(d.line.empty()) << r.output.substr(0, 4000);
+  return d;
+}
+
+// Where two models differ, briefly (a JSON patch's first operations).
+std::string difference(const std::string& a, const std::string& b) {
+  auto patch = json::diff(json::parse(a), json::parse(b));
+  std::string out;
+  for (size_t i = 0; i < patch.size() && i < 5; ++i) out += patch[i].dump().substr(0, 300) + "\n";
+  return out;
+}
+
+bool has_node(const std::string& line, uint64_t guid) {
+  const json model = json::parse(line);
+  for (const json& n : model["nodes"])
+    if (hex(n["guid"]) == guid) return true;
+  return false;
+}
+
+// The incremental model after each change equals the full discovery's, and says what changed.
+TEST(IncrementalDiscoveryOnIbsim, FollowsLinksDownAndUpAndANewNodeAsAFullDiscoveryDoes) {
+  std::unique_ptr<IbFabric> f(start_mid_size_fabric());
+  const uint64_t node005 = f->topology().node("node005").node_guid;
+  constexpr uint64_t kNode099 = 0x0002c90300ee0000;
+  Dump before = dump_at_sm(*f);
+  ASSERT_TRUE(has_node(before.line, node005));
+
+  // Nothing changed: no table read, the same model.
+  Dump same = dump_at_sm(*f, before.line);
+  EXPECT_EQ(same.line, before.line) << difference(before.line, same.line);
+  EXPECT_NE(same.progress.find("discovery: incremental: no change"), std::string::npos)
+      << same.progress;
+  EXPECT_NE(same.progress.find(" 0 of "), std::string::npos) << same.progress;
+
+  // A CA's link down: OpenSM drops the CA and re-routes.
+  ASSERT_NO_FATAL_FAILURE(change_and_settle(*f, [&] { f->ibsim_command("Unlink \"node005\""); }));
+  Dump down = dump_at_sm(*f, before.line);
+  Dump down_full = dump_at_sm(*f);
+  EXPECT_EQ(down.line, down_full.line) << difference(down_full.line, down.line) << down.progress;
+  EXPECT_FALSE(has_node(down.line, node005));
+  EXPECT_NE(down.progress.find("0 node(s) added, 1 gone"), std::string::npos) << down.progress;
+  EXPECT_EQ(down.progress.find("a full discovery instead"), std::string::npos) << down.progress;
+
+  // Up again: its tables and the leaf port's are read again, nothing else.
+  ASSERT_NO_FATAL_FAILURE(change_and_settle(*f, [&] { f->ibsim_command("ReLink \"node005\""); }));
+  Dump up = dump_at_sm(*f, down.line);
+  Dump up_full = dump_at_sm(*f);
+  EXPECT_EQ(up.line, up_full.line) << difference(up_full.line, up.line) << up.progress;
+  EXPECT_TRUE(has_node(up.line, node005));
+  EXPECT_NE(up.progress.find("1 node(s) added, 0 gone"), std::string::npos) << up.progress;
+
+  // A host cabled in: a node the model never had, read in full.
+  ASSERT_NO_FATAL_FAILURE(
+      change_and_settle(*f, [&] { f->ibsim_command("Link \"leaf02\"[1] \"node099\"[1]"); }));
+  Dump added = dump_at_sm(*f, up.line);
+  Dump added_full = dump_at_sm(*f);
+  EXPECT_EQ(added.line, added_full.line)
+      << difference(added_full.line, added.line) << added.progress;
+  EXPECT_TRUE(has_node(added.line, kNode099));
+  EXPECT_EQ(added.progress.find("a full discovery instead"), std::string::npos) << added.progress;
+
+  // A model of another node (the first one, sm01's, given at node001): a full discovery.
+  auto r = f->run_at(
+      "node001",
+      {RDMA_QOS_SAD, "--dump-fabric", "--json", "--previous", f->dir() + "/previous.json"}, 60s);
+  EXPECT_EQ(r.exit_code, 0) << r.output.substr(0, 4000);
+  EXPECT_NE(r.output.find("discovery: incremental: discovery runs at node"), std::string::npos)
+      << r.output.substr(0, 4000);
+  EXPECT_NE(r.output.find(": a full discovery instead"), std::string::npos)
+      << r.output.substr(0, 4000);
+  EXPECT_NE(r.output.find("discovery: done: "), std::string::npos) << r.output.substr(0, 4000);
+}
+
+// The daemon (at node048, beside OpenSM, no policy) re-discovers incrementally on request and
+// answers for the fabric as it is: no path to a CA whose link went down, a path again once it is
+// back; every third re-discovery (--full-rediscover-every 3) and `rediscover --full` read the
+// whole fabric.
+TEST(IncrementalDiscoveryOnIbsim, TheDaemonsAnswersFollowAnIncrementalRediscovery) {
+  std::unique_ptr<IbFabric> f(start_mid_size_fabric());
+  const std::string node = "node048";
+  const std::string our_lid = f->lid_arg(node);
+  const std::string socket = f->dir() + "/sad.sock";
+  testbed::ProcessOptions p;
+  p.argv = {RDMA_QOS_SAD,
+            "--no-policy",
+            "--control-socket",
+            socket,
+            "--foreground",
+            "--rediscover-interval",
+            "0",
+            "--full-rediscover-every",
+            "3"};
+  p.env = f->client_env(node);
+  p.cwd = f->dir();
+  p.output_path = f->dir() + "/sad.log";
+  auto started = f->start_until_answering(p, {RDMA_QOS_CLI, "path", "cpi", "--sa-lid", our_lid});
+  std::unique_ptr<testbed::Process> sad = std::move(started.daemon);
+  ASSERT_EQ(started.probe.exit_code, 0) << started.probe.output;
+  auto log = [&] {
+    std::ifstream in(f->dir() + "/sad.log");
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  // Paths from node001 to `to` that our SA answers.
+  auto paths_to = [&](const std::string& to) -> int {
+    testbed::ProcessOptions q;
+    q.argv = {RDMA_QOS_CLI,   "path",  "--json",   "--dlid",
+              f->lid_arg(to), "--get", "--sa-lid", our_lid};
+    q.env = f->client_env("node001");
+    q.cwd = f->dir();
+    testbed::RunResult r = testbed::run(q, 20s);
+    std::istringstream in(r.output);
+    for (std::string line; std::getline(in, line);) {
+      if (line.empty() || line[0] != '{') continue;
+      auto j = json::parse(line, nullptr, false);
+      if (!j.is_discarded() && j.contains("paths")) return static_cast<int>(j["paths"].size());
+    }
+    return 0;
+  };
+  auto rediscover = [&](std::vector<std::string> extra = {}) {
+    testbed::ProcessOptions c;
+    c.argv = {RDMA_QOS_CLI, "sad", "rediscover", "--json", "--socket", socket};
+    c.argv.insert(c.argv.end(), extra.begin(), extra.end());
+    c.cwd = f->dir();
+    testbed::RunResult r = testbed::run(c, 120s);
+    EXPECT_EQ(r.exit_code, 0) << r.output << log();
+    auto j =
+        json::parse(r.output.substr(std::min(r.output.find('{'), r.output.size())), nullptr, false);
+    return j.is_discarded() ? std::string() : j.value("message", std::string());
+  };
+  const size_t nodes = f->topology().nodes.size();  // node099, without a link, is not one
+  ASSERT_EQ(paths_to("node005"), 1);
+
+  ASSERT_NO_FATAL_FAILURE(change_and_settle(*f, [&] { f->ibsim_command("Unlink \"node005\""); }));
+  EXPECT_EQ(rediscover(),
+            fmt::format("fabric re-discovered: {} endpoints (incremental)", nodes - 1));
+  EXPECT_EQ(paths_to("node005"), 0);
+  EXPECT_EQ(paths_to("node006"), 1);
+
+  ASSERT_NO_FATAL_FAILURE(change_and_settle(*f, [&] { f->ibsim_command("ReLink \"node005\""); }));
+  EXPECT_EQ(rediscover(), fmt::format("fabric re-discovered: {} endpoints (incremental)", nodes));
+  EXPECT_EQ(paths_to("node005"), 1);
+
+  // The third since the full one at start reads the whole fabric (--full-rediscover-every 3),
+  // the next is incremental again; --full asks for a full one.
+  EXPECT_EQ(rediscover(), fmt::format("fabric re-discovered: {} endpoints (full)", nodes));
+  EXPECT_EQ(rediscover(), fmt::format("fabric re-discovered: {} endpoints (incremental)", nodes));
+  EXPECT_EQ(rediscover({"--full"}),
+            fmt::format("fabric re-discovered: {} endpoints (full)", nodes));
+  const std::string text = log();
+  EXPECT_NE(text.find("re-discovery: incremental: 0 node(s) added, 1 gone"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("re-discovery: topology: "), std::string::npos) << text;  // the full one
+  sad->stop();
 }
 
 }  // namespace

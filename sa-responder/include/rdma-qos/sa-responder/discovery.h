@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Fabric discovery with SMPs from a local port: topology with libibnetdisc, then each port's
-// PKey and SL2VL tables and each switch's linear forwarding table with libibmad queries (the
-// switches' SL2VL tables several in flight at once over libibumad).
+// PKey and SL2VL tables and each switch's linear forwarding table, several in flight at once
+// over libibumad. And the incremental re-discovery: a check of the whole fabric against the
+// model in force, then only the tables of ports that changed.
 #pragma once
 
 #include <functional>
@@ -44,7 +45,28 @@ struct Discovery {
 std::optional<std::string> replacement_refused(const Discovery& found);
 
 // The whole fabric, or an error: a discovery whose topology or forwarding tables fail half-way
-// returns no model; one that misses PKey or SL2VL tables lists them in `missing`.
+// returns no model; one that misses PKey or SL2VL tables lists them in `missing`. Nodes are in
+// node GUID order.
 sa::Result<Discovery> discover_fabric(const DiscoveryOptions& options);
+
+// An incremental re-discovery: the model a full discovery would give now, or why it could not
+// be had that way (then the caller runs a full one).
+struct IncrementalOutcome {
+  std::optional<Discovery> found;
+  std::string fallback;  // when not found: why a full discovery is needed
+  // What it took, for the log and the bench.
+  size_t nodes = 0;        // nodes checked
+  size_t check_smps = 0;   // SMPs of the check (NodeInfo, SwitchInfo, PortInfo, LFT, ...)
+  size_t tables_kept = 0;  // PKey and SL2VL tables taken over from the previous model
+  size_t tables_read = 0;  // ... and read again
+  std::string changes;     // what changed since the previous model, in words
+};
+
+// Re-discovers the fabric against `previous` (the model in force, as discovery_from_json reads
+// it back from a discovery's JSON): see discovery_incremental.h. Falls back (found empty) when
+// `previous` is incomplete or not of this fabric, a check SMP goes unanswered, or most tables
+// changed. Opens the same process-wide SMP port as discover_fabric (smp_port): a process that
+// falls back runs the full discovery in a new process (umad2sim).
+IncrementalOutcome rediscover_fabric(const DiscoveryOptions& options, const Discovery& previous);
 
 }  // namespace rdmaqos::sad
