@@ -26,6 +26,14 @@ void guarded(F&& f) noexcept {
 
 }  // namespace
 
+namespace rdmaqos::osmp {
+
+Engine& engine_of(rdma_qos_osmp* plugin) {
+  return *plugin->engine;
+}
+
+}  // namespace rdmaqos::osmp
+
 extern "C" {
 
 rdma_qos_osmp* rdma_qos_osmp_create(const char* options, const rdma_qos_osmp_osm_config* osm,

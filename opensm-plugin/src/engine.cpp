@@ -9,14 +9,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <tuple>
 
 #include <fmt/format.h>
 
 #include <variant>
 
-#include "rdma-qos/config/read_file.h"
 #include "rdma-qos/policy/fabric.h"
 #include "rdma-qos/sa-client/mad.h"
 #include "rdma-qos/sa-responder/agent.h"
@@ -25,26 +26,6 @@
 #include "rdma-qos/sa-responder/path_bits.h"
 
 namespace rdmaqos::osmp {
-namespace {
-
-// A policy, partitions or opensm.conf file: a regular file only (config::read_regular_file), so
-// a FIFO or device named by mistake never blocks OpenSM's thread.
-std::optional<std::string> read_file(const std::string& path) {
-  auto read = config::read_regular_file(path, config::kMaxPolicyFileBytes);
-  if (auto* text = std::get_if<std::string>(&read)) return std::move(*text);
-  return std::nullopt;
-}
-
-}  // namespace
-
-std::optional<std::string> policy_path(const Options& options, const OsmConfig& osm) {
-  if (options.no_policy) return std::nullopt;
-  if (options.policy) return options.policy;
-  if (osm.qos_policy_file && access(osm.qos_policy_file->c_str(), R_OK) == 0)
-    return osm.qos_policy_file;
-  return std::nullopt;
-}
-
 Engine::Engine(Options options, OsmConfig osm, Log log, Snapshotter snapshotter)
     : options_(std::move(options)),
       osm_(std::move(osm)),
@@ -52,7 +33,8 @@ Engine::Engine(Options options, OsmConfig osm, Log log, Snapshotter snapshotter)
       snapshotter_(std::move(snapshotter)),
       // As rdma-qos-sad: table answers in one buffer the kernel cuts into RMPP segments, except
       // under ibsim's umad2sim, which has no RMPP (answers cut to one MAD, as OpenSM's are there).
-      rmpp_(sad::use_rmpp(sad::RmppMode::kAuto)) {}
+      rmpp_(sad::use_rmpp(sad::RmppMode::kAuto)),
+      source_(std::make_unique<PolicySource>(options_, osm_)) {}
 
 Engine::~Engine() {
   stop_ = true;
@@ -87,57 +69,52 @@ void Engine::refresh() {
   }
 }
 
-std::optional<Sources> Engine::read_sources(std::vector<std::string>& diagnostics) const {
-  Sources out;
-  bool ok = true;
-  out.partitions_path = options_.partitions;
-  if (!out.partitions_path && osm_.partition_config_file &&
-      access(osm_.partition_config_file->c_str(), R_OK) == 0)
-    out.partitions_path = osm_.partition_config_file;
-  if (out.partitions_path) {
-    out.partitions_text = read_file(*out.partitions_path);
-    if (!out.partitions_text) {
-      diagnostics.push_back(fmt::format("{}: cannot read the file", *out.partitions_path));
-      ok = false;
-    }
-  }
-  out.policy_path = policy_path(options_, osm_);
-  if (out.policy_path) {
-    out.policy_text = read_file(*out.policy_path);
-    if (!out.policy_text) {
-      diagnostics.push_back(fmt::format("{}: cannot read the file", *out.policy_path));
-      ok = false;
-    }
-  }
-  if (!ok) return std::nullopt;
-  return out;
-}
-
 LoadResult Engine::load(std::shared_ptr<const sad::FabricModel> model,
-                        const Sources& sources) const {
+                        const PolicyInputs& inputs) const {
   namespace pol = rdmaqos::policy;
   LoadResult out;
-  auto fabric = std::make_shared<pol::Fabric>(model->policy_fabric());
+  auto say = [&out](const pol::Diagnostic& d, const std::string& file) {
+    out.diagnostics.push_back(pol::format_diagnostic(d, file));
+    out.errors.push_back(d.severity == pol::Severity::kError);
+  };
   bool ok = true;
-  if (!sources.partitions_text) {
+  for (const auto* f : {&inputs.partitions, &inputs.policy}) {
+    if (*f && !(*f)->text) {
+      out.diagnostics.push_back(
+          fmt::format("{}: cannot read the file: {}", (*f)->path, (*f)->error));
+      out.errors.push_back(true);
+      ok = false;
+    }
+  }
+  if (!ok) return out;
+  auto fabric = std::make_shared<pol::Fabric>(model->policy_fabric());
+  if (!inputs.partitions) {
     fabric->partitions = pol::default_partitions(*fabric);
   } else {
-    auto r = pol::parse_partitions(*sources.partitions_text, *fabric);
-    for (const auto& d : r.diagnostics)
-      out.diagnostics.push_back(pol::format_diagnostic(d, *sources.partitions_path));
+    auto r = pol::parse_partitions(*inputs.partitions->text, *fabric);
+    for (const auto& d : r.diagnostics) say(d, inputs.partitions->path);
     if (pol::has_errors(r.diagnostics)) ok = false;
     fabric->partitions = std::move(r.partitions);
   }
   std::shared_ptr<const pol::CompiledPolicy> policy;
-  if (sources.policy_text) {
-    auto r = pol::load_policy(*sources.policy_text, fabric.get());
-    for (const auto& d : r.diagnostics)
-      out.diagnostics.push_back(pol::format_diagnostic(d, *sources.policy_path));
-    if (!r.policy) ok = false;
-    policy = r.policy;
+  if (inputs.policy && inputs.parsed) {
+    // The policy as PolicySource parsed it (once for the qos-setup scopes too), compiled here:
+    // load_policy's diagnostics, in file order.
+    pol::Diagnostics all = inputs.parsed->diagnostics;
+    if (inputs.parsed->ok()) {
+      auto compiled = pol::CompiledPolicy::compile(inputs.parsed->policy, fabric.get());
+      all.insert(all.end(), compiled.diagnostics.begin(), compiled.diagnostics.end());
+      std::stable_sort(all.begin(), all.end(),
+                       [](const pol::Diagnostic& a, const pol::Diagnostic& b) {
+                         return std::tie(a.location.line, a.location.column) <
+                                std::tie(b.location.line, b.location.column);
+                       });
+      policy = compiled.policy;
+    }
+    for (const auto& d : all) say(d, inputs.policy->path);
+    if (!policy) ok = false;
     if (policy) {
-      for (const auto& d : sad::path_bits_warnings(*policy, *model))
-        out.diagnostics.push_back(pol::format_diagnostic(d, *sources.policy_path));
+      for (const auto& d : sad::path_bits_warnings(*policy, *model)) say(d, inputs.policy->path);
     }
   }
   auto groups = std::make_shared<const std::vector<sad::MulticastGroup>>(
@@ -148,26 +125,37 @@ LoadResult Engine::load(std::shared_ptr<const sad::FabricModel> model,
   return out;
 }
 
-void Engine::remember(const sad::FabricModel& model, const Sources& sources, const LoadResult& r) {
+void Engine::remember(const sad::FabricModel& model, const PolicyInputs& inputs,
+                      const LoadResult& r) {
   ++compiles_;
   if (!r.snapshot) return;
-  cache_.store({sources.policy_text, sources.partitions_text, model.policy_fabric()},
+  cache_.store({inputs.policy_version(), inputs.partitions_version(), model.policy_fabric()},
                {r.snapshot->policy_fabric, r.snapshot->policy, r.snapshot->groups});
 }
 
 LoadResult Engine::load_cached(std::shared_ptr<const sad::FabricModel> model,
-                               const Sources& sources) {
-  if (const CompiledOutputs* kept =
-          cache_.find(sources.policy_text, sources.partitions_text, model->policy_fabric())) {
+                               const PolicyInputs& inputs) {
+  if (const CompiledOutputs* kept = cache_.find(
+          inputs.policy_version(), inputs.partitions_version(), model->policy_fabric())) {
     ++compiles_skipped_;
     LoadResult out;
     out.snapshot =
         Snapshot{std::move(model), kept->policy_fabric, kept->policy, kept->groups, nullptr};
     return out;
   }
-  LoadResult r = load(model, sources);
-  remember(*model, sources, r);
+  LoadResult r = load(model, inputs);
+  remember(*model, inputs, r);
   return r;
+}
+
+void Engine::log_once(const PolicyInputs& inputs, bool error, const std::string& line) {
+  const std::pair<uint64_t, uint64_t> versions{inputs.policy_version(),
+                                               inputs.partitions_version()};
+  if (versions != logged_versions_) {
+    logged_versions_ = versions;
+    logged_.clear();
+  }
+  if (logged_.insert(line).second) log_(error, line);
 }
 
 void Engine::install(Snapshot s) {
@@ -186,31 +174,23 @@ bool Engine::rebuild() {
   built->subnet_timeout = osm_.subnet_timeout;
   std::shared_ptr<const sad::FabricModel> model = std::move(built);
   last_model_ = model;
-  // The files are read again at every new model, as OpenSM re-reads its QoS policy at every
-  // heavy sweep, but compiled again only when they or the fabric's nodes changed; when they
-  // have errors the last good ones answer on the new fabric.
-  std::vector<std::string> diagnostics;
-  std::optional<Sources> sources = read_sources(diagnostics);
-  LoadResult r;
-  if (sources) {
-    r = load_cached(model, *sources);
-    diagnostics.insert(diagnostics.end(), r.diagnostics.begin(), r.diagnostics.end());
-  }
+  // The files are looked at again at every new model, as OpenSM re-reads its QoS policy at
+  // every heavy sweep, but read again only when they changed (PolicySource) and compiled again
+  // only when they or the fabric's nodes changed; when they have errors the last good ones
+  // answer on the new fabric. Every diagnostic is logged once per version of the files.
+  std::shared_ptr<const PolicyInputs> inputs = source_->current();
+  LoadResult r = load_cached(model, *inputs);
   const bool fresh_ok = r.snapshot.has_value();
-  if (!fresh_ok && last_good_) r = load_cached(model, *last_good_);
-  if (!fresh_ok && !policy_error_logged_) {
-    // Said once per failing policy, not at every sweep.
-    for (const auto& d : diagnostics) log_(true, d);
-    log_(true, r.snapshot ? "the policy or partitions have errors: the previous ones stay in force"
-                          : "the policy or partitions have errors: OpenSM's own PathRecord and "
-                            "MultiPathRecord handlers answer");
-    policy_error_logged_ = true;
-  } else if (fresh_ok && models_ == 0) {
-    for (const auto& d : diagnostics) log_(false, d);
-  }
-  if (fresh_ok) {
-    policy_error_logged_ = false;
-    last_good_ = std::move(sources);
+  for (size_t i = 0; i < r.diagnostics.size(); ++i)
+    log_once(*inputs, !fresh_ok && r.errors[i], r.diagnostics[i]);
+  if (!fresh_ok) {
+    if (last_good_) r = load_cached(model, *last_good_);
+    log_once(*inputs, true,
+             r.snapshot ? "the policy or partitions have errors: the previous ones stay in force"
+                        : "the policy or partitions have errors: OpenSM's own PathRecord and "
+                          "MultiPathRecord handlers answer");
+  } else {
+    last_good_ = std::move(inputs);
   }
   if (!r.snapshot) {
     ++model_failures_;
@@ -236,24 +216,19 @@ nlohmann::json Engine::reload() {
     reply["message"] = "no fabric model yet (OpenSM has not brought the subnet up)";
     return reply;
   }
-  std::vector<std::string> diagnostics;
-  std::optional<Sources> sources = read_sources(diagnostics);
-  LoadResult r;
-  if (sources) {
-    // Compiled even when unchanged: whoever asks for a reload wants to see its diagnostics.
-    r = load(last_model_, *sources);
-    remember(*last_model_, *sources, r);
-    diagnostics.insert(diagnostics.end(), r.diagnostics.begin(), r.diagnostics.end());
-  }
-  for (const auto& d : diagnostics) {
+  // Read and compiled even when unchanged: whoever asks for a reload wants to see its
+  // diagnostics.
+  std::shared_ptr<const PolicyInputs> inputs = source_->current(true);
+  LoadResult r = load(last_model_, *inputs);
+  remember(*last_model_, *inputs, r);
+  for (const auto& d : r.diagnostics) {
     reply["diagnostics"].push_back(d);
     log_(!r.snapshot, d);
   }
   if (r.snapshot) {
     install(std::move(*r.snapshot));
-    last_good_ = std::move(sources);
+    last_good_ = std::move(inputs);
     ++reloads_;
-    policy_error_logged_ = false;
     reply["ok"] = true;
     reply["message"] = "policy reloaded";
   } else {
@@ -278,9 +253,14 @@ nlohmann::json Engine::stats() const {
   j["policy"] = {{"file", path ? nlohmann::json(*path) : nlohmann::json(nullptr)},
                  {"rules", now && now->policy ? now->policy->rules().size() : 0},
                  {"reloads", reloads_.load()},
+                 {"reads", source_->reads()},
+                 {"parses", source_->parses()},
                  {"compiles", compiles_.load()},
                  {"compiles_skipped", compiles_skipped_.load()},
                  {"reload_failures", reload_failures_.load()}};
+  j["qos_setup"] = {{"heavy_sweeps", qos_setup_.heavy_sweeps.load()},
+                    {"builds", qos_setup_.builds.load()},
+                    {"scopes", qos_setup_.scopes.load()}};
   j["fabric"] = {{"endpoints", now ? now->model->endpoints().size() : 0},
                  {"models", models_.load()},
                  {"model_failures", model_failures_.load()}};

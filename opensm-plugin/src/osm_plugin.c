@@ -244,6 +244,7 @@ static void destroy(void* data) {
   struct plugin* p = data;
 
   /* OpenSM shut its SA and dispatcher down before this: no handler runs any more. */
+  rdma_qos_qa_on_destroy();
   rdma_qos_osmp_destroy(p->engine);
   free(p);
 }
@@ -252,7 +253,7 @@ static void report(void* data, osm_epi_event_id_t event_id, void* event_data) {
   struct plugin* p = data;
 
   (void)event_data;
-  rdma_qos_qa_on_event(p->osm, event_id);
+  rdma_qos_qa_on_event(p->osm, p->engine, event_id);
   switch (event_id) {
     case OSM_EVENT_ID_SUBNET_UP:
     case OSM_EVENT_ID_UCAST_ROUTING_DONE:

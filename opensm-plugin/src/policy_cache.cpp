@@ -16,14 +16,13 @@ bool same_policy_fabric(const policy::Fabric& a, const policy::Fabric& b) {
   return true;
 }
 
-const CompiledOutputs* PolicyCache::find(const std::optional<std::string>& policy_text,
-                                         const std::optional<std::string>& partitions_text,
+const CompiledOutputs* PolicyCache::find(uint64_t policy_version, uint64_t partitions_version,
                                          const policy::Fabric& fabric) const {
   if (!entry_) return nullptr;
-  // The texts themselves, not a file time: a file rewritten within the clock's granularity, or
-  // put back to an older copy, is still seen; comparing a few megabytes costs milliseconds.
-  if (entry_->inputs.policy_text != policy_text ||
-      entry_->inputs.partitions_text != partitions_text ||
+  // Versions of the texts (PolicySource compares the texts whenever the file's times cannot
+  // vouch for them), not file times.
+  if (entry_->inputs.policy_version != policy_version ||
+      entry_->inputs.partitions_version != partitions_version ||
       !same_policy_fabric(entry_->inputs.fabric, fabric))
     return nullptr;
   return &entry_->outputs;

@@ -1,43 +1,80 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The C++ side of qos_apply.h: the policy's qos-setup scopes (rdmaqos::fabric::SetupScopes),
-// swapped whole on reload. OpenSM calls the table functions from its sweep thread with its lock
-// held; a reload happens at the start of a heavy sweep, on the same thread, so no lock here.
+// swapped whole when the policy text or OpenSM's partitions change. OpenSM calls the table
+// functions from its sweep thread with its lock held; the scopes change at the start of a heavy
+// sweep and at its first table, on the same thread, so no lock here. The policy comes from the
+// engine's PolicySource: read only when the file changed, parsed once for both users.
 #include "qos_apply.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
-#include <variant>
 
-#include "rdma-qos/config/read_file.h"
 #include "rdma-qos/fabric/setup_scopes.h"
-#include "rdma-qos/opensm-plugin/options.h"
+#include "rdma-qos/opensm-plugin/engine.h"
+#include "rdma-qos/opensm-plugin/policy_source.h"
 
 struct rdma_qos_qa {
+  rdmaqos::osmp::PolicySource* source = nullptr;
+  rdmaqos::osmp::QosSetupCounters* counters = nullptr;
+  rdma_qos_qa_log_fn log = nullptr;
+  void* log_ctx = nullptr;
+
+  // The policy the scopes come from (PolicySource's version of its text), and the scopes.
+  std::shared_ptr<const rdmaqos::osmp::PolicyInputs> inputs;
   std::unique_ptr<rdmaqos::fabric::SetupScopes> scopes;
-  std::string text;  // the policy text in force: unchanged files are not parsed again
   uint64_t sm_port_guid = 0;
   bool needs_pkeys = false;       // a scope names a pkey group (or a resolved partition group)
   bool needs_partitions = false;  // a scope names a partition group
-  // OpenSM's partitions as last given: a new policy resolves its names with them until the
-  // sweep gives them again.
-  std::optional<rdmaqos::fabric::PartitionKeys> partitions;
+  // OpenSM's partitions as last given, and those the scopes in force resolved their names with
+  // (nullopt: built without, their partition groups select no port yet).
+  std::optional<rdmaqos::fabric::PartitionKeys> partitions, resolved_with;
+
+  // What was logged for the policy version `logged_version`: each line once per version.
+  uint64_t logged_version = 0;
+  std::set<std::string> logged;
+
+  void say(bool error, const std::string& line, uint64_t version) {
+    if (version != logged_version) {
+      logged_version = version;
+      logged.clear();
+    }
+    if (!logged.insert(line).second || log == nullptr) return;
+    log(log_ctx, error ? 1 : 0, ("qos-setup: " + line).c_str());
+  }
+  // Builds the scopes from the policy as parsed, resolving partition names with `given` when a
+  // scope needs them; logs their diagnostics once per version.
+  void build(std::optional<rdmaqos::fabric::PartitionKeys> given) {
+    const auto& parsed = *inputs->parsed;
+    const uint64_t version = inputs->policy_version();
+    needs_partitions = rdmaqos::fabric::scopes_need_partitions(parsed.policy);
+    if (!needs_partitions) given.reset();
+    scopes = std::make_unique<rdmaqos::fabric::SetupScopes>(parsed.policy, sm_port_guid, given);
+    resolved_with = std::move(given);
+    needs_pkeys = rdmaqos::fabric::scopes_need_pkeys(scopes->policy());
+    if (counters != nullptr) {
+      ++counters->builds;
+      counters->scopes =
+          scopes->policy().setup.sl2vl_scopes.size() + scopes->policy().setup.vlarb_scopes.size();
+    }
+    // The scopes' diagnostics are about partition groups. With no scope naming one they do
+    // not concern qos-setup (the answers resolve those groups with the partitions file, and
+    // say so themselves); built without OpenSM's partitions (before the sweep's first table),
+    // every partition group would warn that it selects nothing: those wait for the partitions.
+    if (!needs_partitions || !resolved_with) return;
+    for (const auto& d : scopes->diagnostics())
+      say(d.severity == rdmaqos::policy::Severity::kError,
+          rdmaqos::policy::format_diagnostic(d, inputs->policy->path), version);
+  }
 };
 
 namespace {
 
 using rdmaqos::fabric::PortRef;
-
-constexpr size_t kMaxPolicyBytes = size_t{64} << 20;
-
-void say(char* msg, size_t len, const std::string& s) {
-  if (msg == nullptr || len == 0) return;
-  std::snprintf(msg, len, "%s", s.c_str());
-}
 
 std::optional<PortRef> ref(const rdma_qos_qa_port* p) {
   if (p == nullptr) return std::nullopt;
@@ -59,9 +96,16 @@ std::optional<PortRef> ref(const rdma_qos_qa_port* p) {
 
 extern "C" {
 
-rdma_qos_qa* rdma_qos_qa_new(void) {
+rdma_qos_qa* rdma_qos_qa_new(rdma_qos_osmp* plugin, rdma_qos_qa_log_fn log, void* ctx) {
+  if (plugin == nullptr) return nullptr;
   try {
-    return new rdma_qos_qa();
+    auto* qa = new rdma_qos_qa();
+    auto& engine = rdmaqos::osmp::engine_of(plugin);
+    qa->source = &engine.policy_source();
+    qa->counters = &engine.qos_setup_counters();
+    qa->log = log;
+    qa->log_ctx = ctx;
+    return qa;
   } catch (...) {
     return nullptr;
   }
@@ -71,59 +115,54 @@ void rdma_qos_qa_free(rdma_qos_qa* qa) {
   delete qa;
 }
 
-int rdma_qos_qa_load(rdma_qos_qa* qa, const char* options, const char* osm_policy_file,
-                     uint64_t sm_port_guid, char* msg, size_t msg_len) {
+int rdma_qos_qa_load(rdma_qos_qa* qa, uint64_t sm_port_guid, int qos) {
   if (qa == nullptr) return -1;
   try {
-    auto parsed = rdmaqos::osmp::parse_options(options != nullptr ? options : "");
-    std::optional<std::string> path;
-    if (!parsed.options.no_policy) {
-      if (parsed.options.policy) {
-        path = parsed.options.policy;
-      } else if (osm_policy_file != nullptr && access(osm_policy_file, R_OK) == 0) {
-        path = osm_policy_file;
-      }
-    }
-    if (!path) {
-      const bool had = qa->scopes != nullptr;
+    ++qa->counters->heavy_sweeps;
+    auto inputs = qa->source->current();
+    if (!inputs->policy) {
+      if (qa->scopes)
+        qa->say(false, "no policy; OpenSM's per-class tables apply", inputs->policy_version());
       qa->scopes.reset();
-      qa->text.clear();
-      qa->needs_pkeys = false;
-      qa->needs_partitions = false;
-      if (had) say(msg, msg_len, "qos-setup: no policy; OpenSM's per-class tables apply");
+      qa->inputs = std::move(inputs);
+      qa->needs_pkeys = qa->needs_partitions = false;
+      qa->counters->scopes = 0;
       return 0;
     }
-    auto read = rdmaqos::config::read_regular_file(*path, kMaxPolicyBytes);
-    if (auto* err = std::get_if<rdmaqos::config::ReadError>(&read)) {
-      say(msg, msg_len,
-          fmt::format("qos-setup: {}: {}; the previous tables stay", *path, err->message));
+    const auto& file = *inputs->policy;
+    if (!file.text) {
+      qa->say(true, fmt::format("{}: {}; the previous tables stay", file.path, file.error),
+              file.version);
       return -1;
     }
-    const std::string& text = std::get<std::string>(read);
-    if (qa->scopes && text == qa->text && sm_port_guid == qa->sm_port_guid)
-      return qa->scopes->empty() ? 0 : 1;
-    auto policy = rdmaqos::policy::parse_policy(text);
-    if (!policy.ok()) {
-      say(msg, msg_len, fmt::format("qos-setup: {} has errors; the previous tables stay", *path));
+    if (!inputs->parsed->ok()) {
+      qa->say(true, fmt::format("{} has errors; the previous tables stay", file.path),
+              file.version);
       return -1;
     }
-    auto scopes = std::make_unique<rdmaqos::fabric::SetupScopes>(std::move(policy.policy),
-                                                                 sm_port_guid, qa->partitions);
-    const bool any = !scopes->empty();
-    say(msg, msg_len,
-        any ? fmt::format("qos-setup: {} sl2vl and {} vlarb scope(s) from {} in force",
-                          scopes->policy().setup.sl2vl_scopes.size(),
-                          scopes->policy().setup.vlarb_scopes.size(), *path)
-            : fmt::format("qos-setup: {} has no qos-setup; OpenSM's per-class tables apply",
-                          *path));
-    qa->scopes = std::move(scopes);
-    qa->text = text;
-    qa->sm_port_guid = sm_port_guid;
-    qa->needs_pkeys = rdmaqos::fabric::scopes_need_pkeys(qa->scopes->policy());
-    qa->needs_partitions = rdmaqos::fabric::scopes_need_partitions(qa->scopes->policy());
+    const bool same = qa->scopes && qa->inputs && qa->inputs->policy &&
+                      qa->inputs->policy_version() == file.version &&
+                      qa->sm_port_guid == sm_port_guid;
+    if (!same) {
+      qa->inputs = inputs;
+      qa->sm_port_guid = sm_port_guid;
+      qa->build(qa->partitions);
+    }
+    const bool any = !qa->scopes->empty();
+    const auto& setup = qa->scopes->policy().setup;
+    qa->say(false,
+            any ? fmt::format("{} sl2vl and {} vlarb scope(s) from {} in force",
+                              setup.sl2vl_scopes.size(), setup.vlarb_scopes.size(), file.path)
+                : fmt::format("{} has no qos-setup; OpenSM's per-class tables apply", file.path),
+            file.version);
+    if (any && !qos)
+      qa->say(true,
+              "qos-setup needs OpenSM's qos option (-Q): OpenSM programs no tables without it",
+              file.version);
     return any ? 1 : 0;
   } catch (...) {
-    say(msg, msg_len, "qos-setup: out of memory; the previous tables stay");
+    if (qa->log != nullptr)
+      qa->log(qa->log_ctx, 1, "qos-setup: out of memory; the previous tables stay");
     return -1;
   }
 }
@@ -137,30 +176,25 @@ int rdma_qos_qa_needs_partitions(const rdma_qos_qa* qa) {
 }
 
 int rdma_qos_qa_set_partitions(rdma_qos_qa* qa, const char* const* names, const uint16_t* pkeys,
-                               size_t n, char* msg, size_t msg_len) {
-  if (msg != nullptr && msg_len > 0) msg[0] = '\0';
-  if (qa == nullptr || !qa->scopes) return 0;
+                               size_t n) {
+  if (qa == nullptr || !qa->scopes || !qa->needs_partitions) return 0;
   try {
     rdmaqos::fabric::PartitionKeys given;
     for (size_t i = 0; i < n; ++i)
       if (names[i] != nullptr) given.emplace(names[i], pkeys[i] & 0x7FFF);
-    if (qa->partitions == given) return 0;
-    // The scopes resolve the names once, when built: rebuild them from the policy as parsed
-    // (the names are still there; the P_Keys they resolved to are added again).
-    auto policy = rdmaqos::policy::parse_policy(qa->text);
-    auto scopes = std::make_unique<rdmaqos::fabric::SetupScopes>(std::move(policy.policy),
-                                                                 qa->sm_port_guid, given);
-    const auto& ds = scopes->diagnostics();
-    say(msg, msg_len,
-        ds.empty() ? fmt::format("qos-setup: {} partition(s) resolve the policy's partition groups",
-                                 given.size())
-                   : fmt::format("qos-setup: {} ({} warning(s))", ds.front().message, ds.size()));
-    qa->scopes = std::move(scopes);
-    qa->partitions = std::move(given);
-    qa->needs_pkeys = rdmaqos::fabric::scopes_need_pkeys(qa->scopes->policy());
+    qa->partitions = given;
+    if (qa->resolved_with == given) return 0;
+    // The scopes resolve the names once, when built: built again from the policy as parsed
+    // (never parsed again here).
+    qa->build(std::move(given));
+    qa->say(false,
+            fmt::format("{} partition(s) resolve the policy's partition groups",
+                        qa->resolved_with->size()),
+            qa->inputs->policy_version());
     return 1;
   } catch (...) {
-    say(msg, msg_len, "qos-setup: out of memory; the previous partitions stay");
+    if (qa->log != nullptr)
+      qa->log(qa->log_ctx, 1, "qos-setup: out of memory; the previous partitions stay");
     return -1;
   }
 }

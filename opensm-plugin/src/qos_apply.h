@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "rdma-qos/opensm-plugin/plugin.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -29,15 +31,21 @@ struct rdma_qos_qa_port {
   size_t num_pkeys;
 };
 
-rdma_qos_qa* rdma_qos_qa_new(void);
+/* One line for OpenSM's log; `error` non-zero for errors (else informational). */
+typedef void (*rdma_qos_qa_log_fn)(void* ctx, int error, const char* line);
+
+/* The qos-setup state of the plugin `plugin`. Its policy file is the engine's (PolicySource):
+ * read when it changed and parsed once, for the PathRecord answers and the scopes alike. Lines
+ * for OpenSM's log go to `log`. */
+rdma_qos_qa* rdma_qos_qa_new(rdma_qos_osmp* plugin, rdma_qos_qa_log_fn log, void* ctx);
 void rdma_qos_qa_free(rdma_qos_qa* qa);
 
-/* (Re)reads the policy the plugin uses: `options` is OpenSM's event_plugin_options (policy=,
- * config=), `osm_policy_file` OpenSM's qos_policy_file. Returns 1 when qos-setup scopes are in
- * force, 0 when there are none, -1 when the policy could not be used (the previous one stays);
- * `msg` gets one line for the log. */
-int rdma_qos_qa_load(rdma_qos_qa* qa, const char* options, const char* osm_policy_file,
-                     uint64_t sm_port_guid, char* msg, size_t msg_len);
+/* At the start of a heavy sweep: the policy as it is now. The scopes are built again only when
+ * its text (or the SM's port) changed. Returns 1 when qos-setup scopes are in force, 0 when
+ * there are none, -1 when the policy could not be used (the previous scopes stay). Logs what
+ * changed, and every diagnostic of the scopes, once per version of the policy; `qos` is
+ * OpenSM's qos option (without it OpenSM programs no tables, which is said once too). */
+int rdma_qos_qa_load(rdma_qos_qa* qa, uint64_t sm_port_guid, int qos);
 
 /* Whether a scope in force names a pkey group, or a partition group whose name resolved: only
  * then do ports need their pkeys. */
@@ -50,9 +58,9 @@ int rdma_qos_qa_needs_partitions(const rdma_qos_qa* qa);
 /* The partitions OpenSM knows: `n` names (NUL-terminated) and their P_Keys (host order). A
  * partition group selects the ports holding its partition's P_Key. Returns 1 when the scopes
  * were rebuilt (the partitions changed), 0 when not, -1 when they could not be (the previous
- * ones stay); `msg` gets one line for the log, or stays empty. */
+ * ones stay); logs as rdma_qos_qa_load. */
 int rdma_qos_qa_set_partitions(rdma_qos_qa* qa, const char* const* names, const uint16_t* pkeys,
-                               size_t n, char* msg, size_t msg_len);
+                               size_t n);
 
 /* The SL2VL table for (out, in) into `vl_by_sl` (16 entries) when a scope selects it: 1, else 0
  * (the table OpenSM chose stays). Peers may be NULL. */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-/* The OpenSM side of qos_apply.h: at the start of each heavy sweep, re-read the policy and make
- * sure OpenSM's routing engines carry the plugin's update_sl2vl / update_vlarb callbacks. OpenSM
+/* The OpenSM side of qos_apply.h: at the start of each heavy sweep, look at the policy again (it is
+ * read only when it changed, and parsed once with the engine's) and make sure OpenSM's routing
+ * engines carry the plugin's update_sl2vl / update_vlarb callbacks. OpenSM
  * then computes its per-class table, lets the callback replace it where a qos-setup scope selects
  * the port, cuts it to the port, compares it with its cache and sends it only when it differs:
  * the tables are written by OpenSM alone, at the same point of every sweep. */
@@ -28,6 +29,14 @@ static int g_active; /* scopes in force */
 static osm_opensm_t* g_osm;
 static int g_partitions_due; /* the partition names are resolved again, once per heavy sweep */
 
+/* A line of qos_apply.cpp for OpenSM's log: errors as errors, the rest (warnings among them)
+ * as information, which OpenSM's default log level shows. */
+static void say(void* ctx, int error, const char* line) {
+  osm_opensm_t* osm = ctx;
+
+  osm_log(&osm->log, error ? OSM_LOG_ERROR : OSM_LOG_INFO, "rdma-qos plugin: %s\n", line);
+}
+
 /* Hands OpenSM's partition table (name, P_Key) to the scopes, when a scope names a partition
  * group. Called from the first table callback of a heavy sweep: the partition manager has built
  * the table earlier in the sweep (at the sweep's start it may still be the previous one, or
@@ -39,8 +48,6 @@ static void resolve_partitions(void) {
   char(*copies)[sizeof(((osm_prtn_t*)0)->name) + 1]; /* the names, surely NUL-terminated */
   uint16_t* pkeys;
   size_t n = 0, count;
-  char msg[512] = "";
-  int r;
 
   if (!g_partitions_due || !g_osm) return;
   g_partitions_due = 0;
@@ -57,9 +64,7 @@ static void resolve_partitions(void) {
       names[n] = copies[n];
       pkeys[n++] = cl_ntoh16(p->pkey) & 0x7FFF;
     }
-    r = rdma_qos_qa_set_partitions(g_qa, names, pkeys, n, msg, sizeof(msg));
-    if (msg[0])
-      osm_log(&g_osm->log, r < 0 ? OSM_LOG_ERROR : OSM_LOG_INFO, "rdma-qos plugin: %s\n", msg);
+    rdma_qos_qa_set_partitions(g_qa, names, pkeys, n);
   }
   free(names);
   free(copies);
@@ -201,26 +206,25 @@ static void install(osm_opensm_t* osm, struct osm_routing_engine* re) {
   re->update_vlarb = hook_vlarb;
 }
 
-void rdma_qos_qa_on_event(osm_opensm_t* osm, int event_id) {
-  char msg[512] = "";
+void rdma_qos_qa_on_event(osm_opensm_t* osm, rdma_qos_osmp* plugin, int event_id) {
   struct osm_routing_engine* re;
   int r;
 
   if (event_id != OSM_EVENT_ID_HEAVY_SWEEP_START) return;
-  if (!g_qa) g_qa = rdma_qos_qa_new();
+  if (!g_qa) g_qa = rdma_qos_qa_new(plugin, say, osm);
   if (!g_qa) return;
-  r = rdma_qos_qa_load(g_qa, osm->subn.opt.event_plugin_options, osm->subn.opt.qos_policy_file,
-                       cl_ntoh64(osm->subn.sm_port_guid), msg, sizeof(msg));
-  if (msg[0])
-    osm_log(&osm->log, r < 0 ? OSM_LOG_ERROR : OSM_LOG_INFO, "rdma-qos plugin: %s\n", msg);
+  r = rdma_qos_qa_load(g_qa, cl_ntoh64(osm->subn.sm_port_guid), osm->subn.opt.qos);
   if (r >= 0) g_active = r;
   g_osm = osm;
   g_partitions_due = 1;
   if (!g_active) return;
-  if (!osm->subn.opt.qos && msg[0])
-    osm_log(&osm->log, OSM_LOG_ERROR,
-            "rdma-qos plugin: qos-setup needs OpenSM's qos option (-Q): OpenSM programs no "
-            "tables without it\n");
   for (re = osm->routing_engine_list; re; re = re->next) install(osm, re);
   install(osm, osm->default_routing_engine);
+}
+
+/* The plugin is going away: so is its qos-setup state. */
+void rdma_qos_qa_on_destroy(void) {
+  rdma_qos_qa_free(g_qa);
+  g_qa = NULL;
+  g_active = 0;
 }

@@ -6,6 +6,10 @@
 
 #include <opensm/osm_opensm.h>
 
-void rdma_qos_qa_on_event(osm_opensm_t* osm, int event_id);
+#include "rdma-qos/opensm-plugin/plugin.h"
+
+void rdma_qos_qa_on_event(osm_opensm_t* osm, rdma_qos_osmp* plugin, int event_id);
+/* Frees the qos-setup state, before the plugin's engine (whose policy files it reads) goes. */
+void rdma_qos_qa_on_destroy(void);
 
 #endif

@@ -259,12 +259,18 @@ Ends end_points(const FabricModel& fabric, const PathRequest& request) {
   return ends;
 }
 
+// osm_port_share_pkey: a port shares a partition with itself whatever its membership (a
+// limited member everywhere still gets its own paths to full members), two ports when both
+// hold a P_Key and one of them as a full member.
+bool share_partition(const FabricModel& f, Endpoint a, Endpoint b) {
+  return a == b || share_any_pkey(f.port(a), f.port(b));
+}
+
 bool requester_allowed(const AnswerContext& ctx, Endpoint source, Endpoint destination) {
   if (!ctx.requester) return true;
   const FabricModel& f = *ctx.fabric;
-  const PortModel& req = f.port(*ctx.requester);
-  return share_any_pkey(req, f.port(source)) && share_any_pkey(req, f.port(destination)) &&
-         share_any_pkey(f.port(source), f.port(destination));
+  return share_partition(f, *ctx.requester, source) &&
+         share_partition(f, *ctx.requester, destination) && share_partition(f, source, destination);
 }
 
 sa::SaMad response_to(const sa::SaMad& request, uint8_t method, uint16_t status) {
@@ -376,13 +382,20 @@ std::vector<sa::PathRecord> path_records(const AnswerContext& ctx, const PathReq
   return out;
 }
 
-// A multicast DGID: the group's record (pr_process_multicast), none or one, which OpenSM
-// answers without the requester and end-point checks of unicast paths.
+// A multicast DGID: the group's record (pr_process_multicast), none or one. OpenSM answers it
+// to anyone; we only to a requester whose P_Key table holds the group's P_Key, full or limited
+// (as OpenSM's own MCMemberRecord queries show a group): a deliberate difference.
 std::vector<sa::PathRecord> multicast_records(const AnswerContext& ctx, const PathRequest& req,
                                               bool get) {
   if (ctx.groups == nullptr) return {};
   const MulticastGroup* g = find_group(*ctx.groups, req.record.dgid);
   if (g == nullptr) return {};
+  if (ctx.requester) {
+    const std::vector<uint16_t>& held = ctx.fabric->port(*ctx.requester).pkeys;
+    if (std::none_of(held.begin(), held.end(),
+                     [g](uint16_t k) { return (k & 0x7FFF) == (g->pkey & 0x7FFF); }))
+      return {};
+  }
   auto record = multicast_path(*g, req.record, req.comp_mask, get);
   if (!record) return {};
   return {*record};

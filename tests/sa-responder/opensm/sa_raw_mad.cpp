@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-// sa-raw-mad: sends one SA MAD, given as hex bytes, from this port to the SM LID through
-// libibumad and prints the answer as one JSON line. The differential tests send the same bytes
-// to OpenSM and to rdma-qos-sad: requests no SA client builds (half a Service-ID, an invalid
-// rate, a MultiPathRecord without RMPP, unknown attributes ...) and compare what comes back.
+// sa-raw-mad: sends SA MADs, given as hex bytes (arguments, or lines of a --from file), from this
+// port to the SM LID through libibumad, one after the other, and prints each answer as one JSON
+// line, in the order given. The differential tests send the same bytes to OpenSM and to
+// rdma-qos-sad: requests no SA client builds (half a Service-ID, an invalid rate, a
+// MultiPathRecord without RMPP, unknown attributes ...) and compare what comes back.
 //
 // Output: {"answered": false} after the timeout, or {"answered": true, "method", "status",
 // "attr_id", "attr_offset", "comp_mask", "rmpp_active", "data" (the SA data in hex up to MAD
@@ -19,6 +20,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -57,50 +59,18 @@ uint64_t get_be(const uint8_t* p, size_t n) {
   return v;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{"Send one SA MAD (hex) to the SM LID and print the answer as JSON"};
-  std::string hex;
-  int timeout_ms = 1500;
-  app.add_option("mad", hex, "the MAD's bytes in hex (up to 256; zero-filled)")->required();
-  app.add_option("--timeout", timeout_ms, "milliseconds to wait for the answer")
-      ->capture_default_str();
-  CLI11_PARSE(app, argc, argv);
-  auto mad = from_hex(hex);
-  if (!mad) {
-    std::cerr << "sa-raw-mad: not a MAD in hex: " << hex << "\n";
-    return 2;
-  }
-  if (umad_init() < 0) {
-    std::cerr << "sa-raw-mad: umad_init failed\n";
-    return 1;
-  }
-  umad_port_t port{};
-  if (umad_get_port(nullptr, 0, &port) < 0) {
-    std::cerr << "sa-raw-mad: umad_get_port failed\n";
-    return 1;
-  }
-  const int sm_lid = static_cast<int>(port.sm_lid);
-  int portid = umad_open_port(port.ca_name, port.portnum);
-  umad_release_port(&port);
-  if (portid < 0) {
-    std::cerr << "sa-raw-mad: umad_open_port failed\n";
-    return 1;
-  }
-  int agent = umad_register(portid, kSaClass, 2, 0, nullptr);
-  if (agent < 0) {
-    std::cerr << "sa-raw-mad: umad_register failed\n";
-    return 1;
-  }
+// Sends `mad` and waits for the answer with its TID: the answer as JSON, {"answered": false}
+// after the timeout; nullopt when the send failed.
+std::optional<nlohmann::json> exchange(int portid, int agent, int sm_lid,
+                                       const std::vector<uint8_t>& mad, int timeout_ms) {
   std::vector<uint8_t> send_buf(umad_size() + kMad, 0);
-  std::memcpy(umad_get_mad(send_buf.data()), mad->data(), kMad);
+  std::memcpy(umad_get_mad(send_buf.data()), mad.data(), kMad);
   umad_set_addr(send_buf.data(), sm_lid, 1, 0, static_cast<int>(kSaQkey));
   if (umad_send(portid, agent, send_buf.data(), static_cast<int>(kMad), 0, 0) < 0) {
     std::cerr << "sa-raw-mad: umad_send failed\n";
-    return 1;
+    return std::nullopt;
   }
-  const uint32_t tid_low = static_cast<uint32_t>(get_be(mad->data() + 12, 4));
+  const uint32_t tid_low = static_cast<uint32_t>(get_be(mad.data() + 12, 4));
   std::vector<uint8_t> recv_buf(umad_size() + 16 * kMad, 0);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   nlohmann::json out = {{"answered", false}};
@@ -129,6 +99,68 @@ int main(int argc, char** argv) {
            {"data", to_hex(m + 56, end - 56)}};
     break;
   }
-  std::cout << out.dump() << "\n";
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Send SA MADs (hex) to the SM LID and print each answer as JSON"};
+  std::vector<std::string> hexes;
+  std::string from;
+  int timeout_ms = 1500;
+  app.add_option("mad", hexes, "each MAD's bytes in hex (up to 256; zero-filled)");
+  app.add_option("--from", from, "a file of MADs in hex, one a line, sent after those given");
+  app.add_option("--timeout", timeout_ms, "milliseconds to wait for each answer")
+      ->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+  if (!from.empty()) {
+    std::ifstream in(from);
+    if (!in) {
+      std::cerr << "sa-raw-mad: cannot read " << from << "\n";
+      return 2;
+    }
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty()) hexes.push_back(line);
+  }
+  if (hexes.empty()) {
+    std::cerr << "sa-raw-mad: no MAD given\n";
+    return 2;
+  }
+  std::vector<std::vector<uint8_t>> mads;
+  for (const std::string& hex : hexes) {
+    auto mad = from_hex(hex);
+    if (!mad) {
+      std::cerr << "sa-raw-mad: not a MAD in hex: " << hex << "\n";
+      return 2;
+    }
+    mads.push_back(std::move(*mad));
+  }
+  if (umad_init() < 0) {
+    std::cerr << "sa-raw-mad: umad_init failed\n";
+    return 1;
+  }
+  umad_port_t port{};
+  if (umad_get_port(nullptr, 0, &port) < 0) {
+    std::cerr << "sa-raw-mad: umad_get_port failed\n";
+    return 1;
+  }
+  const int sm_lid = static_cast<int>(port.sm_lid);
+  int portid = umad_open_port(port.ca_name, port.portnum);
+  umad_release_port(&port);
+  if (portid < 0) {
+    std::cerr << "sa-raw-mad: umad_open_port failed\n";
+    return 1;
+  }
+  int agent = umad_register(portid, kSaClass, 2, 0, nullptr);
+  if (agent < 0) {
+    std::cerr << "sa-raw-mad: umad_register failed\n";
+    return 1;
+  }
+  for (const std::vector<uint8_t>& mad : mads) {
+    auto out = exchange(portid, agent, sm_lid, mad, timeout_ms);
+    if (!out) return 1;
+    std::cout << out->dump() << std::endl;
+  }
   return 0;
 }

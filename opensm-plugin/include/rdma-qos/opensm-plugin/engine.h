@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <thread>
@@ -22,6 +23,7 @@
 #include "rdma-qos/opensm-plugin/fabric_builder.h"
 #include "rdma-qos/opensm-plugin/options.h"
 #include "rdma-qos/opensm-plugin/policy_cache.h"
+#include "rdma-qos/opensm-plugin/policy_source.h"
 #include "rdma-qos/policy/compiled_policy.h"
 #include "rdma-qos/sa-responder/counters.h"
 #include "rdma-qos/sa-responder/fabric_model.h"
@@ -31,15 +33,9 @@ namespace rdmaqos::sad {
 class ControlServer;
 }
 
-namespace rdmaqos::osmp {
+struct rdma_qos_osmp;  // plugin.h
 
-// What the engine takes from OpenSM's own configuration.
-struct OsmConfig {
-  std::optional<std::string> qos_policy_file;  // used when the options name no policy
-  std::optional<std::string> partition_config_file;
-  uint8_t subnet_timeout = 18;
-  uint64_t sa_key = 1;
-};
+namespace rdmaqos::osmp {
 
 // Everything one answer reads; replaced as a whole.
 struct Snapshot {
@@ -50,16 +46,18 @@ struct Snapshot {
   std::shared_ptr<const sad::SaCounters::LevelBinding> levels;
 };
 
-// The policy and partitions files as read, with their paths (for diagnostics).
-struct Sources {
-  std::optional<std::string> policy_path, policy_text;          // no path: no policy
-  std::optional<std::string> partitions_path, partitions_text;  // no path: default partition
-};
-
 // The policy and partitions compiled against `model`; nullopt state when either has errors.
 struct LoadResult {
   std::optional<Snapshot> snapshot;
   std::vector<std::string> diagnostics;  // every error and warning, file:line:col first
+  std::vector<bool> errors;              // which of them are errors
+};
+
+// The qos-setup hooks' counters (qos_apply.cpp runs on OpenSM's sweep thread).
+struct QosSetupCounters {
+  std::atomic<uint64_t> heavy_sweeps{0};  // heavy sweeps that looked at the policy
+  std::atomic<uint64_t> builds{0};        // scopes built (a new policy text or new partitions)
+  std::atomic<uint64_t> scopes{0};        // SL2VL and VLArb scopes in force
 };
 
 class Engine {
@@ -84,10 +82,8 @@ class Engine {
   // One request MAD; `send` gets the response bytes. Thread-safe.
   Outcome answer(std::span<const uint8_t> mad, uint16_t slid, const Send& send);
 
-  // Reads the policy and partitions files; diagnostics when one cannot be read.
-  std::optional<Sources> read_sources(std::vector<std::string>& diagnostics) const;
-  // Compiles `sources` against `model` (pure: no state changes).
-  LoadResult load(std::shared_ptr<const sad::FabricModel> model, const Sources& sources) const;
+  // Compiles `inputs` against `model` (pure: no state changes); the policy as parsed there.
+  LoadResult load(std::shared_ptr<const sad::FabricModel> model, const PolicyInputs& inputs) const;
   // Builds a model from OpenSM and installs it with the policy; logs why not.
   bool rebuild();
   // Re-reads the policy against the current model; the reply of the control socket.
@@ -97,6 +93,9 @@ class Engine {
   // (sad::explain); never throws (src/explain_command.cpp).
   nlohmann::json explain(const nlohmann::json& body) const;
   const Options& options() const { return options_; }
+  // The files, shared with the qos-setup hooks so that each is read and parsed once.
+  PolicySource& policy_source() { return *source_; }
+  QosSetupCounters& qos_setup_counters() { return qos_setup_; }
 
  private:
   void run();
@@ -107,10 +106,14 @@ class Engine {
   // user: the socket's group may only read the stats.
   bool refused_to_group_member(int connection, const std::string& command);
   void install(Snapshot s);
-  // load(), or the kept compilation when the files and the fabric's nodes are unchanged.
-  LoadResult load_cached(std::shared_ptr<const sad::FabricModel> model, const Sources& sources);
-  // Counts a compilation of `sources` against `model` and keeps it when it succeeded.
-  void remember(const sad::FabricModel& model, const Sources& sources, const LoadResult& r);
+  // load(), or the kept compilation when the files and the fabric's nodes are unchanged (then
+  // without diagnostics: they were those of the compilation kept).
+  LoadResult load_cached(std::shared_ptr<const sad::FabricModel> model, const PolicyInputs& inputs);
+  // Counts a compilation of `inputs` against `model` and keeps it when it succeeded.
+  void remember(const sad::FabricModel& model, const PolicyInputs& inputs, const LoadResult& r);
+  // Logs `line` unless it was logged for these versions of the files already: every diagnostic
+  // once per policy (and partitions) version, not at every sweep.
+  void log_once(const PolicyInputs& inputs, bool error, const std::string& line);
 
   const Options options_;
   const OsmConfig osm_;
@@ -120,20 +123,24 @@ class Engine {
   mutable sad::SaCounters counters_;
   std::atomic<std::shared_ptr<const Snapshot>> current_;
   std::shared_ptr<const sad::FabricModel> last_model_;  // the thread's; may lack a policy
-  std::optional<Sources> last_good_;  // the files of the policy in force (the thread's)
-  PolicyCache cache_;                 // the thread's
+  const std::unique_ptr<PolicySource> source_;
+  std::shared_ptr<const PolicyInputs>
+      last_good_;      // the files of the policy in force (the thread's)
+  PolicyCache cache_;  // the thread's
+  QosSetupCounters qos_setup_;
+  // What log_once said, for the versions of the files it said it for (the thread's).
+  std::pair<uint64_t, uint64_t> logged_versions_{0, 0};
+  std::set<std::string> logged_;
   std::unique_ptr<sad::ControlServer> control_;
   std::thread thread_;
   int wake_[2] = {-1, -1};
   std::atomic<bool> stop_{false}, refresh_{false};
   std::atomic<uint64_t> fallbacks_{0}, models_{0}, model_failures_{0}, reloads_{0},
       reload_failures_{0}, compiles_{0}, compiles_skipped_{0};
-  bool policy_error_logged_ = false;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };
 
-// The policy file in force for these options: the plugin's own, else OpenSM's (when its QoS is
-// on and the file exists), else none.
-std::optional<std::string> policy_path(const Options& options, const OsmConfig& osm);
+// The engine behind the C handle of plugin.h (for the plugin's other C++ parts).
+Engine& engine_of(rdma_qos_osmp* plugin);
 
 }  // namespace rdmaqos::osmp

@@ -4,9 +4,9 @@
 // again only when what the compilation reads has changed.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
-#include <string>
 #include <vector>
 
 #include "rdma-qos/policy/compiled_policy.h"
@@ -20,9 +20,10 @@ namespace rdmaqos::osmp {
 // part of a policy::Fabric, so a sweep that changes only those keeps the compiled policy.
 bool same_policy_fabric(const policy::Fabric& a, const policy::Fabric& b);
 
-// What one compilation read and produced.
+// What one compilation read and produced. The files are known by their versions
+// (PolicySource: the same version is the same text; 0 is no file).
 struct CompiledInputs {
-  std::optional<std::string> policy_text, partitions_text;
+  uint64_t policy_version = 0, partitions_version = 0;
   policy::Fabric fabric;  // without partitions: what the files were resolved against
 };
 struct CompiledOutputs {
@@ -34,8 +35,7 @@ struct CompiledOutputs {
 // The last good compilation; `find` hands it back when the inputs are the same.
 class PolicyCache {
  public:
-  const CompiledOutputs* find(const std::optional<std::string>& policy_text,
-                              const std::optional<std::string>& partitions_text,
+  const CompiledOutputs* find(uint64_t policy_version, uint64_t partitions_version,
                               const policy::Fabric& fabric) const;
   void store(CompiledInputs inputs, CompiledOutputs outputs);
   void clear() { entry_.reset(); }
