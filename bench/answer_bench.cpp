@@ -6,6 +6,7 @@
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
+#include <chrono>
 #include <random>
 
 #include "rdma-qos/sa-responder/answer.h"
@@ -211,9 +212,66 @@ void BM_PathRecordGetTableAllDestinations(benchmark::State& state) {
       static_cast<double>(state.iterations() * records), benchmark::Counter::kIsRate);
 }
 
+// The same Gets with the bounds rdma-qos-sad sets by default (a record bound, a deadline: one
+// clock read per answer).
+void BM_PathRecordGetBounded(benchmark::State& state) {
+  const Setup& s = setup();
+  sad::AnswerContext ctx = s.context(true);
+  ctx.limits.max_records = 262144;
+  ctx.limits.deadline = std::chrono::steady_clock::now() + std::chrono::hours(24);
+  std::mt19937 rng(1);
+  std::vector<sa::SaMad> requests;
+  for (int i = 0; i < 4096; ++i) {
+    auto a = static_cast<uint16_t>(1 + rng() % kCas);
+    auto b = static_cast<uint16_t>(1 + rng() % kCas);
+    requests.push_back(path_request(sa::method::kGet, a, b, i % 2 ? 0x1060CBC : 0));
+  }
+  size_t i = 0, answered = 0;
+  for (auto _ : state) {
+    auto resp = sad::answer(ctx, requests[i++ & 4095]);
+    answered += resp && resp->mad.status == 0;
+    benchmark::DoNotOptimize(resp);
+  }
+  if (answered == 0) state.SkipWithError("no request was answered");
+  state.SetItemsProcessed(state.iterations());
+  state.counters["answers_per_s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+
+// estimate_work of a Get naming both ends (rdma-qos-sad does not ask it for such a request when
+// the subnet's LMC keeps it small: it answers it inline at once).
+void BM_EstimateGet(benchmark::State& state) {
+  const Setup& s = setup();
+  sad::AnswerContext ctx = s.context(true);
+  sa::SaMad req = path_request(sa::method::kGet, 2, 3, 0x1060CBC);
+  size_t work = 0;
+  for (auto _ : state) {
+    work = sad::estimate_work(ctx, req);
+    benchmark::DoNotOptimize(work);
+  }
+  state.counters["combinations"] = static_cast<double>(work);
+}
+
+// The estimate of an open-ended GetTable: the sum of every endpoint's LID range (what the
+// receiving thread spends on a request before handing it to a worker).
+void BM_EstimateOpenGetTable(benchmark::State& state) {
+  const Setup& s = setup();
+  sad::AnswerContext ctx = s.context(true);
+  sa::SaMad req = path_request(sa::method::kGetTable, 0, 0, 0);
+  size_t work = 0;
+  for (auto _ : state) {
+    work = sad::estimate_work(ctx, req);
+    benchmark::DoNotOptimize(work);
+  }
+  state.counters["combinations"] = static_cast<double>(work);
+}
+
 }  // namespace
 
 BENCHMARK(BM_PathRecordGet)->Arg(0)->Arg(1)->ArgName("policy");
+BENCHMARK(BM_PathRecordGetBounded);
+BENCHMARK(BM_EstimateGet);
+BENCHMARK(BM_EstimateOpenGetTable);
 BENCHMARK(BM_PathRecordGetTableAllDestinations)->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

@@ -59,6 +59,14 @@ void print_stats(const nlohmann::json& s) {
     std::cout << fmt::format("MAD errors (the daemon goes on serving): receive {}, send {}\n",
                              errors.value("receive", 0), errors.value("send", 0));
   }
+  if (const auto& bounded = part(s, "bounded"); !bounded.empty()) {
+    const auto& workers = part(s, "workers");
+    std::cout << fmt::format(
+        "bounded work: {} cut by --max-records, {} by --answer-time-limit; {} answered on "
+        "workers, {} refused BUSY, {} retries dropped\n",
+        bounded.value("records", 0), bounded.value("time", 0), workers.value("deferred", 0),
+        workers.value("busy", 0), dropped.value("duplicate", 0));
+  }
   auto table = [](const char* title, const nlohmann::json& m) {
     if (m.empty()) return;
     std::cout << title << ":\n";

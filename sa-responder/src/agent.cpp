@@ -231,21 +231,39 @@ sa::Result<Served> SaAgent::serve_one(const Responder& responder,
     undecodable_.fetch_add(1, std::memory_order_relaxed);
     return Served{Served::Kind::kHandled, {}};
   }
-  Request request{std::move(*decoded), ntohs(addr->lid)};
+  const ReplyAddress reply{ntohs(addr->lid), ntohl(addr->qpn), addr->sl, addr->pkey_index};
+  Request request{std::move(*decoded), reply.lid, reply};
   std::optional<sa::SaMad> answer = responder(request);
   if (!answer) return Served{Served::Kind::kHandled, {}};
-  std::vector<uint8_t> bytes = encode_answer(std::move(*answer), rmpp_, max_data_);
-  std::vector<uint8_t>& out = send_buffer_;  // reused from one MAD to the next
+  const size_t bytes = build(reply, std::move(*answer), send_buffer_);
+  return send_built(reply.lid, send_buffer_, bytes);
+}
+
+sa::Result<Served> SaAgent::send(const Request& request, sa::SaMad answer) {
+  std::vector<uint8_t> out;
+  const size_t length = build(request.reply, std::move(answer), out);
+  return send_built(request.reply.lid, out, length);
+}
+
+size_t SaAgent::build(const ReplyAddress& to, sa::SaMad answer, std::vector<uint8_t>& out) const {
+  std::vector<uint8_t> bytes = encode_answer(std::move(answer), rmpp_, max_data_);
   // Zeros past the MAD too: umad2sim reads beyond the length given to umad_send (the last 24
   // bytes of a 256-byte MAD arrived as heap bytes from past a buffer of exactly that size).
   out.assign(umad_size() + bytes.size() + sa::kMadSize, 0);
   std::memcpy(umad_get_mad(out.data()), bytes.data(), bytes.size());
-  umad_set_addr(out.data(), ntohs(addr->lid), static_cast<int>(ntohl(addr->qpn)), addr->sl,
-                static_cast<int>(sa::kSaQkey));
-  umad_set_pkey(out.data(), addr->pkey_index);
-  rc = mad_port_->send(out, static_cast<int>(bytes.size()));
+  umad_set_addr(out.data(), to.lid, static_cast<int>(to.qpn), to.sl, static_cast<int>(sa::kSaQkey));
+  umad_set_pkey(out.data(), to.pkey_index);
+  return bytes.size();
+}
+
+sa::Result<Served> SaAgent::send_built(uint16_t lid, std::vector<uint8_t>& out, size_t length) {
+  int rc = 0;
+  {
+    std::lock_guard lock(send_mutex_);
+    rc = mad_port_->send(out, static_cast<int>(length));
+  }
   if (rc < 0) {
-    std::string what = fmt::format("umad_send to LID {}: {}", request.slid, std::strerror(-rc));
+    std::string what = fmt::format("umad_send to LID {}: {}", lid, std::strerror(-rc));
     if (port_gone(-rc) || !mad_port_->alive()) {
       return sa::make_error(sa::ErrorCode::kTransport, what + ": the port is gone");
     }

@@ -341,14 +341,51 @@ LidOffsets dlid_offsets(const AnswerContext& ctx, const PathRequest& request, En
                               lmc);
 }
 
+// What one answer may still spend (AnswerContext::limits), and the bound that cut it.
+class Budget {
+ public:
+  // `table`: the answer is a table (GetTable, GetMulti), which max_records bounds.
+  Budget(const AnswerLimits& limits, bool table)
+      : deadline_(limits.deadline), max_records_(table ? limits.max_records : 0) {}
+
+  // One more port pair or LID combination looked at: false once past the deadline (the clock is
+  // read at the first and then at every kDeadlineCheckEvery-th).
+  bool visit() {
+    if (!deadline_ || visits_++ % kDeadlineCheckEvery != 0) return true;
+    if (std::chrono::steady_clock::now() < *deadline_) return true;
+    cut_ = Bound::kTime;
+    return false;
+  }
+  // `records` found so far: false once more than max_records.
+  bool records(size_t records) {
+    if (max_records_ == 0 || records <= max_records_) return true;
+    cut_ = Bound::kRecords;
+    return false;
+  }
+  std::optional<Bound> cut() const { return cut_; }
+
+ private:
+  std::optional<std::chrono::steady_clock::time_point> deadline_;
+  size_t max_records_ = 0;
+  size_t visits_ = 0;
+  std::optional<Bound> cut_;
+};
+
+// The answer to a request cut by a bound: ERR_NO_RESOURCES, told to the observer.
+sa::SaMad bounded_response(const AnswerContext& ctx, const sa::SaMad& request, Bound bound) {
+  if (ctx.observer != nullptr) ctx.observer->bounded(bound);
+  return error_response(request, mad_status::sa(sa::status::kNoResources));
+}
+
 // Records of a PathRecord or MultiPathRecord query over every port pair its ends select and,
 // within a pair, over the LID combinations of the ends' LID ranges (lid_pairs): at most
 // `per_pair` records from one port pair (OpenSM's iterations / remaining paths) and `total` in
-// all. The request's SLID / DLID components narrow an end to that one LID.
+// all. The request's SLID / DLID components narrow an end to that one LID. Stops early, with
+// the records so far, once `budget` is spent (budget.cut() says why).
 std::vector<sa::PathRecord> path_records(const AnswerContext& ctx, const PathRequest& request,
                                          std::span<const Endpoint> sources,
                                          std::span<const Endpoint> destinations, size_t per_pair,
-                                         size_t total) {
+                                         size_t total, Budget& budget) {
   std::vector<sa::PathRecord> out;
   const uint16_t slid_only = has(request.comp_mask, pr::kSlid) ? request.record.slid : 0;
   const uint16_t dlid_only = has(request.comp_mask, pr::kDlid) ? request.record.dlid : 0;
@@ -356,7 +393,9 @@ std::vector<sa::PathRecord> path_records(const AnswerContext& ctx, const PathReq
     for (const Endpoint& d : destinations) {
       if (out.size() >= total) return out;
       const size_t limit = std::min(per_pair, total - out.size());
-      if (limit == 0 || !requester_allowed(ctx, s, d)) continue;
+      if (limit == 0) continue;
+      if (!budget.visit()) return out;
+      if (!requester_allowed(ctx, s, d)) continue;
       size_t found = 0;
       // A level's path-bits narrow the DLIDs, keeping OpenSM's order among those left; a DLID
       // the request names itself is answered as asked.
@@ -368,15 +407,18 @@ std::vector<sa::PathRecord> path_records(const AnswerContext& ctx, const PathReq
       for_each_lid_pair(ctx.fabric->port(s), ctx.fabric->port(d), slid_only, dlid_only,
                         [&](const LidPair& lp) {
                           if (!offsets.test(static_cast<size_t>(lp.dlid - dst.lid))) return true;
+                          if (!budget.visit()) return false;
                           PairAnswer a = answer_lid_pair(ctx, request, s, d, lp.slid, lp.dlid);
                           if (ctx.observer != nullptr) ctx.observer->pair(a.level, a.rejection);
                           if (a.record) {
                             a.record->preference = lp.preference;
                             out.push_back(*a.record);
                             ++found;
+                            if (!budget.records(out.size())) return false;
                           }
                           return found < limit;
                         });
+      if (budget.cut()) return out;
     }
   }
   return out;
@@ -403,7 +445,7 @@ std::vector<sa::PathRecord> multicast_records(const AnswerContext& ctx, const Pa
 
 // The paths between the ends a request names (an open end: every endpoint).
 std::vector<sa::PathRecord> unicast_records(const AnswerContext& ctx, const PathRequest& req,
-                                            const Ends& ends, bool get) {
+                                            const Ends& ends, bool get, Budget& budget) {
   // An open end stands for every endpoint, walked as OpenSM walks its ports: in the order of
   // its GUID map (computed once per fabric model).
   const std::vector<Endpoint>& all = ctx.fabric->endpoints_in_guid_map_order();
@@ -413,30 +455,65 @@ std::vector<sa::PathRecord> unicast_records(const AnswerContext& ctx, const Path
       ends.destination ? std::span<const Endpoint>(&*ends.destination, 1)
                        : std::span<const Endpoint>(all);
   // A Get asks for one path (NumbPath 1, IBA 1.2 erratum): OpenSM stops at the first.
-  if (get) return path_records(ctx, req, sources, destinations, 1, 1);
+  if (get) return path_records(ctx, req, sources, destinations, 1, 1, budget);
   const bool numb_path = has(req.comp_mask, pr::kNumbPath);
   return path_records(ctx, req, sources, destinations,
-                      numb_path ? req.record.numb_path : kUnlimited, kUnlimited);
+                      numb_path ? req.record.numb_path : kUnlimited, kUnlimited, budget);
+}
+
+// A PathRecord request up to its ends (osm_pr_rcv_process before any path is computed).
+struct PathRecordRequest {
+  std::optional<uint16_t> status;  // answered with this status (0 is never set)
+  bool drop = false;               // not answered at all (an unknown requester)
+  PathRequest req;
+  bool multicast = false;  // a multicast DGID: the group's record, `ends` unset
+  Ends ends;
+};
+
+PathRecordRequest path_record_request(const AnswerContext& ctx, const sa::SaMad& request) {
+  PathRecordRequest out;
+  const uint8_t method = request.mad.method;
+  if (method != sa::method::kGet && method != sa::method::kGetTable) {
+    out.status = mad_status::kUnsupportedMethodAttr;
+    return out;
+  }
+  auto decoded = sa::decode_path_record(request.data);
+  if (!decoded) {
+    out.status = mad_status::sa(sa::status::kReqInvalid);
+    return out;
+  }
+  out.req = PathRequest{*decoded, request.sa.comp_mask};
+  if (uint16_t status = request_status(out.req)) {
+    out.status = status;
+    return out;
+  }
+  // After the prechecks, before anything is looked up: osm_pr_rcv_process.
+  if (ctx.requester_unknown) {
+    out.drop = true;
+    return out;
+  }
+  if (has(out.req.comp_mask, pr::kDgid) && out.req.record.dgid[0] == 0xFF) {
+    out.multicast = true;
+    return out;
+  }
+  out.ends = end_points(*ctx.fabric, out.req);
+  if (out.ends.status != 0) out.status = out.ends.status;
+  return out;
 }
 
 std::optional<sa::SaMad> answer_path_record(const AnswerContext& ctx, const sa::SaMad& request) {
   const uint8_t method = request.mad.method;
-  if (method != sa::method::kGet && method != sa::method::kGetTable) {
-    return error_response(request, mad_status::kUnsupportedMethodAttr);
-  }
-  auto decoded = sa::decode_path_record(request.data);
-  if (!decoded) return error_response(request, mad_status::sa(sa::status::kReqInvalid));
-  PathRequest req{*decoded, request.sa.comp_mask};
-  if (uint16_t status = request_status(req)) return error_response(request, status);
-  // After the prechecks, before anything is looked up: osm_pr_rcv_process.
-  if (ctx.requester_unknown) return std::nullopt;
+  PathRecordRequest parsed = path_record_request(ctx, request);
+  if (parsed.status) return error_response(request, *parsed.status);
+  if (parsed.drop) return std::nullopt;
+  const PathRequest& req = parsed.req;
   std::vector<sa::PathRecord> records;
-  if (has(req.comp_mask, pr::kDgid) && req.record.dgid[0] == 0xFF) {
+  if (parsed.multicast) {
     records = multicast_records(ctx, req, method == sa::method::kGet);
-  } else {
-    Ends ends = end_points(*ctx.fabric, req);
-    if (ends.status != 0) return error_response(request, ends.status);
-    if (!ends.unknown) records = unicast_records(ctx, req, ends, method == sa::method::kGet);
+  } else if (!parsed.ends.unknown) {
+    Budget budget(ctx.limits, method == sa::method::kGetTable);
+    records = unicast_records(ctx, req, parsed.ends, method == sa::method::kGet, budget);
+    if (auto cut = budget.cut()) return bounded_response(ctx, request, *cut);
   }
   if (method == sa::method::kGet) {
     // GetTable reports neither unknown ends nor rejections: only Get carries the status.
@@ -595,19 +672,30 @@ std::vector<sa::PathRecord> apm_records(const AnswerContext& ctx, const PathRequ
   return out;
 }
 
-std::optional<sa::SaMad> answer_multipath(const AnswerContext& ctx, const sa::SaMad& request) {
+// A MultiPathRecord request up to its ends (osm_mpr_rcv_process before any path is computed).
+struct MultiPathRequest {
+  std::optional<uint16_t> status;  // answered with this status
+  bool drop = false;               // not answered at all (an unknown requester)
+  PathRequest req;
+  uint8_t numb_path = 0;
+  std::vector<Endpoint> sources, destinations;
+};
+
+MultiPathRequest multipath_request(const AnswerContext& ctx, const sa::SaMad& request) {
   namespace mp = sa::mpr_mask;
+  MultiPathRequest out;
+  auto fail = [&out](uint16_t status) {
+    out.status = status;
+    return out;
+  };
   // A request without RMPP is refused before its method is looked at (a Get without RMPP gets
   // REQ_INVALID from OpenSM, one with RMPP "unsupported method/attribute").
-  if (!request.rmpp.active())
-    return error_response(request, mad_status::sa(sa::status::kReqInvalid));
-  if (request.mad.method != sa::method::kGetMulti) {
-    return error_response(request, mad_status::kUnsupportedMethodAttr);
-  }
+  if (!request.rmpp.active()) return fail(mad_status::sa(sa::status::kReqInvalid));
+  if (request.mad.method != sa::method::kGetMulti) return fail(mad_status::kUnsupportedMethodAttr);
   const uint64_t mask = request.sa.comp_mask;
   if (!has(mask, mp::kSgidCount) || !has(mask, mp::kDgidCount) ||
       has(mask, mp::kServiceIdMsb) != has(mask, mp::kServiceIdLsb)) {
-    return error_response(request, mad_status::sa(sa::status::kInsufComps));
+    return fail(mad_status::sa(sa::status::kInsufComps));
   }
   // At most 11 GIDs count, sources first (OpenSM's IB_MULTIPATH_MAX_GIDS): the counts are
   // clamped before decoding, so GIDs announced past the eleventh are never read.
@@ -618,44 +706,63 @@ std::optional<sa::SaMad> answer_multipath(const AnswerContext& ctx, const sa::Sa
         data[kDgidCountOffset], static_cast<uint8_t>(kMaxMultiPathGids - data[kSgidCountOffset]));
   }
   auto decoded = sa::decode_multipath_record(data);
-  if (!decoded) return error_response(request, mad_status::sa(sa::status::kReqInvalid));
-  PathRequest req = from_multipath(*decoded, mask);
-  if (uint16_t status = request_status(req)) return error_response(request, status);
+  if (!decoded) return fail(mad_status::sa(sa::status::kReqInvalid));
+  out.req = from_multipath(*decoded, mask);
+  out.numb_path = decoded->numb_path;
+  if (uint16_t status = request_status(out.req)) return fail(status);
   // After the prechecks, before the GIDs are looked up: osm_mpr_rcv_process.
-  if (ctx.requester_unknown) return std::nullopt;
+  if (ctx.requester_unknown) {
+    out.drop = true;
+    return out;
+  }
 
   // Every GID must name a port of this subnet (multicast and other prefixes do not):
   // INVALID_GID otherwise, as OpenSM's mpr_rcv_get_gids; no source or no destination at all is
   // REQ_INVALID.
   bool invalid_gid = false;
   auto resolve = [&](const std::vector<sa::Gid>& gids) {
-    std::vector<Endpoint> out;
+    std::vector<Endpoint> ports;
     for (const sa::Gid& g : gids) {
       std::optional<Endpoint> e;
       if (names_local_port(*ctx.fabric, g)) e = ctx.fabric->by_guid(sa::gid_guid(g));
       if (e) {
-        out.push_back(*e);
+        ports.push_back(*e);
       } else {
         invalid_gid = true;
       }
     }
-    return out;
+    return ports;
   };
-  std::vector<Endpoint> sources = resolve(decoded->sgids);
-  std::vector<Endpoint> destinations = resolve(decoded->dgids);
-  if (invalid_gid) return error_response(request, mad_status::sa(sa::status::kInvalidGid));
-  if (sources.empty() || destinations.empty()) {
-    return error_response(request, mad_status::sa(sa::status::kReqInvalid));
+  out.sources = resolve(decoded->sgids);
+  out.destinations = resolve(decoded->dgids);
+  if (invalid_gid) return fail(mad_status::sa(sa::status::kInvalidGid));
+  if (out.sources.empty() || out.destinations.empty()) {
+    return fail(mad_status::sa(sa::status::kReqInvalid));
   }
+  return out;
+}
+
+std::optional<sa::SaMad> answer_multipath(const AnswerContext& ctx, const sa::SaMad& request) {
+  namespace mp = sa::mpr_mask;
+  const MultiPathRequest parsed = multipath_request(ctx, request);
+  if (parsed.status) return error_response(request, *parsed.status);
+  if (parsed.drop) return std::nullopt;
+  const PathRequest& req = parsed.req;
+  const std::vector<Endpoint>& sources = parsed.sources;
+  const std::vector<Endpoint>& destinations = parsed.destinations;
   std::vector<sa::PathRecord> records;
-  if (sources.size() == 2 && destinations.size() == 2 && decoded->numb_path == 2) {
+  Budget budget(ctx.limits, true);
+  if (sources.size() == 2 && destinations.size() == 2 && parsed.numb_path == 2) {
     // NumbPath 2 selects the alternate-path answer with or without its component bit.
     records = apm_records(ctx, req, sources, destinations);
+    budget.records(records.size());
   } else {
     // NumbPath bounds the whole answer (OpenSM: 127 without it), taken pair after pair.
-    const size_t max_paths = has(mask, mp::kNumbPath) ? decoded->numb_path : kMaxMultiPaths;
-    records = path_records(ctx, req, sources, destinations, kUnlimited, max_paths);
+    const size_t max_paths =
+        has(request.sa.comp_mask, mp::kNumbPath) ? parsed.numb_path : kMaxMultiPaths;
+    records = path_records(ctx, req, sources, destinations, kUnlimited, max_paths, budget);
   }
+  if (auto cut = budget.cut()) return bounded_response(ctx, request, *cut);
   sa::SaMad resp = response_to(request, sa::method::kGetMultiResp, 0);
   resp.mad.attr_id = sa::attr::kPathRecord;
   resp.sa.attr_offset = records_offset(records);
@@ -676,6 +783,43 @@ std::vector<LidPair> lid_pairs(const PortModel& source, const PortModel& destina
     return true;
   });
   return out;
+}
+
+sa::SaMad status_response(const sa::SaMad& request, uint16_t status) {
+  return error_response(request, status);
+}
+
+size_t estimate_work(const AnswerContext& ctx, const sa::SaMad& request) {
+  if ((request.mad.method & sa::method::kResponseBit) != 0) return 0;
+  if (!sm_key_accepted(request, ctx.sa_key)) return 0;
+  const FabricModel& f = *ctx.fabric;
+  auto lids = [&f](Endpoint e) { return size_t{1} << f.port(e).lmc; };
+  auto sum_lids = [&lids](std::span<const Endpoint> ends) {
+    size_t n = 0;
+    for (const Endpoint& e : ends) n += lids(e);
+    return n;
+  };
+  switch (request.mad.attr_id) {
+    case sa::attr::kPathRecord: {
+      const PathRecordRequest parsed = path_record_request(ctx, request);
+      if (parsed.status || parsed.drop) return 0;
+      if (parsed.multicast) return 1;
+      if (parsed.ends.unknown) return 0;
+      const uint64_t mask = parsed.req.comp_mask;
+      auto end = [&](const std::optional<Endpoint>& e, bool one_lid) {
+        if (one_lid) return size_t{1};
+        return e ? lids(*e) : sum_lids(f.endpoints_in_guid_map_order());
+      };
+      return end(parsed.ends.source, has(mask, pr::kSlid)) *
+             end(parsed.ends.destination, has(mask, pr::kDlid));
+    }
+    case sa::attr::kMultiPathRecord: {
+      const MultiPathRequest parsed = multipath_request(ctx, request);
+      if (parsed.status || parsed.drop) return 0;
+      return sum_lids(parsed.sources) * sum_lids(parsed.destinations);
+    }
+    default: return 0;
+  }
 }
 
 PairAnswer answer_pair(const AnswerContext& ctx, const PathRequest& request, Endpoint source,

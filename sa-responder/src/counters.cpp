@@ -127,6 +127,11 @@ CounterSnapshot SaCounters::snapshot() const {
   s.dropped_unknown_requester = get(dropped_unknown_requester_);
   s.receive_errors = get(receive_errors_);
   s.send_errors = get(send_errors_);
+  s.bounded_records = get(bounded_records_);
+  s.bounded_time = get(bounded_time_);
+  s.deferred = get(deferred_);
+  s.busy = get(busy_);
+  s.dropped_duplicate = get(dropped_duplicate_);
   for (size_t i = 0; i < methods_.size(); ++i) {
     if (uint64_t n = get(methods_[i])) {
       auto method = static_cast<uint8_t>(i / kAttributeSlots);
@@ -165,8 +170,12 @@ nlohmann::json to_json(const CounterSnapshot& s) {
   return {{"requests", s.requests},
           {"responses", s.responses},
           {"dropped",
-           {{"sm_key", s.dropped_sm_key}, {"unknown_requester", s.dropped_unknown_requester}}},
+           {{"sm_key", s.dropped_sm_key},
+            {"unknown_requester", s.dropped_unknown_requester},
+            {"duplicate", s.dropped_duplicate}}},
           {"mad_errors", {{"receive", s.receive_errors}, {"send", s.send_errors}}},
+          {"bounded", {{"records", s.bounded_records}, {"time", s.bounded_time}}},
+          {"workers", {{"deferred", s.deferred}, {"busy", s.busy}}},
           {"methods", s.methods},
           {"statuses", s.statuses},
           {"levels", levels},

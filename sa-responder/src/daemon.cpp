@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdma-qos-sad's daemon: loading the policy against the discovered model, answering MADs on the
-// main thread and serving the control socket, signals and re-discovery on a second one.
+// main thread (large answers on worker threads) and serving the control socket, signals and
+// re-discovery on a second one.
 #include "daemon.h"
 
 #include <fcntl.h>
@@ -19,6 +20,7 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
+#include <mutex>
 #include <span>
 #include <thread>
 #include <variant>
@@ -27,6 +29,7 @@
 #include "rdma-qos/common/service.h"
 #include "rdma-qos/config/read_file.h"
 #include "rdma-qos/policy/compiled_policy.h"
+#include "rdma-qos/sa-responder/answer_pool.h"
 #include "rdma-qos/sa-responder/control.h"
 #include "rdma-qos/sa-responder/counters.h"
 #include "rdma-qos/sa-responder/discovery_json.h"
@@ -296,7 +299,8 @@ class MadErrorLog {
 }  // namespace
 
 // Two threads: the main thread answers MADs (umad2sim's poll does not mix its descriptors with
-// real ones, so the SA port is served on its own); the control thread serves the control
+// real ones, so the SA port is served on its own), handing answers that expand to many pairs to
+// worker threads (AnswerPool), which send them when ready; the control thread serves the control
 // socket, signals, the re-discovery child and its period, and swaps in new snapshots. A reload
 // never stalls answering: the answer path only loads the current snapshot.
 class Daemon::Impl {
@@ -408,7 +412,11 @@ class Daemon::Impl {
     for (int sig : {SIGHUP, SIGUSR1, SIGTERM, SIGINT}) sigaddset(&handled, sig);
     pthread_sigmask(SIG_BLOCK, &handled, nullptr);
     int status = 0;
-    MadErrorLog error_log;
+    // Created with the signals blocked, which the workers inherit.
+    if (options_.answer_threads > 0) {
+      pool_ = std::make_unique<rdmaqos::sad::AnswerPool>(
+          options_.answer_threads, options_.answer_threads * kQueuedPerWorker, kWorkerNice);
+    }
     while (!g_stop) {
       auto served = agent_->serve_one([this](const rdmaqos::sad::Request& r) { return respond(r); },
                                       std::chrono::milliseconds(100));
@@ -421,10 +429,15 @@ class Daemon::Impl {
       }
       using Kind = rdmaqos::sad::Served::Kind;
       if (served->kind == Kind::kReceiveError) counters_.receive_error();
-      if (served->kind == Kind::kSendError) counters_.send_error();
       if (served->kind == Kind::kReceiveError || served->kind == Kind::kSendError) {
-        error_log.failed(served->error, Clock::now());
+        mad_error(served->kind, served->error);
       }
+    }
+    // Waits for the answers under way (each bounded by --answer-time-limit); drops the queued.
+    pool_.reset();
+    if (port_gone_) {
+      log_error(*port_gone_);
+      status = 1;
     }
     control.join();
     if (child_) {
@@ -437,6 +450,15 @@ class Daemon::Impl {
   }
 
  private:
+  // Answers that expand to more LID combinations than this (rdmaqos::sad::estimate_work) are
+  // computed on a worker: about half a millisecond of the receiving thread at most.
+  static constexpr size_t kInlineWork = 1024;
+  // Large requests waiting per worker before more are answered BUSY.
+  static constexpr size_t kQueuedPerWorker = 4;
+  // Workers run this much nicer than the receiving thread, which keeps the CPU for small answers.
+  static constexpr int kWorkerNice = 10;
+
+  // On the receiving thread: the answer to send now, or nullopt (none, or a worker's later).
   std::optional<rdmaqos::sa::SaMad> respond(const rdmaqos::sad::Request& request) {
     const auto& mad = request.mad;
     if ((mad.mad.method & rdmaqos::sa::method::kResponseBit) != 0) return std::nullopt;
@@ -447,16 +469,61 @@ class Daemon::Impl {
     counters_.request(mad.mad.method, mad.mad.attr_id);
     const auto received = Clock::now();
     std::shared_ptr<const Snapshot> now = current_.load();
-    rdmaqos::sad::CountingObserver observer(counters_, *now->levels);
+    if (pool_ && !named_ends_inline(mad, *now->state.model) &&
+        rdmaqos::sad::estimate_work(context(*now, request, received), mad) > kInlineWork) {
+      using Admission = rdmaqos::sad::AnswerPool::Admission;
+      switch (pool_->submit({request.slid, mad.mad.tid}, [this, request, received, now] {
+        answer_on_worker(request, received, *now);
+      })) {
+        case Admission::kQueued: counters_.deferred(); return std::nullopt;
+        case Admission::kDuplicate: counters_.dropped_duplicate(); return std::nullopt;
+        case Admission::kFull: {
+          counters_.busy();
+          auto busy = rdmaqos::sad::status_response(mad, rdmaqos::sa::status::kBusy);
+          counters_.response(busy.mad.status);
+          counters_.latency(Clock::now() - received);
+          return busy;
+        }
+      }
+    }
+    return compute(request, received, *now);
+  }
+
+  // A PathRecord request naming both its ends (by GID or LID) looks at no more than 2^LMC x
+  // 2^LMC LID combinations: with the subnet's LMC that is at most kInlineWork, it is answered
+  // inline without estimate_work (most queries; the estimate would decode the record twice).
+  static bool named_ends_inline(const rdmaqos::sa::SaMad& mad,
+                                const rdmaqos::sad::FabricModel& model) {
+    namespace pr = rdmaqos::sa::pr_mask;
+    const uint64_t m = mad.sa.comp_mask;
+    return mad.mad.attr_id == rdmaqos::sa::attr::kPathRecord && (m & (pr::kSgid | pr::kSlid)) &&
+           (m & (pr::kDgid | pr::kDlid)) && (size_t{1} << (2 * model.subnet_lmc())) <= kInlineWork;
+  }
+
+  // The answering context of a request received at `received`, without an observer.
+  rdmaqos::sad::AnswerContext context(const Snapshot& now, const rdmaqos::sad::Request& request,
+                                      Clock::time_point received) const {
     rdmaqos::sad::AnswerContext ctx;
-    ctx.fabric = now->state.model.get();
-    ctx.policy = now->state.policy.get();
-    ctx.partitions = &now->state.policy_fabric->partitions;
+    ctx.fabric = now.state.model.get();
+    ctx.policy = now.state.policy.get();
+    ctx.partitions = &now.state.policy_fabric->partitions;
     ctx.set_requester_lid(request.slid);
     ctx.sa_key = config_.sa_key;
-    ctx.groups = now->state.groups.get();
+    ctx.groups = now.state.groups.get();
+    ctx.limits.max_records = options_.max_records;
+    if (options_.answer_time_limit.count() > 0) {
+      ctx.limits.deadline = received + options_.answer_time_limit;
+    }
+    return ctx;
+  }
+
+  // The answer to `request` from `now`, counted (on whichever thread computes it).
+  std::optional<rdmaqos::sa::SaMad> compute(const rdmaqos::sad::Request& request,
+                                            Clock::time_point received, const Snapshot& now) {
+    rdmaqos::sad::CountingObserver observer(counters_, *now.levels);
+    rdmaqos::sad::AnswerContext ctx = context(now, request, received);
     ctx.observer = &observer;
-    auto answer = rdmaqos::sad::answer(ctx, mad);
+    auto answer = rdmaqos::sad::answer(ctx, request.mad);
     if (answer) counters_.response(answer->mad.status);
     // The engine's only other silence (responses, SM_Key) was ruled out above.
     if (!answer && ctx.requester_unknown) {
@@ -465,6 +532,36 @@ class Daemon::Impl {
     }
     counters_.latency(Clock::now() - received);
     return answer;
+  }
+
+  // On a worker: computes the answer and sends it. The receiving thread goes on meanwhile; a
+  // request that waited past its deadline is answered ERR_NO_RESOURCES without any pair.
+  void answer_on_worker(const rdmaqos::sad::Request& request, Clock::time_point received,
+                        const Snapshot& now) {
+    std::optional<rdmaqos::sa::SaMad> answer;
+    try {
+      answer = compute(request, received, now);
+    } catch (const std::exception& e) {
+      log_error(fmt::format("answering LID {} on a worker: {}", request.slid, e.what()));
+      return;
+    }
+    if (!answer) return;
+    auto sent = agent_->send(request, std::move(*answer));
+    if (!sent) {
+      // The device is gone: the receiving thread stops (at its next poll) with this message.
+      std::lock_guard lock(mad_error_mutex_);
+      if (!port_gone_) port_gone_ = sent.error().message;
+      g_stop = true;
+      return;
+    }
+    if (sent->kind == rdmaqos::sad::Served::Kind::kSendError) mad_error(sent->kind, sent->error);
+  }
+
+  // A MAD the port failed, from either thread: counted and logged (rate-limited).
+  void mad_error(rdmaqos::sad::Served::Kind kind, const std::string& what) {
+    if (kind == rdmaqos::sad::Served::Kind::kSendError) counters_.send_error();
+    std::lock_guard lock(mad_error_mutex_);
+    mad_error_log_.failed(what, Clock::now());
   }
 
   void install(State state) {
@@ -757,6 +854,11 @@ class Daemon::Impl {
   // thread looked): set by the SA thread, taken by the control thread.
   std::atomic<uint16_t> unknown_requester_{0};
   std::unique_ptr<rdmaqos::sad::SaAgent> agent_;
+  std::mutex mad_error_mutex_;  // guards the two below: the receiving thread and the workers
+  MadErrorLog mad_error_log_;
+  std::optional<std::string> port_gone_;  // a worker's send found the device gone
+  // Large answers (run() owns it; declared after what its workers use, so destroyed first).
+  std::unique_ptr<rdmaqos::sad::AnswerPool> pool_;
   // The rest belongs to the control thread (after start()).
   std::unique_ptr<rdmaqos::sad::ControlServer> control_;
   std::optional<ChildDiscovery> child_;

@@ -61,6 +61,12 @@ struct DaemonOptions {
   std::optional<gid_t> control_group;
   bool issm = true;
   RmppMode rmpp = RmppMode::kAuto;
+  // Answering bounds (rdma-qos-sad(8), BOUNDED WORK): worker threads for answers that expand to
+  // many pairs (0: every answer on the receiving thread), the most records in one table answer
+  // and the time one answer may take from its request's arrival (0: no bound).
+  size_t answer_threads = 2;
+  size_t max_records = 262144;
+  std::chrono::milliseconds answer_time_limit{2000};
 };
 
 class Daemon {

@@ -218,6 +218,21 @@ int main(int argc, char** argv) {
                  "multi-MAD table answers (RMPP): auto (off under umad2sim), on, off")
       ->check(CLI::IsMember({"auto", "on", "off"}))
       ->capture_default_str();
+  app.add_option("--answer-threads", options.answer_threads,
+                 "worker threads for answers that expand to many pairs (0: answer everything on "
+                 "the receiving thread)")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
+  app.add_option("--max-records", options.max_records,
+                 "most PathRecords in one table answer; a longer one gets ERR_NO_RESOURCES "
+                 "(0: no bound)")
+      ->capture_default_str();
+  int answer_time_limit_ms = static_cast<int>(options.answer_time_limit.count());
+  app.add_option("--answer-time-limit", answer_time_limit_ms,
+                 "milliseconds one answer may take from its request's arrival, else "
+                 "ERR_NO_RESOURCES (0: no bound)")
+      ->check(CLI::Range(0, 3600000))
+      ->capture_default_str();
   app.add_option("--ca", discovery.ca,
                  "CA to run at (default: the first); CA:PORT also sets the port (systemd's "
                  "instance name)");
@@ -307,6 +322,7 @@ int main(int argc, char** argv) {
     }
   }
   options.rediscover_interval = std::chrono::seconds(rediscover_interval);
+  options.answer_time_limit = std::chrono::milliseconds(answer_time_limit_ms);
   options.control_socket_given = app.count("--control-socket") > 0;
   options.issm = !no_issm;
   options.rmpp = rmpp_mode == "on"    ? rdmaqos::sad::RmppMode::kOn

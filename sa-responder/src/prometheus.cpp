@@ -47,7 +47,8 @@ std::string prometheus_text(const nlohmann::json& stats) {
     p.sample("rdma_qos_sad_responses_total", {{"status", status}}, n.get<double>());
   p.family("rdma_qos_sad_dropped_total", "counter",
            "Requests not answered: an untrusted SM_Key, a MAD that does not decode, a path "
-           "query from a LID the fabric model does not know.");
+           "query from a LID the fabric model does not know, a retry of a request still being "
+           "answered.");
   for (const auto& [reason, n] : object(stats, "dropped").items())
     p.sample("rdma_qos_sad_dropped_total", {{"reason", reason}}, n.get<double>());
   if (stats.contains("mad_errors")) {
@@ -55,6 +56,22 @@ std::string prometheus_text(const nlohmann::json& stats) {
              "MADs the port failed to receive, or answers it refused to send.");
     for (const auto& [direction, n] : object(stats, "mad_errors").items())
       p.sample("rdma_qos_sad_mad_errors_total", {{"direction", direction}}, n.get<double>());
+  }
+  if (stats.contains("bounded")) {
+    p.family("rdma_qos_sad_bounded_total", "counter",
+             "Answers cut by a bound and answered ERR_NO_RESOURCES: records (a table longer "
+             "than --max-records), time (still computed after --answer-time-limit).");
+    for (const auto& [bound, n] : object(stats, "bounded").items())
+      p.sample("rdma_qos_sad_bounded_total", {{"bound", bound}}, n.get<double>());
+  }
+  if (stats.contains("workers")) {
+    const auto& w = stats["workers"];
+    p.family("rdma_qos_sad_deferred_total", "counter",
+             "Large answers computed on a worker thread, off the thread that answers the rest.");
+    p.sample("rdma_qos_sad_deferred_total", {}, num(w, "deferred"));
+    p.family("rdma_qos_sad_busy_total", "counter",
+             "Large requests answered BUSY: every worker taken and the queue full.");
+    p.sample("rdma_qos_sad_busy_total", {}, num(w, "busy"));
   }
 
   p.family("rdma_qos_sad_pairs_total", "counter",

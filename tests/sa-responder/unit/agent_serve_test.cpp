@@ -2,11 +2,13 @@
 // The SA agent's serving over a scripted port: a MAD the port fails (a receive, or the send of
 // its answer, e.g. a TID the kernel still has queued) is reported and serving goes on; only a
 // port whose device is gone, or that fails every receive, ends it.
+#include <arpa/inet.h>
 #include <infiniband/umad.h>
 
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -26,11 +28,13 @@ class ScriptedPort final : public MadPort {
     int needs = 0;  // with -ENOSPC: the MAD bytes the buffer must hold
     std::vector<uint8_t> mad;
     uint16_t slid = 0;
+    uint32_t qpn = 1;
   };
   std::deque<Incoming> incoming;  // empty: the receive times out
   std::deque<int> send_results;   // 0 or -errno per send; empty: accepted
   std::vector<std::vector<uint8_t>> sent;
-  std::vector<size_t> buffer_sizes;  // of each receive
+  std::vector<std::pair<uint16_t, uint32_t>> sent_to;  // LID and QPN of each send
+  std::vector<size_t> buffer_sizes;                    // of each receive
   bool device_present = true;
 
   int recv(std::span<uint8_t> buffer, int& length, milliseconds) override {
@@ -48,7 +52,8 @@ class ScriptedPort final : public MadPort {
     }
     std::memset(buffer.data(), 0, umad_size());
     std::memcpy(umad_get_mad(buffer.data()), in.mad.data(), in.mad.size());
-    umad_set_addr(buffer.data(), in.slid, 1, 0, static_cast<int>(sa::kSaQkey));
+    umad_set_addr(buffer.data(), in.slid, static_cast<int>(in.qpn), 0,
+                  static_cast<int>(sa::kSaQkey));
     length = static_cast<int>(in.mad.size());
     incoming.pop_front();
     return 0;
@@ -63,6 +68,8 @@ class ScriptedPort final : public MadPort {
     if (rc == 0) {
       const auto* mad = static_cast<const uint8_t*>(umad_get_mad(buffer.data()));
       sent.emplace_back(mad, mad + length);
+      const ib_mad_addr_t* addr = umad_get_mad_addr(buffer.data());
+      sent_to.emplace_back(ntohs(addr->lid), ntohl(addr->qpn));
     }
     return rc;
   }
@@ -211,6 +218,59 @@ TEST_F(AgentServing, ALongRequestGrowsTheBuffer) {
   ASSERT_EQ(port->buffer_sizes.size(), 2u);
   EXPECT_EQ(port->buffer_sizes[1], umad_size() + 4000);
   EXPECT_EQ(port->sent.size(), 1u);
+}
+
+// An answer computed later, on another thread: the responder keeps the request and answers
+// nothing now; send() then addresses the answer as serve_one would have.
+TEST_F(AgentServing, AnAnswerSentLaterFromAnotherThreadGoesToTheRequester) {
+  ScriptedPort::Incoming in = mad(9);
+  in.slid = 5;
+  in.qpn = 0x42;
+  port->incoming = {in, mad(10)};
+  std::optional<Request> kept;
+  auto served = agent.serve_one(
+      [&kept](const Request& r) -> std::optional<sa::SaMad> {
+        kept = r;
+        return std::nullopt;
+      },
+      milliseconds(100));
+  ASSERT_TRUE(served) << served.error().message;
+  EXPECT_EQ(served->kind, Kind::kHandled);
+  EXPECT_TRUE(port->sent.empty());
+  ASSERT_TRUE(kept);
+  EXPECT_EQ(kept->reply.lid, 5);
+  EXPECT_EQ(kept->reply.qpn, 0x42u);
+
+  std::optional<sa::Result<Served>> later;
+  std::thread worker([&] { later = agent.send(*kept, *echo(*kept)); });
+  worker.join();
+  ASSERT_TRUE(later && *later) << (*later).error().message;
+  EXPECT_EQ((**later).kind, Kind::kHandled);
+  // The next request is answered at once, as before.
+  ASSERT_TRUE(serve());
+  ASSERT_EQ(port->sent.size(), 2u);
+  EXPECT_EQ(tid_of(port->sent[0]), 9u);
+  EXPECT_EQ(port->sent_to[0], std::make_pair(uint16_t{5}, uint32_t{0x42}));
+  EXPECT_EQ(tid_of(port->sent[1]), 10u);
+  EXPECT_EQ(port->sent_to[1], std::make_pair(uint16_t{2}, uint32_t{1}));
+}
+
+TEST_F(AgentServing, ALaterSendTheKernelRefusesIsReported) {
+  port->incoming = {mad(11)};
+  std::optional<Request> kept;
+  ASSERT_TRUE(agent.serve_one(
+      [&kept](const Request& r) -> std::optional<sa::SaMad> {
+        kept = r;
+        return std::nullopt;
+      },
+      milliseconds(100)));
+  port->send_results = {-EINVAL};
+  auto sent = agent.send(*kept, *echo(*kept));
+  ASSERT_TRUE(sent) << sent.error().message;
+  EXPECT_EQ(sent->kind, Kind::kSendError);
+  port->send_results = {-EIO};
+  port->device_present = false;
+  EXPECT_FALSE(agent.send(*kept, *echo(*kept)));
 }
 
 }  // namespace

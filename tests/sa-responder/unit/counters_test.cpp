@@ -4,6 +4,7 @@
 
 #include "rdma-qos/sa-client/mad.h"
 #include "rdma-qos/sa-responder/counters.h"
+#include "rdma-qos/sa-responder/prometheus.h"
 #include "test_fabric.h"
 
 namespace rdmaqos::sad {
@@ -131,6 +132,41 @@ TEST(SaCounters, PortErrorsAreCountedPerDirection) {
   EXPECT_EQ(j["mad_errors"]["send"], 2);
   EXPECT_EQ(j["mad_errors"]["receive"], 1);
   EXPECT_EQ(j["responses"], 0);
+}
+
+TEST(SaCounters, AnswersCutByABoundAndWorkersAreCounted) {
+  SaCounters c;
+  auto b = c.bind_policy(nullptr);
+  CountingObserver observer(c, *b);
+  AnswerObserver& engine_side = observer;
+  engine_side.bounded(Bound::kRecords);
+  engine_side.bounded(Bound::kTime);
+  engine_side.bounded(Bound::kTime);
+  c.deferred();
+  c.deferred();
+  c.busy();
+  c.dropped_duplicate();
+  CounterSnapshot s = c.snapshot();
+  EXPECT_EQ(s.bounded_records, 1u);
+  EXPECT_EQ(s.bounded_time, 2u);
+  nlohmann::json j = to_json(s);
+  EXPECT_EQ(j["bounded"]["records"], 1);
+  EXPECT_EQ(j["bounded"]["time"], 2);
+  EXPECT_EQ(j["workers"]["deferred"], 2);
+  EXPECT_EQ(j["workers"]["busy"], 1);
+  EXPECT_EQ(j["dropped"]["duplicate"], 1);
+  j["sa"] = {{"ca", "mlx5_0"}, {"port", 1}};
+  const std::string text = prometheus_text(j);
+  for (const char* line : {
+           "# TYPE rdma_qos_sad_bounded_total counter\n",
+           "rdma_qos_sad_bounded_total{ca=\"mlx5_0\",port=\"1\",bound=\"records\"} 1\n",
+           "rdma_qos_sad_bounded_total{ca=\"mlx5_0\",port=\"1\",bound=\"time\"} 2\n",
+           "rdma_qos_sad_deferred_total{ca=\"mlx5_0\",port=\"1\"} 2\n",
+           "rdma_qos_sad_busy_total{ca=\"mlx5_0\",port=\"1\"} 1\n",
+           "rdma_qos_sad_dropped_total{ca=\"mlx5_0\",port=\"1\",reason=\"duplicate\"} 1\n",
+       }) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+  }
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -52,10 +53,19 @@ bool use_rmpp(RmppMode mode);
 // numbers, FIRST/LAST and PayloadLength itself (the sender sets version 1, type DATA, ACTIVE).
 std::vector<uint8_t> encode_answer(sa::SaMad answer, bool rmpp, size_t max_data);
 
+// Where the answer to a request goes: the requester's address as its MAD arrived.
+struct ReplyAddress {
+  uint16_t lid = 0;
+  uint32_t qpn = 0;
+  uint8_t sl = 0;
+  uint16_t pkey_index = 0;
+};
+
 // A request as received: the MAD and who sent it.
 struct Request {
   sa::SaMad mad;
   uint16_t slid = 0;  // the requester's LID
+  ReplyAddress reply;
 };
 
 using Responder = std::function<std::optional<sa::SaMad>(const Request&)>;
@@ -101,8 +111,16 @@ class SaAgent {
   // Waits up to `timeout` for one MAD and answers it with `responder`. A failure of one MAD
   // (a receive, or the send of its answer) is reported and serving goes on; the error result
   // means the port is gone: its device went away (ENODEV, ENXIO, EBADF, EPIPE, or the port file
-  // flagged as failed), or receives kept failing (kMaxReceiveErrorsInARow in a row).
+  // flagged as failed), or receives kept failing (kMaxReceiveErrorsInARow in a row). A
+  // responder that answers later (on another thread) returns nullopt and calls send().
   sa::Result<Served> serve_one(const Responder& responder, std::chrono::milliseconds timeout);
+
+  // Sends `answer` to the requester of `request`, from any thread, also while another thread
+  // waits in serve_one: sends are serialized here. (Concurrent umad_send on one port is safe in
+  // itself: the kernel's umad write takes the file's mutex, umad2sim's write wrapper its global
+  // one; serializing keeps a MadPort free of that duty.) kHandled, kSendError for a refused
+  // answer, or the error result when the port is gone, as serve_one.
+  sa::Result<Served> send(const Request& request, sa::SaMad answer);
 
   // Receive failures in a row, with the port still there, that count as the port gone: a port
   // that fails every read would otherwise be served in a busy loop.
@@ -125,8 +143,14 @@ class SaAgent {
   int port_ = 0;
   std::atomic<uint64_t> undecodable_{0};
   size_t max_data_ = sa::kSaDataSize;
+  // Builds the umad buffer of `answer` to `to` in `out` (reused by serve_one's thread).
+  size_t build(const ReplyAddress& to, sa::SaMad answer, std::vector<uint8_t>& out) const;
+  // Sends `length` MAD bytes of `out` under send_mutex_: kHandled, kSendError or port gone.
+  sa::Result<Served> send_built(uint16_t lid, std::vector<uint8_t>& out, size_t length);
+
   std::vector<uint8_t> recv_buffer_;  // umad buffers reused from one MAD to the next
-  std::vector<uint8_t> send_buffer_;
+  std::vector<uint8_t> send_buffer_;  // serve_one's thread only
+  std::mutex send_mutex_;             // one umad send at a time
   bool rmpp_ = false;
   int receive_errors_in_a_row_ = 0;
 };

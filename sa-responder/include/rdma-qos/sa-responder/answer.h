@@ -4,6 +4,8 @@
 // Pure functions over a fabric model and a policy snapshot: no I/O, no global state.
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -54,6 +56,12 @@ enum class Rejection {
   kSlDropped,           // the chosen SL maps to VL 15 (1F24)
 };
 
+// Which bound of AnswerLimits cut an answer short.
+enum class Bound {
+  kRecords,  // the table had more records than AnswerLimits::max_records
+  kTime,     // the answer was still being computed at AnswerLimits::deadline
+};
+
 // Told about every source/destination pair the engine considers, for counters. Called on the
 // answer path: implementations must be cheap.
 class AnswerObserver {
@@ -62,7 +70,24 @@ class AnswerObserver {
   // `level`: the forward direction's level (null: none); `rejection`: kNone when the pair gave
   // a record.
   virtual void pair(const policy::Level* level, Rejection rejection) = 0;
+  // The answer was cut by `bound`: its requester gets ERR_NO_RESOURCES instead.
+  virtual void bounded(Bound /*bound*/) {}
 };
+
+// Bounds on the work and size of one answer. OpenSM has none: an open-ended PathRecord
+// GetTable costs it (and us, unbounded) time and memory quadratic in the fabric. A request that
+// would pass a bound is answered with ERR_NO_RESOURCES (SA status 1) and no records, a
+// deliberate difference (Documentation/opensm-semantics.md); anything within the bounds gets
+// the same answer as without them.
+struct AnswerLimits {
+  // Most PathRecords one table answer (GetTable PathRecord, GetMulti MultiPathRecord) may
+  // carry; 0: no bound. A Get answers one record and is never cut by this.
+  size_t max_records = 0;
+  // A PathRecord or MultiPathRecord answer still being computed then is given up (the clock is
+  // read once every kDeadlineCheckEvery LID combinations). nullopt: no bound.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+};
+inline constexpr size_t kDeadlineCheckEvery = 256;
 
 // OpenSM's default SA key (opensm.conf sa_key): the SM_Key of trusted SA requests.
 inline constexpr uint64_t kDefaultSaKey = 1;
@@ -91,6 +116,8 @@ struct AnswerContext {
   // The multicast groups a PathRecord's multicast DGID may name (ipoib_broadcast_groups of
   // the partitions); null: none, every multicast DGID gets no record.
   const std::vector<MulticastGroup>* groups = nullptr;
+  // Bounds on this answer (none by default, as OpenSM).
+  AnswerLimits limits;
 
   // Sets `requester` and `requester_unknown` for a request from `slid` (`fabric` set first).
   void set_requester_lid(uint16_t slid);
@@ -167,6 +194,20 @@ void for_each_lid_pair(const PortModel& source, const PortModel& destination, ui
 // Every other request gets an answer, unsupported methods and attributes included (OpenSM
 // sends none for SubnAdmSet(PathRecord): a deliberate difference).
 std::optional<sa::SaMad> answer(const AnswerContext& ctx, const sa::SaMad& request);
+
+// An upper bound, computed before any pair is expanded, on the LID combinations (one path
+// each way) `answer` would look at for `request`: the product of the two ends' LID counts, an
+// open end counting every LID of the fabric (a SLID or DLID component narrows its end to one),
+// summed over a MultiPathRecord's port pairs. 0 for a request answered without any path
+// (ClassPortInfo, a malformed or refused request, an end that names no port); 1 for a
+// multicast DGID. A Get counts as a GetTable: one that finds no path looks at them all.
+// Cheap (no pair is expanded; an open end sums the endpoints' LID ranges once): a front end
+// decides by it where to compute an answer (rdma-qos-sad: larger ones on a worker thread).
+size_t estimate_work(const AnswerContext& ctx, const sa::SaMad& request);
+
+// The request sent back with `status` and no records, as OpenSM's osm_sa_send_error: what
+// `answer` gives for every refused request (a front end uses it for the BUSY it answers itself).
+sa::SaMad status_response(const sa::SaMad& request, uint16_t status);
 
 // The ClassPortInfo this SA advertises.
 sa::ClassPortInfo class_port_info();

@@ -52,6 +52,17 @@ struct CounterSnapshot {
   // MADs the port failed: receives, and answers it did not send (the daemon keeps serving).
   uint64_t receive_errors = 0;
   uint64_t send_errors = 0;
+  // Answers cut by a bound (AnswerLimits): ERR_NO_RESOURCES instead of a table too long, or of
+  // an answer still computed at its deadline.
+  uint64_t bounded_records = 0;
+  uint64_t bounded_time = 0;
+  // Large answers computed on a worker thread, and requests for one refused with BUSY because
+  // every worker was taken and the queue full (rdma-qos-sad's --answer-threads).
+  uint64_t deferred = 0;
+  uint64_t busy = 0;
+  // A request dropped because the same requester's request with its TID was still being
+  // answered on a worker (a client's retry: the answer under way serves it).
+  uint64_t dropped_duplicate = 0;
   std::map<std::string, uint64_t> methods;   // "GetTable PathRecord" -> requests
   std::map<std::string, uint64_t> statuses;  // "SUCCESS", "SA_ERR_NO_RECORDS" ... -> responses
   std::map<std::string, LevelCount> levels;  // level name, or "(no level)" -> pairs
@@ -90,6 +101,10 @@ class SaCounters {
   void dropped_unknown_requester() { bump(dropped_unknown_requester_); }
   void receive_error() { bump(receive_errors_); }
   void send_error() { bump(send_errors_); }
+  void bounded(Bound bound) { bump(bound == Bound::kRecords ? bounded_records_ : bounded_time_); }
+  void deferred() { bump(deferred_); }
+  void busy() { bump(busy_); }
+  void dropped_duplicate() { bump(dropped_duplicate_); }
   // How long one request took to answer.
   void latency(std::chrono::nanoseconds took);
   void pair(const LevelBinding& binding, const policy::Level* level, Rejection rejection);
@@ -105,6 +120,7 @@ class SaCounters {
 
   Counter requests_{0}, responses_{0}, dropped_sm_key_{0}, dropped_unknown_requester_{0};
   Counter receive_errors_{0}, send_errors_{0};
+  Counter bounded_records_{0}, bounded_time_{0}, deferred_{0}, busy_{0}, dropped_duplicate_{0};
   std::array<Counter, 256 * kAttributeSlots> methods_{};
   std::array<Counter, 512> statuses_{};
   std::array<Counter, 16> rejections_{};
@@ -123,6 +139,7 @@ class CountingObserver final : public AnswerObserver {
   void pair(const policy::Level* level, Rejection rejection) override {
     counters_.pair(binding_, level, rejection);
   }
+  void bounded(Bound bound) override { counters_.bounded(bound); }
 
  private:
   SaCounters& counters_;
