@@ -223,17 +223,6 @@ TEST_F(LsdOpenSm, AsymmetricPolicyGivesTheInboundRecordItsOwnSl) {
   EXPECT_EQ(a.paths[2].record.dlid, fabric_->lid("node001"));
 }
 
-// OpenSM's process, found by name among the fabric's processes (ibsim is the other).
-pid_t opensm_pid(const IbFabric& fabric) {
-  for (pid_t pid : fabric.pids()) {
-    std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
-    std::string name;
-    std::getline(comm, name);
-    if (name == "opensm") return pid;
-  }
-  return -1;
-}
-
 TEST_F(LsdOpenSm, SilentSaGetsFErrBeforeTheKernelsTimeoutAndLaterRequestsAreAnswered) {
   // Two attempts of 300 ms: F_ERR after 2 x 300 ms (+ backoffs), the kernel told to wait
   // 300 x 2 + 10 x 4 + 100 + 1000 = 1740 ms.
@@ -248,13 +237,14 @@ TEST_F(LsdOpenSm, SilentSaGetsFErrBeforeTheKernelsTimeoutAndLaterRequestsAreAnsw
   // Frozen, OpenSM keeps its SA agent and ibsim still delivers the queries to it; none is
   // answered, so every attempt runs to its timeout (unlike an unroutable LID, which fails at
   // once). The guard thaws it whatever happens: the suite shares the fabric.
-  const pid_t sm = opensm_pid(*fabric_);
+  const pid_t sm = testbed::process_named(fabric_->pids(), "opensm");
   ASSERT_GT(sm, 0) << "no OpenSM among the fabric's processes";
   struct Thaw {
     pid_t pid;
     ~Thaw() { kill(pid, SIGCONT); }
   } thaw{sm};
   ASSERT_EQ(kill(sm, SIGSTOP), 0);
+  ASSERT_TRUE(testbed::wait_stopped(sm, 5s)) << "OpenSM did not stop";
   auto silent = request(42, PathUse::kAll);
   silent.service_id = 0x0000000001060CBCULL;
   auto sent = std::chrono::steady_clock::now();

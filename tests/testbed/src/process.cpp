@@ -260,4 +260,28 @@ std::vector<pid_t> processes_with_env(const std::string& name, const std::string
   return found;
 }
 
+pid_t process_named(const std::vector<pid_t>& pids, const std::string& comm) {
+  for (pid_t pid : pids) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/comm");
+    std::string name;
+    std::getline(in, name);
+    if (name == comm) return pid;
+  }
+  return -1;
+}
+
+bool wait_stopped(pid_t pid, std::chrono::milliseconds limit) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  do {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), {});
+    // The state follows the command name in parentheses, which may itself hold ") ".
+    auto close = stat.rfind(')');
+    if (close != std::string::npos && close + 2 < stat.size() && stat[close + 2] == 'T')
+      return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  } while (std::chrono::steady_clock::now() < end);
+  return false;
+}
+
 }  // namespace rdmaqos::testbed

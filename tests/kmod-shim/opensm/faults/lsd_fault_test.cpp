@@ -26,29 +26,6 @@ using testing::SimulatedKernel;
 
 constexpr uint64_t kIserServiceId = 0x1060CBC;
 
-pid_t opensm_pid(const testbed::IbFabric& fabric) {
-  for (pid_t pid : fabric.pids()) {
-    std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
-    std::string name;
-    std::getline(comm, name);
-    if (name == "opensm") return pid;
-  }
-  return -1;
-}
-
-// kill(SIGSTOP) returns before a process running on another CPU has stopped: waits (up to 5 s)
-// until /proc shows it stopped, so that it answers nothing more.
-bool wait_stopped(pid_t pid) {
-  for (int i = 0; i < 500; ++i) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string all((std::istreambuf_iterator<char>(stat)), {});
-    auto end = all.rfind(')');
-    if (end != std::string::npos && end + 2 < all.size() && all[end + 2] == 'T') return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return false;
-}
-
 std::string slurp(const std::string& path) {
   std::ifstream in(path);
   std::stringstream s;
@@ -109,14 +86,14 @@ TEST_F(LsdFaults, KilledWhileTheKernelWaitsAnswersNothingAndANewDaemonServes) {
   auto [port, kernel_timeout] = start("lsd-1");
   ASSERT_GT(kernel_timeout, 0ms);
   // The SA frozen, so that the request is still inside the daemon when it dies.
-  const pid_t sm = opensm_pid(*fabric_);
+  const pid_t sm = testbed::process_named(fabric_->pids(), "opensm");
   ASSERT_GT(sm, 0);
   struct Thaw {
     pid_t pid;
     ~Thaw() { kill(pid, SIGCONT); }
   } thaw{sm};
   ASSERT_EQ(kill(sm, SIGSTOP), 0);
-  ASSERT_TRUE(wait_stopped(sm));
+  ASSERT_TRUE(testbed::wait_stopped(sm, 5s));
   send(port, 51);
   std::this_thread::sleep_for(100ms);
   ASSERT_EQ(kill(daemon_->pid(), SIGKILL), 0);

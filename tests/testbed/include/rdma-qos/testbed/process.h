@@ -63,4 +63,13 @@ std::vector<pid_t> processes_with_env(const std::string& name, const std::string
 // Resolves a program name through PATH; empty when not found.
 std::string find_program(const std::string& name);
 
+// The first of `pids` whose /proc comm is `comm` (e.g. OpenSM among a fabric's processes); -1
+// when none is.
+pid_t process_named(const std::vector<pid_t>& pids, const std::string& comm);
+
+// Waits until /proc shows `pid` stopped (state T): kill(SIGSTOP) returns before a process
+// running on another CPU has stopped, and a test that freezes a peer must not let it answer
+// once more. False when it did not stop within `limit`.
+bool wait_stopped(pid_t pid, std::chrono::milliseconds limit);
+
 }  // namespace rdmaqos::testbed
