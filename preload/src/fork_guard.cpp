@@ -12,9 +12,10 @@
 // waits forever. So the module makes its statics before the program has threads: the port
 // caches, the SA clients' map and the deciders' list are namespace-scope objects (no guard), the
 // configuration and the policy are read at load (config.cpp), and the handlers' registration
-// below makes the log's state and every locked table's singleton. Left lazy: the tables of real
-// functions (a librdmacm a plugin loads later must still be found), the verbs interposers' hooks
-// and the UD peers' map: each fills in microseconds on a program's first call of that kind.
+// below makes the log's state and every locked table's singleton. The tables of real functions
+// stay lazy (a librdmacm a plugin loads later must still be found) but are filled under a lock
+// these handlers take (real_calls.cpp). Left lazy: the verbs interposers' hooks and the UD peers'
+// map: each fills in microseconds on a program's first call of that kind.
 #include <pthread.h>
 
 #include <array>
@@ -26,6 +27,7 @@
 #include "ports.h"
 #include "rdma-qos/providers/qp_registry.h"
 #include "rdma-qos/rdmacm-qos/cm_qos.h"
+#include "real_calls.h"
 #include "rsockets.h"
 #include "test_record.h"
 #include "ud_peers.h"
@@ -40,7 +42,7 @@ struct ForkLock {
 };
 
 // Outermost first.
-const std::array<ForkLock, 9> kForkLocks{{
+const std::array<ForkLock, 10> kForkLocks{{
     {&lock_ud_peers_for_fork, &unlock_ud_peers_after_fork},
     {[] { rdmacm::IdRegistry::instance().lock_for_fork(); },
      [] { rdmacm::IdRegistry::instance().unlock_after_fork(); }},
@@ -54,6 +56,8 @@ const std::array<ForkLock, 9> kForkLocks{{
     {&lock_sockets_for_fork, &unlock_sockets_after_fork},
     {&lock_records_for_fork, &unlock_records_after_fork},
     {&lock_log_for_fork, &unlock_log_after_fork},
+    // Innermost: a table of real functions is filled under it, with no other lock taken.
+    {&lock_real_calls_for_fork, &unlock_real_calls_after_fork},
 }};
 
 // Which locks the forking thread got: a lock that failed (it throws) is not released. Written

@@ -4,8 +4,35 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
+#include <mutex>
+
 namespace rdmaqos::preload {
 namespace {
+
+// Each table is filled once, under one lock, instead of as a function-local static: a fork
+// while another thread ran a static's initialiser left the child's copy "being initialised" for
+// ever, so the child's first rdma_cm call hung in __cxa_guard_acquire (preload.fork_locks, about
+// 1 run in 10 under load). The fork handlers take this lock, so a fork waits for a fill under way
+// and none starts during it; and a table is still filled only on first use, so a librdmacm that
+// a plugin loads after an early fork is still found. All of it is constant-initialised: no
+// guard of its own.
+constinit std::mutex g_fill;
+constinit VerbsCalls g_verbs;
+constinit RdmacmCalls g_rdmacm;
+constinit std::atomic<bool> g_verbs_filled{false};
+constinit std::atomic<bool> g_rdmacm_filled{false};
+
+template <typename Calls, typename Fill>
+const Calls& filled_once(Calls& table, std::atomic<bool>& filled, Fill fill) {
+  if (filled.load(std::memory_order_acquire)) return table;
+  std::lock_guard lock(g_fill);
+  if (!filled.load(std::memory_order_relaxed)) {
+    fill(table);
+    filled.store(true, std::memory_order_release);
+  }
+  return table;
+}
 
 // The already loaded library, whatever scope it was loaded into. A plugin that dlopen()s
 // librdmacm with RTLD_LOCAL keeps it out of the global scope RTLD_NEXT searches, yet its calls
@@ -29,8 +56,7 @@ void look_up(Fn& slot, void* library, const char* name, const char* version) {
 }  // namespace
 
 const VerbsCalls& real_verbs() {
-  static const VerbsCalls calls = [] {
-    VerbsCalls c;
+  return filled_once(g_verbs, g_verbs_filled, [](VerbsCalls& c) {
     constexpr const char* kVersion = "IBVERBS_1.1";
     void* lib = loaded_library("libibverbs.so.1");
     look_up(c.modify_qp, lib, "ibv_modify_qp", kVersion);
@@ -38,14 +64,11 @@ const VerbsCalls& real_verbs() {
     look_up(c.destroy_qp, lib, "ibv_destroy_qp", kVersion);
     look_up(c.query_qp, lib, "ibv_query_qp", kVersion);
     look_up(c.query_pkey, lib, "ibv_query_pkey", kVersion);
-    return c;
-  }();
-  return calls;
+  });
 }
 
 const RdmacmCalls& real_rdmacm() {
-  static const RdmacmCalls calls = [] {
-    RdmacmCalls c;
+  return filled_once(g_rdmacm, g_rdmacm_filled, [](RdmacmCalls& c) {
     constexpr const char* kVersion = "RDMACM_1.0";
     void* lib = loaded_library("librdmacm.so.1");
     look_up(c.create_id, lib, "rdma_create_id", kVersion);
@@ -60,9 +83,15 @@ const RdmacmCalls& real_rdmacm() {
     look_up(c.rgetsockopt, lib, "rgetsockopt", kVersion);
     look_up(c.rconnect, lib, "rconnect", kVersion);
     look_up(c.rclose, lib, "rclose", kVersion);
-    return c;
-  }();
-  return calls;
+  });
+}
+
+void lock_real_calls_for_fork() {
+  g_fill.lock();
+}
+
+void unlock_real_calls_after_fork() {
+  g_fill.unlock();
 }
 
 }  // namespace rdmaqos::preload

@@ -43,4 +43,8 @@ struct RdmacmCalls {
 const VerbsCalls& real_verbs();
 const RdmacmCalls& real_rdmacm();
 
+// For the fork handlers: held across fork() so that no table is half filled in the child.
+void lock_real_calls_for_fork();
+void unlock_real_calls_after_fork();
+
 }  // namespace rdmaqos::preload
