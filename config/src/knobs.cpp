@@ -3,37 +3,21 @@
 // environment and `rdma-qos env` at once; document it in config/man/rdma-qos.conf.5.md too.
 #include "rdma-qos/config/knobs.h"
 
+#include "rdma-qos/common/number.h"
 #include "rdma-qos/config/port_values.h"
 
 #include <fmt/format.h>
 
 #include <array>
-#include <cctype>
 #include <vector>
 
 namespace rdmaqos::config {
 namespace {
 
+// Every number a knob takes is read by the project's one parser (decimal or 0x-hex, blanks
+// around ignored), so a value this table accepts is the value its consumer reads.
 std::optional<unsigned long long> parse_number(std::string_view t) {
-  int base = 10;
-  if (t.size() > 2 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X')) {
-    base = 16;
-    t.remove_prefix(2);
-  }
-  if (t.empty()) return std::nullopt;
-  unsigned long long v = 0;
-  for (char c : t) {
-    int d;
-    if (c >= '0' && c <= '9')
-      d = c - '0';
-    else if (base == 16 && std::isxdigit(static_cast<unsigned char>(c)))
-      d = std::tolower(static_cast<unsigned char>(c)) - 'a' + 10;
-    else
-      return std::nullopt;
-    if (v > (~0ULL - static_cast<unsigned>(d)) / static_cast<unsigned>(base)) return std::nullopt;
-    v = v * static_cast<unsigned>(base) + static_cast<unsigned>(d);
-  }
-  return v;
+  return parse_unsigned(t);
 }
 
 // The flow-label setting: a mode name or a fixed 20-bit label.

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 
+#include "rdma-qos/common/number.h"
 #include "rdma-qos/config/host_config.h"
 #include "rdma-qos/config/knobs.h"
 
@@ -204,6 +205,21 @@ TEST_F(HostConfigTest, ConfigPathSourceIsDefaultEnvironmentOrCaller) {
   auto r = load_host_config(&lookup, std::nullopt);
   EXPECT_EQ(r.config.path_source(), Source::kEnvironment);
   EXPECT_EQ(r.config.path(), "/nonexistent/b.conf");
+}
+
+// A knob's validator reads numbers with the project's one parser: what it accepts is exactly
+// what the component that uses the value reads (a leading 0 is decimal, 0x-hex in either case,
+// blanks around ignored; signs, junk and overflow refused).
+TEST_F(HostConfigTest, NumericKnobsAcceptWhatTheOneNumberParserReads) {
+  const Validator v = unsigned_up_to(255);
+  for (const char* good : {"0", "010", "0x10", "0XfF", " 16 ", "255"}) {
+    EXPECT_EQ(v(good), std::nullopt) << good;
+    EXPECT_TRUE(parse_unsigned(good, 255)) << good;
+  }
+  for (const char* bad : {"", "-1", "+1", "1e3", "0x", "256", "18446744073709551616", "1 2"}) {
+    EXPECT_NE(v(bad), std::nullopt) << bad;
+    EXPECT_FALSE(parse_unsigned(bad, 255)) << bad;
+  }
 }
 
 TEST_F(HostConfigTest, UnknownKeyLookupIsAProgrammingError) {
