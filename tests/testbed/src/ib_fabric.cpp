@@ -63,6 +63,10 @@ std::string umad2sim_library() {
   return "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so";
 }
 
+std::string umad_multi_ca_library() {
+  return RDMA_QOS_UMAD_MULTI_CA;
+}
+
 IbFabric::IbFabric(IbFabricOptions options) : options_(std::move(options)) {
   try {
     start();
@@ -208,7 +212,7 @@ std::map<std::string, std::string> IbFabric::host_env(const std::vector<HostPort
     layout += fmt::format("{}{}/{}={}", layout.empty() ? "" : " ", p.device, p.port, p.node);
   std::map<std::string, std::string> env = {{"IBSIM_SOCKNAME", sockname_},
                                             {"UMAD_MULTI_CA", layout},
-                                            {"LD_PRELOAD", RDMA_QOS_UMAD_MULTI_CA}};
+                                            {"LD_PRELOAD", umad_multi_ca_library()}};
   if (!trace_path.empty()) env["UMAD_MULTI_CA_TRACE"] = trace_path;
   return env;
 }

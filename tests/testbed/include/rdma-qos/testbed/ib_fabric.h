@@ -131,5 +131,7 @@ std::unique_ptr<IbFabric> start_fat_tree(std::string policy, std::string partiti
 
 // Where Debian installs ibsim's libumad interposer.
 std::string umad2sim_library();
+// The test bed's libibumad stand-in for hosts with several devices and ports (host_env).
+std::string umad_multi_ca_library();
 
 }  // namespace rdmaqos::testbed
