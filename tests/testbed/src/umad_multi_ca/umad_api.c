@@ -44,7 +44,7 @@ static pthread_mutex_t open_mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct open_port open_ports[kMaxOpen];
 static int open_ports_ready;
 
-static void trace(const char* fmt, ...) {
+__attribute__((format(printf, 1, 2))) static void trace(const char* fmt, ...) {
   const char* path = getenv("UMAD_MULTI_CA_TRACE");
   FILE* f;
   if (path == NULL || (f = fopen(path, "ae")) == NULL) return;
