@@ -31,26 +31,31 @@ static int parse_entry(const char* entry, struct host_port* out) {
   return 1;
 }
 
-static void parse_layout(void) {
-  const char* text = getenv("UMAD_MULTI_CA");
-  if (text == NULL) return;
+int host_layout_parse(const char* text, struct host_port* out, int max) {
   char* copy = strdup(text);
   char* save = NULL;
-  int n = 0;
-  for (char* entry = copy != NULL ? strtok_r(copy, " \t\n", &save) : NULL; entry != NULL;
+  int n = 0, bad = copy == NULL;
+  for (char* entry = bad ? NULL : strtok_r(copy, " \t\n", &save); entry != NULL && !bad;
        entry = strtok_r(NULL, " \t\n", &save)) {
-    if (n == kMaxPorts || !parse_entry(entry, &ports[n])) {
-      fprintf(stderr,
-              "umad_multi_ca: UMAD_MULTI_CA: bad entry '%s' (DEVICE/PORT=NODE, at most "
-              "%d): no devices\n",
-              entry, kMaxPorts);
-      n = 0;
-      break;
-    }
+    bad = n == max || !parse_entry(entry, &out[n]);
+    for (int i = 0; i < n && !bad; ++i)
+      bad = out[i].port == out[n].port && strcmp(out[i].device, out[n].device) == 0;
     ++n;
   }
   free(copy);
-  port_count = n;
+  return bad ? -1 : n;
+}
+
+static void parse_layout(void) {
+  const char* text = getenv("UMAD_MULTI_CA");
+  if (text == NULL) return;
+  int n = host_layout_parse(text, ports, kMaxPorts);
+  if (n < 0)
+    fprintf(stderr,
+            "umad_multi_ca: UMAD_MULTI_CA='%s': want DEVICE/PORT=NODE entries, each port once, at "
+            "most %d: no devices\n",
+            text, kMaxPorts);
+  port_count = n < 0 ? 0 : n;
 }
 
 const struct host_port* host_ports(int* count) {

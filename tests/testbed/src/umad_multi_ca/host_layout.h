@@ -11,6 +11,11 @@ struct host_port {
   char node[32]; /* the ibsim node (id or NodeDescription) whose first port this port is */
 };
 
+/* Parses a layout "DEVICE/PORT=NODE ..." (entries separated by blanks; PORT 1-9, the ports
+ * libibumad's umad_ca_t holds) into `out`:
+ * the number of ports, or -1 if an entry is malformed, names a port twice or is one too many. */
+int host_layout_parse(const char* text, struct host_port* out, int max);
+
 /* Every configured port, in the order given; NULL and *count 0 when UMAD_MULTI_CA is unset or
  * malformed (the reason goes to stderr once). */
 const struct host_port* host_ports(int* count);
