@@ -177,5 +177,22 @@ TEST(LsdMultiPort, ACaWhoseLinkWentDownFailsAloneAndTheOtherIsStillAnswered) {
   expect_path_from(fabric, after[4], "node001", log);
 }
 
+// Port 2's link is down before the daemon starts: its SA client cannot open (the port is not
+// active), so its request gets F_ERR at once, while port 1 of the same CA is answered.
+TEST(LsdMultiPort, APortThatIsDownGetsFErrAndTheCasOtherPortIsAnswered) {
+  testbed::IbFabricOptions o = testbed::fabric_options(testbed::make_fat_tree({}));
+  o.ibsim_console = true;
+  IbFabric fabric(o);
+  fabric.ibsim_command("Unlink \"node002\"");
+  MultiRailHost host(fabric, {{"mlx5_0", 1, "node001"}, {"mlx5_0", 2, "node002"}});
+  host.ask(1, "mlx5_0", 2, fabric.port_guid("node002"));
+  host.ask(2, "mlx5_0", 1, fabric.port_guid("node001"));
+  auto got = host.replies(2);
+  const std::string log = host.log();
+  EXPECT_TRUE(got[1].error) << "a request through the down port was answered:\n" << log;
+  expect_path_from(fabric, got[2], "node001", log);
+  EXPECT_NE(log.find("mlx5_0 port 2 is not an active InfiniBand port"), std::string::npos) << log;
+}
+
 }  // namespace
 }  // namespace rdmaqos::kmod
