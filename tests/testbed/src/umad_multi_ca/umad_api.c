@@ -67,8 +67,9 @@ static struct open_port* find_open(int fd) {
   return NULL;
 }
 
-/* The port's attributes as ibsim has them now, through a short-lived client of its own. */
-static int read_port(const struct host_port* hp, umad_port_t* out) {
+/* The port's attributes as ibsim has them now, through a short-lived client of its own, and the
+ * GUID of the node behind it (network order) if `node_guid` is not NULL. */
+static int read_port(const struct host_port* hp, umad_port_t* out, __be64* node_guid) {
   struct ibsim_link link;
   uint8_t portinfo[64], nodeinfo[64];
   uint16_t pkeys[32];
@@ -91,8 +92,9 @@ static int read_port(const struct host_port* hp, umad_port_t* out) {
   out->capmask = htobe32(mad_get_field(portinfo, 0, IB_PORT_CAPMASK_F));
   out->gid_prefix = htobe64(mad_get_field64(portinfo, 0, IB_PORT_GID_PREFIX_F));
   /* ibsim numbers a CA's port GUIDs from its node GUID: node GUID + port number. */
-  out->port_guid = htobe64(mad_get_field64(nodeinfo, 0, IB_NODE_GUID_F) +
-                           mad_get_field(portinfo, 0, IB_PORT_LOCAL_PORT_F));
+  const uint64_t guid = mad_get_field64(nodeinfo, 0, IB_NODE_GUID_F);
+  out->port_guid = htobe64(guid + mad_get_field(portinfo, 0, IB_PORT_LOCAL_PORT_F));
+  if (node_guid != NULL) *node_guid = htobe64(guid);
   out->pkeys_size = 32;
   out->pkeys = calloc(32, sizeof(uint16_t));
   if (out->pkeys == NULL) return -ENOMEM;
@@ -110,7 +112,7 @@ static const struct host_port* resolve(const char* device, int portnum) {
   for (int p = 1; p <= host_port_count(first->device); ++p) {
     const struct host_port* hp = host_port_find(first->device, p);
     umad_port_t attr;
-    if (hp == NULL || read_port(hp, &attr) < 0) continue;
+    if (hp == NULL || read_port(hp, &attr, NULL) < 0) continue;
     free(attr.pkeys);
     if (attr.state == kPortActive) return hp;
   }
@@ -138,7 +140,7 @@ int umad_get_cas_names(char cas[][UMAD_CA_NAME_LEN], int max) {
 
 int umad_get_port(const char* ca_name, int portnum, umad_port_t* port) {
   const struct host_port* hp = resolve(ca_name, portnum);
-  return hp != NULL ? read_port(hp, port) : -ENODEV;
+  return hp != NULL ? read_port(hp, port, NULL) : -ENODEV;
 }
 
 int umad_release_port(umad_port_t* port) {
@@ -158,13 +160,13 @@ int umad_get_ca(const char* ca_name, umad_ca_t* ca) {
   for (int p = 1; p <= ca->numports; ++p) {
     const struct host_port* hp = host_port_find(first->device, p);
     umad_port_t* attr = calloc(1, sizeof(*attr));
-    if (hp == NULL || attr == NULL || read_port(hp, attr) < 0) {
+    /* The device's GUID is that of the node behind its port 1. */
+    if (hp == NULL || attr == NULL || read_port(hp, attr, p == 1 ? &ca->node_guid : NULL) < 0) {
       free(attr);
       continue;
     }
     ca->ports[p] = attr;
-    /* The device's GUID is that of the node behind its port 1. */
-    if (p == 1) ca->node_guid = ca->system_guid = htobe64(be64toh(attr->port_guid) - 1);
+    ca->system_guid = ca->node_guid;
   }
   return 0;
 }
