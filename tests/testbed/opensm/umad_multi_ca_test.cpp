@@ -77,6 +77,22 @@ TEST(UmadMultiCa, PortTwoOfADeviceAsksFromItsOwnNode) {
   EXPECT_EQ(text.find("send mlx5_0/1"), std::string::npos) << text;
 }
 
+// A directed-route SMP with an empty path is answered by the node behind the device's port.
+TEST(UmadMultiCa, ADirectedRouteSmpReachesTheNodeBehindItsDevice) {
+  IbFabric fabric(fabric_options(make_fat_tree({})));
+  auto env = fabric.host_env({{"mlx5_0", 1, "node001"}, {"mlx5_1", 1, "node002"}});
+  for (const auto& [device, description] :
+       {std::pair{"mlx5_0", "node001 HCA-1"}, std::pair{"mlx5_1", "node002 HCA-1"}}) {
+    ProcessOptions p;
+    p.argv = {"smpquery", "-C", device, "-D", "nodedesc", "0"};
+    p.env = env;
+    p.cwd = fabric.dir();
+    RunResult r = run(p, 20s);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find(description), std::string::npos) << device << ": " << r.output;
+  }
+}
+
 // With port 2's cable pulled (ibsim's Unlink), a query from port 2 is not answered, and one
 // from port 1 still is: the ports' MADs do not share a link.
 TEST(UmadMultiCa, APortWhoseLinkIsDownDoesNotTakeTheOtherDown) {

@@ -268,6 +268,9 @@ int umad_send(int portid, int agentid, void* umad, int length, int timeout_ms, i
   pthread_mutex_unlock(&open_mutex);
   if (!valid || length < 24 || length > (int)sizeof(m.mad)) return -EINVAL;
   m.dlid = u->addr.lid; /* network order, as ibsim reads it */
+  /* A directed-route SMP (permissive DLID) needs the permissive SLID too: ibsim routes its
+   * answer back by the swapped LIDs, and SLID 0 would stand for the client port's LID. */
+  if (u->addr.lid == 0xffff) m.slid = 0xffff;
   m.dqp = u->addr.qpn;
   m.sqp = htobe32(qpn);
   m.length = htobe64((uint64_t)length);
