@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 /* A stand-in librdmacm.so.1 for testing the preload module's InfiniBand path without an
- * InfiniBand data path: ids on a fake InfiniBand port (the first umad CA, port 1, so the SA
- * query goes to OpenSM on ibsim through umad2sim), events queued per channel the way the kernel
+ * InfiniBand data path: ids on a fake InfiniBand port (by default the first umad CA, port 1, so the
+ * SA query goes to OpenSM on ibsim through umad2sim), events queued per channel the way the kernel
  * queues them (RDMA_OPTION_IB_PATH raises ROUTE_RESOLVED, also on a synchronous id's private
  * channel; the channel's fd is readable while events are queued, as the kernel's is, so that a
  * caller may poll it), and every call the module makes logged as a JSON line to $FAKE_RDMACM_LOG.
- * Environment: FAKE_RDMACM_SGUID / FAKE_RDMACM_DGUID, the port GUIDs of the two ends. */
+ * Environment: FAKE_RDMACM_SGUID / FAKE_RDMACM_DGUID, the port GUIDs of the two ends;
+ * FAKE_RDMACM_DEVICE / FAKE_RDMACM_PORT, the device and port the ids are on (default: the first
+ * umad CA, port 1), for hosts with several devices or ports. */
 #include <endian.h>
 #include <errno.h>
 #include <infiniband/umad.h>
@@ -39,10 +41,15 @@ static void log_line(const char* fmt, ...) {
   fclose(f);
 }
 
+static uint8_t fake_port(void) {
+  const char* port = getenv("FAKE_RDMACM_PORT");
+  return port != NULL ? (uint8_t)atoi(port) : 1;
+}
+
 static int fake_query_port(struct ibv_context* ctx, uint8_t port, struct ibv_port_attr* attr,
                            size_t len) {
   (void)ctx;
-  if (port != 1) return EINVAL;
+  if (port != fake_port()) return EINVAL;
   memset(attr, 0, len);
   attr->state = IBV_PORT_ACTIVE;
   attr->link_layer = IBV_LINK_LAYER_INFINIBAND;
@@ -54,7 +61,10 @@ static struct ibv_context* fake_context(void) {
   static struct ibv_device device;
   static char cas[UMAD_MAX_DEVICES][UMAD_CA_NAME_LEN];
   if (vctx.sz == 0) {
-    if (umad_get_cas_names(cas, UMAD_MAX_DEVICES) > 0)
+    const char* named = getenv("FAKE_RDMACM_DEVICE");
+    if (named != NULL)
+      snprintf(device.name, sizeof(device.name), "%s", named);
+    else if (umad_get_cas_names(cas, UMAD_MAX_DEVICES) > 0)
       snprintf(device.name, sizeof(device.name), "%s", cas[0]);
     vctx.sz = sizeof(vctx);
     vctx.query_port = fake_query_port;
@@ -119,7 +129,7 @@ int rdma_resolve_addr(struct rdma_cm_id* id, struct sockaddr* src, struct sockad
   (void)src;
   (void)timeout_ms;
   id->verbs = fake_context();
-  id->port_num = 1;
+  id->port_num = fake_port();
   memcpy(&id->route.addr.dst_addr, dst,
          dst->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
   set_gid(&id->route.addr.addr.ibaddr.sgid, "FAKE_RDMACM_SGUID");

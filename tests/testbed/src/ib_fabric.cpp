@@ -63,6 +63,10 @@ std::string umad2sim_library() {
   return "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so";
 }
 
+std::string umad_multi_ca_library() {
+  return RDMA_QOS_UMAD_MULTI_CA;
+}
+
 IbFabric::IbFabric(IbFabricOptions options) : options_(std::move(options)) {
   try {
     start();
@@ -199,6 +203,18 @@ void IbFabric::wait_until_ready() {
 std::map<std::string, std::string> IbFabric::client_env(const std::string& sim_host) const {
   return {
       {"IBSIM_SOCKNAME", sockname_}, {"SIM_HOST", sim_host}, {"LD_PRELOAD", umad2sim_library()}};
+}
+
+std::map<std::string, std::string> IbFabric::host_env(const std::vector<HostPort>& ports,
+                                                      const std::string& trace_path) const {
+  std::string layout;
+  for (const HostPort& p : ports)
+    layout += fmt::format("{}{}/{}={}", layout.empty() ? "" : " ", p.device, p.port, p.node);
+  std::map<std::string, std::string> env = {{"IBSIM_SOCKNAME", sockname_},
+                                            {"UMAD_MULTI_CA", layout},
+                                            {"LD_PRELOAD", umad_multi_ca_library()}};
+  if (!trace_path.empty()) env["UMAD_MULTI_CA_TRACE"] = trace_path;
+  return env;
 }
 
 RunResult IbFabric::run_at(const std::string& sim_host, const std::vector<std::string>& argv,

@@ -35,9 +35,12 @@ void on_signal(int sig) {
 int main(int argc, char** argv) {
   CLI::App app{
       "Run COMMAND on a simulated InfiniBand fabric (ibsim) managed by a real OpenSM.\n"
-      "COMMAND sees IBSIM_SOCKNAME, IBFABRIC_DIR, IBFABRIC_PRELOAD (the umad2sim library) and\n"
-      "IBFABRIC_NODES (a file of 'id lid port_guid description' lines). Put a libibumad\n"
-      "program on the fabric with: SIM_HOST=node001 LD_PRELOAD=$IBFABRIC_PRELOAD saquery ...",
+      "COMMAND sees IBSIM_SOCKNAME, IBFABRIC_DIR, IBFABRIC_PRELOAD (the umad2sim library),\n"
+      "IBFABRIC_MULTI_CA (the test bed's umad_multi_ca library) and IBFABRIC_NODES (a file of\n"
+      "'id lid port_guid description' lines). Put a libibumad program on the fabric with:\n"
+      "  SIM_HOST=node001 LD_PRELOAD=$IBFABRIC_PRELOAD saquery ...\n"
+      "or as a host with several devices or ports, each port at its own node, with:\n"
+      "  UMAD_MULTI_CA='mlx5_0/1=node001 mlx5_1/1=node002' LD_PRELOAD=$IBFABRIC_MULTI_CA ...",
       "ibfabric"};
   FatTreeSpec spec;
   bool mixed_speeds = false;
@@ -108,6 +111,7 @@ int main(int argc, char** argv) {
     p.env = {{"IBSIM_SOCKNAME", fabric.sockname()},
              {"IBFABRIC_DIR", fabric.dir()},
              {"IBFABRIC_PRELOAD", umad2sim_library()},
+             {"IBFABRIC_MULTI_CA", umad_multi_ca_library()},
              {"IBFABRIC_NODES", nodes_path}};
     Process child = Process::spawn(p);
     std::optional<int> status;

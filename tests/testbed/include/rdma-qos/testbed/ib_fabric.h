@@ -47,6 +47,14 @@ inline IbFabricOptions fabric_options(Topology topology) {
   return o;
 }
 
+// One port of a host that has several InfiniBand devices or ports (host_env): port `port` of
+// device `device` is the first port of ibsim node `node`.
+struct HostPort {
+  std::string device;
+  int port = 1;
+  std::string node;
+};
+
 class IbFabric {
  public:
   // Starts ibsim and OpenSM and returns once the SM is MASTER, the subnet is up and the SA
@@ -68,6 +76,11 @@ class IbFabric {
 
   // The environment that puts a libibumad program on the fabric at node `sim_host`.
   std::map<std::string, std::string> client_env(const std::string& sim_host) const;
+  // The environment that makes a libibumad program a host with the devices and ports `ports`,
+  // each port attached to its own node (umad_multi_ca preloaded instead of umad2sim; see
+  // testing.md). `trace_path`, when given, gets a line per port opened and per MAD sent.
+  std::map<std::string, std::string> host_env(const std::vector<HostPort>& ports,
+                                              const std::string& trace_path = {}) const;
   // Runs argv at `sim_host` (umad2sim preloaded, cwd inside the fabric's directory).
   RunResult run_at(const std::string& sim_host, const std::vector<std::string>& argv,
                    std::chrono::milliseconds timeout = std::chrono::seconds(20)) const;
@@ -118,5 +131,7 @@ std::unique_ptr<IbFabric> start_fat_tree(std::string policy, std::string partiti
 
 // Where Debian installs ibsim's libumad interposer.
 std::string umad2sim_library();
+// The test bed's libibumad stand-in for hosts with several devices and ports (host_env).
+std::string umad_multi_ca_library();
 
 }  // namespace rdmaqos::testbed
