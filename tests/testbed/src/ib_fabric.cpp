@@ -319,10 +319,14 @@ void IbFabric::renumber(const std::map<std::string, uint16_t>& lids) {
   wait_until_ready();
 }
 
-void IbFabric::restart_ibsim() {
+void IbFabric::stop_ibsim() {
   stop_sm();
   if (ibsim_) ibsim_->stop();
   ibsim_.reset();
+}
+
+void IbFabric::restart_ibsim() {
+  stop_ibsim();
   start_ibsim();
   start_opensm();
   wait_until_ready();

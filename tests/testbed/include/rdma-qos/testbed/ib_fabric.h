@@ -100,9 +100,12 @@ class IbFabric {
   // (honor_guid2lid_file): OpenSM moves those ports to them, and every port's SM LID with
   // the SM node's. Returns once the subnet is up again; lid() gives the new LIDs.
   void renumber(const std::map<std::string, uint16_t>& lids);
-  // Kills ibsim and starts it again on the same net file and socket name, then OpenSM to
-  // configure the new simulator (it comes up with every port unconfigured). Processes that
-  // were on the old ibsim stay cut off: umad2sim connects once, at start.
+  // Stops OpenSM and ibsim (SIGTERM): every process on the fabric loses its simulator.
+  void stop_ibsim();
+  // Stops ibsim if it runs and starts it again on the same net file and socket name, then
+  // OpenSM to configure the new simulator (it comes up with every port unconfigured); returns
+  // once the SA answers. Processes that were on the old ibsim stay cut off: umad2sim connects
+  // once, at start, and never again.
   void restart_ibsim();
   // Stops everything and removes the directory (unless keep_dir). Idempotent.
   void stop();
