@@ -4,7 +4,6 @@
 // starts its own fabric: OpenSM configures it, then our SA takes over at the SM's port.
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -230,17 +229,6 @@ TEST_F(SadFaults, UmadErrorsInTheClientCostOnlyTheirQueries) {
   EXPECT_TRUE(sad_->running());
 }
 
-// CPU time (user + system) a process has used so far, from /proc/PID/stat.
-std::chrono::milliseconds cpu_time(pid_t pid) {
-  std::istringstream in(slurp("/proc/" + std::to_string(pid) + "/stat"));
-  std::string field;
-  // Fields 14 and 15 (utime, stime) in clock ticks; the command (field 2) has no spaces here.
-  long long ticks = 0;
-  for (int i = 1; i <= 15 && in >> field; ++i)
-    if (i >= 14) ticks += std::stoll(field);
-  return std::chrono::milliseconds(ticks * 1000 / sysconf(_SC_CLK_TCK));
-}
-
 // ibsim killed under a 16-deep load and started again on the same topology. umad2sim connects
 // to ibsim once, at start, and gives its process no sign that ibsim went: receives just see
 // nothing, sends fail with EIO (libibumad's code for any failed write). So a daemon cannot tell a
@@ -253,9 +241,9 @@ TEST_F(SadFaults, IbsimRestartedCutsOffItsClientsAndANewDaemonServes) {
   testbed::Process loader = start_load("load");
   std::this_thread::sleep_for(1s);
   fabric_->stop_ibsim();
-  const auto cpu_before = cpu_time(sad_->pid());
+  const auto cpu_before = testbed::cpu_time(sad_->pid());
   std::this_thread::sleep_for(3s);
-  const auto cpu_used = cpu_time(sad_->pid()) - cpu_before;
+  const auto cpu_used = testbed::cpu_time(sad_->pid()) - cpu_before;
   ASSERT_TRUE(sad_->running()) << "the daemon ended when ibsim went";
   EXPECT_LT(cpu_used, 300ms) << "the daemon spins without its simulator";
   const nlohmann::json s = stats();
