@@ -2,6 +2,9 @@
 // The C API over SharedClient, for C programs: every entry point catches everything so no
 // exception crosses into C; a handle may be shared between threads, each with its own deadline
 // (rdma_qos_sa_set_thread_deadline).
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstring>
 #include <exception>
@@ -15,6 +18,10 @@
 
 struct rdma_qos_sa_client {
   std::unique_ptr<rdmaqos::sa::SharedClient> client;
+  // The process that opened it. A child after fork() shares the umad file with its parent (an
+  // answer may reach either) and may inherit the client's lock held by a thread it does not
+  // have, which it would wait for for ever: the child never uses the handle.
+  pid_t owner = getpid();
 };
 
 namespace {
@@ -57,6 +64,16 @@ void set_error(rdma_qos_sa_error* err, const Error& e) {
 
 void clear_error(rdma_qos_sa_error* err) {
   set_error(err, RDMA_QOS_SA_OK, "");
+}
+
+// False, with the error set, for a handle another process opened (see rdma_qos_sa_client).
+bool of_this_process(const rdma_qos_sa_client* client, rdma_qos_sa_error* err) {
+  if (client->owner == getpid()) return true;
+  set_error(err, RDMA_QOS_SA_TRANSPORT,
+            fmt::format("this SA client was opened by process {} before fork(): open one in "
+                        "this process",
+                        client->owner));
+  return false;
 }
 
 }  // namespace
@@ -136,6 +153,7 @@ int query_paths(rdma_qos_sa_client* client, const ibv_path_record* query, uint64
       set_error(err, RDMA_QOS_SA_INVALID_ARGUMENT, "NULL client/query/paths or max_paths < 0");
       return -1;
     }
+    if (!of_this_process(client, err)) return -1;
     auto record = decode_path_record(
         std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(query), sizeof *query));
     if (!record) {
@@ -210,6 +228,9 @@ rdma_qos_sa_client* rdma_qos_sa_open(const rdma_qos_sa_options* options, rdma_qo
 }
 
 void rdma_qos_sa_close(rdma_qos_sa_client* client) {
+  // In a child after fork() the handle is left alone: destroying it would unregister the
+  // parent's umad agent (the file is shared) and might find its lock held.
+  if (client != nullptr && client->owner != getpid()) return;
   delete client;
 }
 
@@ -225,6 +246,7 @@ int rdma_qos_sa_qos_supported(rdma_qos_sa_client* client, rdma_qos_sa_error* err
       set_error(err, RDMA_QOS_SA_INVALID_ARGUMENT, "NULL client");
       return -1;
     }
+    if (!of_this_process(client, err)) return -1;
     auto q = client->client->qos_supported(thread_deadline);
     if (!q) {
       set_error(err, q.error());
@@ -260,6 +282,7 @@ int rdma_qos_sa_mpr_supported(rdma_qos_sa_client* client, rdma_qos_sa_error* err
       set_error(err, RDMA_QOS_SA_INVALID_ARGUMENT, "NULL client");
       return -1;
     }
+    if (!of_this_process(client, err)) return -1;
     auto mpr = client->client->multipath_supported(thread_deadline);
     if (!mpr) {
       set_error(err, mpr.error());

@@ -4,13 +4,10 @@
 // re-discovery on a second one.
 #include "daemon.h"
 
-#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -36,6 +33,7 @@
 #include "rdma-qos/sa-responder/explain.h"
 #include "rdma-qos/sa-responder/path_bits.h"
 #include "rdma-qos/sa-responder/rediscovery_trigger.h"
+#include "rediscovery_child.h"
 
 namespace rdmaqos::sad {
 
@@ -163,99 +161,6 @@ LoadResult load(const Config& config, std::shared_ptr<const rdmaqos::sad::Fabric
 std::shared_ptr<const rdmaqos::sad::FabricModel> model_of(Discovery& d, const Config& config) {
   d.model.subnet_timeout = static_cast<uint8_t>(config.subnet_timeout);
   return std::make_shared<const rdmaqos::sad::FabricModel>(std::move(d.model));
-}
-
-// A re-discovery in a child process (this program with --dump-fabric): while the SA port is
-// open, SMP answers do not reach an in-process discovery under umad2sim. Its output is read as
-// it comes, so the SA keeps answering meanwhile.
-struct ChildDiscovery {
-  pid_t pid = -1;
-  int fd = -1;
-  std::string output;
-  Clock::time_point last_output;  // the start, then each output: the time limit counts from it
-  bool full = true;               // a full discovery (else incremental, --previous)
-};
-
-// `previous`: the JSON line of the model in force, for an incremental re-discovery (given on
-// the child's standard input, a memfd); null for a full one.
-std::optional<ChildDiscovery> spawn_discovery(const rdmaqos::sad::DiscoveryOptions& options,
-                                              const std::string* previous) {
-  std::vector<std::string> args = {"/proc/self/exe", "--dump-fabric", "--json"};
-  if (!options.ca.empty()) args.insert(args.end(), {"--ca", options.ca});
-  if (options.port != 0) args.insert(args.end(), {"--port", std::to_string(options.port)});
-  int model_fd = -1;
-  if (previous != nullptr) {
-    model_fd = memfd_create("rdma-qos-sad-model", MFD_CLOEXEC);
-    size_t at = 0;
-    while (model_fd >= 0 && at < previous->size()) {
-      ssize_t n = write(model_fd, previous->data() + at, previous->size() - at);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        close(model_fd);
-        model_fd = -1;
-        break;
-      }
-      at += static_cast<size_t>(n);
-    }
-    if (model_fd < 0 || lseek(model_fd, 0, SEEK_SET) != 0) {
-      if (model_fd >= 0) close(model_fd);
-      return std::nullopt;
-    }
-    args.insert(args.end(), {"--previous", "-"});
-  }
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) {
-    if (model_fd >= 0) close(model_fd);
-    return std::nullopt;
-  }
-  pid_t pid = fork();
-  if (pid < 0) {
-    close(fds[0]);
-    close(fds[1]);
-    if (model_fd >= 0) close(model_fd);
-    return std::nullopt;
-  }
-  if (pid == 0) {
-    dup2(fds[1], STDOUT_FILENO);
-    if (model_fd >= 0) dup2(model_fd, STDIN_FILENO);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  close(fds[1]);
-  if (model_fd >= 0) close(model_fd);
-  fcntl(fds[0], F_SETFL, fcntl(fds[0], F_GETFL) | O_NONBLOCK);
-  return ChildDiscovery{pid, fds[0], {}, Clock::now(), previous == nullptr};
-}
-
-// The discovery a finished child printed, and its JSON line in `json`; nullopt when it failed
-// or printed no model. Its progress lines ("discovery: ...": how far it got, and why an
-// incremental one fell back to a full one) go to the log.
-std::optional<Discovery> child_result(ChildDiscovery& child, std::string* json = nullptr) {
-  close(child.fd);
-  int status = 0;
-  while (waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  // The JSON line: umad2sim may print lines of its own.
-  std::optional<Discovery> found;
-  const bool exited = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  const std::string_view out = child.output;
-  for (size_t at = 0; at < out.size();) {
-    size_t end = out.find('\n', at);
-    if (end == std::string_view::npos) end = out.size();
-    const std::string_view line = out.substr(at, end - at);
-    at = end + 1;
-    if (line.starts_with("discovery: ")) {
-      log("re-" + std::string(line));
-    } else if (exited && !found && line.starts_with("{")) {
-      found = rdmaqos::sad::discovery_from_json_text(line);
-      if (!found) break;
-      if (json != nullptr) *json = std::string(line);
-    }
-  }
-  return found;
 }
 
 std::string iso_time(std::chrono::system_clock::time_point t) {

@@ -4,7 +4,13 @@
 #include <endian.h>
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <cstring>
+#include <thread>
 
 #include "fake_transport.h"
 #include "rdma-qos/sa-client/client.h"
@@ -80,6 +86,58 @@ TEST(CApi, ThreadDeadlineBoundsTheCallsOfThisThread) {
   EXPECT_LT(took, 200ms);
   EXPECT_EQ(fake->sent.size(), 1u);
   rdma_qos_sa_close(c);
+}
+
+// fork() while another thread's query holds the handle's lock: the child has the lock held by
+// a thread it does not have, and shares the umad file with the parent. Its calls on the
+// parent's handle, with no deadline of its own, fail at once instead of waiting for ever, and
+// closing the handle there leaves the parent's umad agent alone.
+TEST(CApi, AChildAfterForkNeverWaitsOnItsParentsHandle) {
+  std::atomic<bool> inside{false}, release{false};
+  auto t = std::make_unique<testing::FakeTransport>([&](const SaMad&) {
+    inside = true;
+    while (!release) std::this_thread::sleep_for(1ms);
+    return std::vector<ReceivedMad>{};
+  });
+  ClientOptions o;
+  o.timeout = 5ms;
+  o.retries = 0;
+  rdma_qos_sa_client* c = wrap_c_client(std::make_unique<Client>(std::move(t), o));
+  ibv_path_record q{};
+  std::thread holder([&] {
+    ibv_path_record out[1]{};
+    rdma_qos_sa_path_query(c, &q, RDMA_QOS_PR_COMP_DLID, out, 1, nullptr);
+  });
+  while (!inside) std::this_thread::sleep_for(1ms);
+  const pid_t child = fork();
+  if (child == 0) {
+    ibv_path_record out[1]{};
+    rdma_qos_sa_error err{};
+    const int n = rdma_qos_sa_path_query(c, &q, RDMA_QOS_PR_COMP_DLID, out, 1, &err);
+    const int qos = rdma_qos_sa_qos_supported(c, nullptr);
+    rdma_qos_sa_close(c);
+    _exit(n == -1 && qos == -1 && err.code == RDMA_QOS_SA_TRANSPORT &&
+                  std::strstr(err.message, "fork") != nullptr
+              ? 0
+              : 1);
+  }
+  ASSERT_GT(child, 0);
+  int status = 0;
+  pid_t done = 0;
+  for (int i = 0; i < 500 && done == 0; ++i) {
+    done = waitpid(child, &status, WNOHANG);
+    if (done == 0) std::this_thread::sleep_for(10ms);
+  }
+  const bool ended = done == child;
+  if (!ended) {
+    kill(child, SIGKILL);
+    waitpid(child, &status, 0);
+  }
+  release = true;
+  holder.join();
+  rdma_qos_sa_close(c);
+  ASSERT_TRUE(ended) << "the child waited for its parent's lock";
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
 }
 
 TEST(CApi, CountsPathsBeyondTheBuffer) {

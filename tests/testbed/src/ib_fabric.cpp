@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cinttypes>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -98,15 +100,12 @@ void IbFabric::start() {
   // The abstract socket names ibsim and umad2sim derive from this are unique per fabric.
   sockname_ = "rdmaqos-" + fs::path(dir_).filename().string();
   write_file(dir_ + "/net", options_.topology.netfile);
-  // A configuration file of our own (empty by default) keeps the host's /etc/opensm out of the
-  // test.
-  std::string conf = options_.opensm_conf;
-  for (size_t at = conf.find("@DIR@"); at != std::string::npos;
-       at = conf.find("@DIR@", at + dir_.size()))
-    conf.replace(at, 5, dir_);
-  write_file(dir_ + "/opensm.conf", conf);
   for (const auto& [name, text] : options_.files) write_file(dir_ + "/" + name, text);
+  start_ibsim();
+  start_opensm();
+}
 
+void IbFabric::start_ibsim() {
   ProcessOptions sim;
   sim.argv = {"ibsim", "-s"};
   if (!options_.ibsim_console) sim.argv.push_back("-n");  // -n: no console, so no spin on EOF
@@ -126,8 +125,9 @@ void IbFabric::start() {
   if (options_.ibsim_console) {
     // A FIFO we keep open for writing: ibsim's console never sees EOF.
     const std::string fifo = dir_ + "/ibsim.console";
-    if (mkfifo(fifo.c_str(), 0600) != 0) throw std::runtime_error("mkfifo " + fifo);
-    console_fd_ = open(fifo.c_str(), O_RDWR | O_CLOEXEC);
+    if (!fs::exists(fifo) && mkfifo(fifo.c_str(), 0600) != 0)
+      throw std::runtime_error("mkfifo " + fifo);
+    if (console_fd_ < 0) console_fd_ = open(fifo.c_str(), O_RDWR | O_CLOEXEC);
     if (console_fd_ < 0) throw std::runtime_error("open " + fifo);
     sim.input_path = fifo;
   }
@@ -145,7 +145,16 @@ void IbFabric::start() {
       throw std::runtime_error("ibsim did not open its socket within 10 s");
     std::this_thread::sleep_for(20ms);
   }
+}
 
+void IbFabric::start_opensm() {
+  // A configuration file of our own (empty by default) keeps the host's /etc/opensm out of the
+  // test.
+  std::string conf = options_.opensm_conf;
+  for (size_t at = conf.find("@DIR@"); at != std::string::npos;
+       at = conf.find("@DIR@", at + dir_.size()))
+    conf.replace(at, 5, dir_);
+  write_file(dir_ + "/opensm.conf", conf);
   ProcessOptions sm;
   sm.argv = {"opensm", "-F", dir_ + "/opensm.conf", "-f", dir_ + "/osm.log", "-s", "0"};
   if (options_.qos) sm.argv.push_back("-Q");
@@ -165,6 +174,8 @@ void IbFabric::start() {
   for (const auto& [name, value] : options_.opensm_env) sm.env[name] = value;
   sm.cwd = dir_;
   sm.output_path = dir_ + "/opensm.out";
+  // wait_until_ready looks for this run's "Entering MASTER state" only.
+  opensm_output_from_ = read_file(sm.output_path).size();
   opensm_ = std::make_unique<Process>(Process::spawn(sm));
 }
 
@@ -189,7 +200,8 @@ void IbFabric::wait_until_ready() {
     if (!ibsim_->running()) throw std::runtime_error("ibsim exited");
     if (!opensm_->running()) throw std::runtime_error("opensm exited");
     if (!master)
-      master = read_file(dir_ + "/opensm.out").find("Entering MASTER state") != std::string::npos;
+      master = read_file(dir_ + "/opensm.out").find("Entering MASTER state", opensm_output_from_) !=
+               std::string::npos;
     if (master) {
       RunResult r = run_at(probe_host, probe, 5s);
       if (r.exit_code == 0 && r.output.find(expect) != std::string::npos) return;
@@ -292,6 +304,48 @@ std::string IbFabric::logs_tail() const {
 void IbFabric::stop_sm() {
   if (opensm_) opensm_->stop();
   opensm_.reset();
+}
+
+void IbFabric::renumber(const std::map<std::string, uint16_t>& lids) {
+  stop_sm();
+  // OpenSM's LID database (OSM_CACHE_DIR/guid2lid: "GUID MIN_LID MAX_LID" per port), as its
+  // first run wrote it, with the moved ports' lines changed.
+  std::istringstream in(read_file(dir_ + "/guid2lid"));
+  std::map<uint64_t, uint16_t> by_guid;
+  for (const auto& [node, lid] : lids) by_guid[port_guid(node)] = lid;
+  std::string out;
+  for (std::string line; std::getline(in, line);) {
+    uint64_t guid = 0;
+    if (std::sscanf(line.c_str(), "%" SCNx64, &guid) == 1 && by_guid.count(guid) != 0) {
+      const uint16_t lid = by_guid[guid];
+      const uint16_t last = static_cast<uint16_t>(lid + (1u << options_.lmc) - 1);
+      line = fmt::format("0x{:016x} 0x{:04x} 0x{:04x}", guid, lid, last);
+      by_guid.erase(guid);
+    }
+    out += line + "\n";
+  }
+  if (!by_guid.empty()) throw std::runtime_error("renumber: a node is not in OpenSM's guid2lid");
+  write_file(dir_ + "/guid2lid", out);
+  for (auto& n : options_.topology.nodes)
+    if (auto moved = lids.find(n.id); moved != lids.end()) n.lid = moved->second;
+  const std::string conf = options_.opensm_conf;
+  options_.opensm_conf += "honor_guid2lid_file TRUE\n";
+  start_opensm();
+  options_.opensm_conf = conf;
+  wait_until_ready();
+}
+
+void IbFabric::stop_ibsim() {
+  stop_sm();
+  if (ibsim_) ibsim_->stop();
+  ibsim_.reset();
+}
+
+void IbFabric::restart_ibsim() {
+  stop_ibsim();
+  start_ibsim();
+  start_opensm();
+  wait_until_ready();
 }
 
 void IbFabric::stop() {

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <system_error>
 #include <thread>
 
@@ -282,6 +283,21 @@ bool wait_stopped(pid_t pid, std::chrono::milliseconds limit) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   } while (std::chrono::steady_clock::now() < end);
   return false;
+}
+
+std::chrono::milliseconds cpu_time(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), {});
+  // After the command name in parentheses (which may hold spaces): state is field 3, utime and
+  // stime fields 14 and 15, in clock ticks.
+  auto close = stat.rfind(')');
+  if (close == std::string::npos) return std::chrono::milliseconds(0);
+  std::istringstream fields(stat.substr(close + 2));
+  std::string field;
+  long long ticks = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i)
+    if (i >= 14) ticks += std::stoll(field);
+  return std::chrono::milliseconds(ticks * 1000 / sysconf(_SC_CLK_TCK));
 }
 
 }  // namespace rdmaqos::testbed

@@ -65,7 +65,9 @@ struct rdma_qos_sa_options {
   size_t cache_capacity; /* entries, with cache_ttl_ms */
 };
 
-/* NULL on failure (details in *err when err is not NULL). */
+/* NULL on failure (details in *err when err is not NULL). A client belongs to the process that
+ * opened it: in a child after fork(), every call on it fails at once with RDMA_QOS_SA_TRANSPORT
+ * and rdma_qos_sa_close() leaves it to the parent; the child opens its own. */
 struct rdma_qos_sa_client* rdma_qos_sa_open(const struct rdma_qos_sa_options* options,
                                             struct rdma_qos_sa_error* err);
 void rdma_qos_sa_close(struct rdma_qos_sa_client* client);

@@ -4,7 +4,7 @@
 // so what is shown is the daemon's side. A request in flight when the daemon dies gets no reply
 // at all, so the kernel's own timeout for it (the one the daemon announced) is what ends it; on
 // a real kernel ib_sa then sends the query itself. A new daemon announces its timeout again and
-// answers the next request with the policy's SL.
+// answers the next request with the policy's SL. And ibsim restarted under a running daemon.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -16,6 +16,7 @@
 #include "rdma-qos/kmod-shim/ls_codec.h"
 #include "rdma-qos/sa-client/gid.h"
 #include "rdma-qos/testbed/ib_fabric.h"
+#include "rdma-qos/testbed/process.h"
 #include "rdma-qos/testbed/sample_policy.h"
 
 namespace rdmaqos::kmod {
@@ -111,6 +112,59 @@ TEST_F(LsdFaults, KilledWhileTheKernelWaitsAnswersNothingAndANewDaemonServes) {
   auto reply = decode_resolve_reply(*bytes);
   ASSERT_TRUE(reply) << reply.error().message;
   EXPECT_EQ(reply->header.seq, 52u);
+  ASSERT_FALSE(reply->error) << slurp(fabric_->dir() + "/lsd-2.log");
+  ASSERT_FALSE(reply->paths.empty());
+  EXPECT_EQ(reply->paths.at(0).record.sl, 3) << "the sample policy's iSER level";
+  daemon_->stop();
+}
+
+// ibsim killed and started again on the same topology: the daemon's SA client is cut off for
+// good (umad2sim connects once, at start), and it cannot tell that from an SA that does not
+// answer. What the kernel needs from it is a reply within the announced timeout, so that ib_sa
+// queries itself at once: an error reply, while ibsim is down and after it is back, and no
+// spinning meanwhile. A stop ends it cleanly, and a daemon started again answers with the
+// policy's SL.
+TEST_F(LsdFaults, IbsimRestartedGetsErrorRepliesUntilTheDaemonIsStartedAgain) {
+  auto [port, kernel_timeout] = start("lsd-1");
+  ASSERT_GT(kernel_timeout, 0ms);
+  send(port, 61);
+  auto before = kernel_.receive(kernel_timeout);
+  ASSERT_TRUE(before);
+  auto answered = decode_resolve_reply(*before);
+  ASSERT_TRUE(answered && !answered->error) << slurp(fabric_->dir() + "/lsd-1.log");
+
+  fabric_->stop_ibsim();
+  const auto cpu_before = testbed::cpu_time(daemon_->pid());
+  send(port, 62);
+  auto down = kernel_.receive(kernel_timeout);
+  ASSERT_TRUE(down) << "no reply within the kernel's timeout while ibsim is down";
+  auto failed = decode_resolve_reply(*down);
+  ASSERT_TRUE(failed);
+  EXPECT_EQ(failed->header.seq, 62u);
+  EXPECT_TRUE(failed->error) << "a path while ibsim is down";
+  std::this_thread::sleep_for(2s);
+  EXPECT_LT(testbed::cpu_time(daemon_->pid()) - cpu_before, 300ms)
+      << "the daemon spins without ibsim";
+  ASSERT_TRUE(daemon_->running()) << slurp(fabric_->dir() + "/lsd-1.log");
+
+  fabric_->restart_ibsim();
+  send(port, 63);
+  auto after = kernel_.receive(kernel_timeout);
+  ASSERT_TRUE(after) << "no reply within the kernel's timeout after the restart";
+  auto cut_off = decode_resolve_reply(*after);
+  ASSERT_TRUE(cut_off);
+  EXPECT_EQ(cut_off->header.seq, 63u);
+  EXPECT_TRUE(cut_off->error) << "the old daemon is on the old simulator";
+  ASSERT_EQ(kill(daemon_->pid(), SIGTERM), 0);
+  EXPECT_EQ(daemon_->wait_for(5s), 0) << "the daemon did not stop cleanly";
+
+  auto [new_port, new_timeout] = start("lsd-2");
+  send(new_port, 64);
+  auto bytes = kernel_.receive(new_timeout);
+  ASSERT_TRUE(bytes) << "no reply from the new daemon:\n" << slurp(fabric_->dir() + "/lsd-2.log");
+  auto reply = decode_resolve_reply(*bytes);
+  ASSERT_TRUE(reply) << reply.error().message;
+  EXPECT_EQ(reply->header.seq, 64u);
   ASSERT_FALSE(reply->error) << slurp(fabric_->dir() + "/lsd-2.log");
   ASSERT_FALSE(reply->paths.empty());
   EXPECT_EQ(reply->paths.at(0).record.sl, 3) << "the sample policy's iSER level";

@@ -229,6 +229,60 @@ TEST_F(SadFaults, UmadErrorsInTheClientCostOnlyTheirQueries) {
   EXPECT_TRUE(sad_->running());
 }
 
+// ibsim killed under a 16-deep load and started again on the same topology. umad2sim connects
+// to ibsim once, at start, and gives its process no sign that ibsim went: receives just see
+// nothing, sends fail with EIO (libibumad's code for any failed write). So a daemon cannot tell a
+// dead simulator from a quiet fabric, and what is asked of it is what an administrator needs
+// to restart it: while ibsim is down it keeps running without spinning and its control socket
+// answers; the client's queries end within their timeout, never wrongly; a stop ends it at
+// once; started again, it serves the new simulator.
+TEST_F(SadFaults, IbsimRestartedCutsOffItsClientsAndANewDaemonServes) {
+  start_sad();
+  testbed::Process loader = start_load("load");
+  std::this_thread::sleep_for(1s);
+  fabric_->stop_ibsim();
+  const auto cpu_before = testbed::cpu_time(sad_->pid());
+  std::this_thread::sleep_for(3s);
+  const auto cpu_used = testbed::cpu_time(sad_->pid()) - cpu_before;
+  ASSERT_TRUE(sad_->running()) << "the daemon ended when ibsim went";
+  EXPECT_LT(cpu_used, 300ms) << "the daemon spins without its simulator";
+  const nlohmann::json s = stats();
+  ASSERT_TRUE(s.is_object()) << "the control socket does not answer without the simulator";
+  std::ofstream(stop_file()) << "";
+  ASSERT_EQ(loader.wait_for(20s), 0)
+      << "the load client did not stop: " << slurp(fabric_->dir() + "/load.log");
+  const nlohmann::json counts = load_counts(fabric_->dir() + "/load.log");
+  ASSERT_TRUE(counts.is_object()) << slurp(fabric_->dir() + "/load.log");
+  std::printf("load: %s\n", counts.dump().c_str());
+  EXPECT_EQ(counts["wrong"], 0) << counts.dump();
+  EXPECT_GT(counts["failed"].get<int>(), 0) << counts.dump();
+
+  // The same topology again, configured by OpenSM, which then leaves the SM's port to us.
+  fabric_->restart_ibsim();
+  fabric_->stop_sm();
+  // The old daemon is still on the old simulator: nobody reaches it. A query fails, not hangs.
+  RunResult cut_off = fabric_->run_at("node001", {"saquery", "-c"}, 20s);
+  EXPECT_FALSE(cut_off.timed_out);
+  EXPECT_NE(cut_off.exit_code, 0) << cut_off.output;
+  ASSERT_TRUE(sad_->running());
+  // A stop ends it cleanly (SIGTERM, as systemctl restart sends), without waiting for the
+  // simulator.
+  ASSERT_EQ(kill(sad_->pid(), SIGTERM), 0);
+  EXPECT_EQ(sad_->wait_for(5s), 0) << "the daemon did not stop cleanly";
+  std::filesystem::remove(socket_);
+  start_sad();
+  std::filesystem::remove(stop_file());
+  testbed::Process after = start_load("after");
+  std::this_thread::sleep_for(1s);
+  std::ofstream(stop_file()) << "";
+  ASSERT_EQ(after.wait_for(20s), 0) << slurp(fabric_->dir() + "/after.log");
+  const nlohmann::json clean = load_counts(fabric_->dir() + "/after.log");
+  std::printf("after the restart: %s\n", clean.dump().c_str());
+  EXPECT_EQ(clean["failed"], 0) << clean.dump();
+  EXPECT_EQ(clean["wrong"], 0) << clean.dump();
+  EXPECT_GT(clean["answered"].get<int>(), 0) << clean.dump();
+}
+
 class SadFaultsOnALiveFabric : public SadFaults {
  protected:
   void SetUp() override { start_fabric(true); }

@@ -109,11 +109,24 @@ class IbFabric {
   // Stops OpenSM and leaves ibsim running with the subnet as OpenSM configured it (LIDs,
   // routes, SL2VL tables), so an SA of our own can take over the SM's port. Idempotent.
   void stop_sm();
+  // Restarts OpenSM with `lids` (node id -> new base LID) in its LID database, honoured
+  // (honor_guid2lid_file): OpenSM moves those ports to them, and every port's SM LID with
+  // the SM node's. Returns once the subnet is up again; lid() gives the new LIDs.
+  void renumber(const std::map<std::string, uint16_t>& lids);
+  // Stops OpenSM and ibsim (SIGTERM): every process on the fabric loses its simulator.
+  void stop_ibsim();
+  // Stops ibsim if it runs and starts it again on the same net file and socket name, then
+  // OpenSM to configure the new simulator (it comes up with every port unconfigured); returns
+  // once the SA answers. Processes that were on the old ibsim stay cut off: umad2sim connects
+  // once, at start, and never again.
+  void restart_ibsim();
   // Stops everything and removes the directory (unless keep_dir). Idempotent.
   void stop();
 
  private:
   void start();
+  void start_ibsim();
+  void start_opensm();
   void wait_until_ready();
   std::string logs_tail() const;
 
@@ -122,7 +135,8 @@ class IbFabric {
   std::string sockname_;
   std::unique_ptr<Process> ibsim_;
   std::unique_ptr<Process> opensm_;
-  int console_fd_ = -1;  // the write end of ibsim's console FIFO
+  int console_fd_ = -1;            // the write end of ibsim's console FIFO
+  size_t opensm_output_from_ = 0;  // where the running OpenSM's lines start in opensm.out
 };
 
 // The fabric most InfiniBand tests share: the default fat tree (make_fat_tree({})) with OpenSM

@@ -72,4 +72,8 @@ pid_t process_named(const std::vector<pid_t>& pids, const std::string& comm);
 // once more. False when it did not stop within `limit`.
 bool wait_stopped(pid_t pid, std::chrono::milliseconds limit);
 
+// The CPU time (user and system) `pid` has used so far, from /proc: how a test tells a process
+// that idles from one that spins.
+std::chrono::milliseconds cpu_time(pid_t pid);
+
 }  // namespace rdmaqos::testbed
