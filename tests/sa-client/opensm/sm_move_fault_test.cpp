@@ -96,7 +96,10 @@ TEST(SaClientSmMove, AClientFollowsTheSmToItsNewLid) {
       dir + "/sys-" + std::to_string(loader.pid()) + "/sys/class/infiniband/ibsim0/ports/1/sm_lid";
   ASSERT_TRUE(std::filesystem::exists(sm_lid)) << sm_lid;
   std::ofstream(sm_lid) << "0x" << std::hex << f.lid("node008") << "\n";
-  std::this_thread::sleep_for(3s);  // the client re-reads its port's SM LID every second
+  // The client re-reads its port's SM LID every second; its queries to the old LID that were in
+  // flight wait out their timeout first, and on a loaded machine the new master's SA may take
+  // seconds more to answer: 3 s was once too short for any answer from it (1 run in 11).
+  std::this_thread::sleep_for(10s);
   std::ofstream(stop_file) << "";
   ASSERT_EQ(loader.wait_for(30s), 0) << slurp(dir + "/load.log");
   standby.stop();
