@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
@@ -49,19 +50,28 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-// Views into `s`, each trimmed: the values are read in place, not copied (a copy per item
-// made this reader mostly heap allocation).
-std::vector<std::string_view> split(std::string_view s, char sep) {
-  std::vector<std::string_view> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t e = s.find(sep, start);
-    if (e == std::string_view::npos) e = s.size();
-    out.push_back(trim(s.substr(start, e - start)));
-    start = e + 1;
+// The `sep`-separated items of a value, each trimmed, walked in place: no copy and no vector
+// (a heap allocation per item made this reader mostly malloc under the sanitizers). n
+// separators give n + 1 items, so an empty value is one empty item.
+class Items {
+ public:
+  Items(std::string_view s, char sep) : rest_(s), sep_(sep) {}
+  bool next(std::string_view& item) {
+    if (done_) return false;
+    const size_t end = rest_.find(sep_);
+    item = trim(rest_.substr(0, end));
+    if (end == std::string_view::npos)
+      done_ = true;
+    else
+      rest_.remove_prefix(end + 1);
+    return true;
   }
-  return out;
-}
+
+ private:
+  std::string_view rest_;
+  char sep_;
+  bool done_ = false;
+};
 
 // One option's value applied to a port config; returns an error message or "".
 std::string apply(QosPortConfig& c, std::string_view field, std::string_view value) {
@@ -76,10 +86,13 @@ std::string apply(QosPortConfig& c, std::string_view field, std::string_view val
     c.high_limit = static_cast<int>(*v);
   } else if (field == "vlarb_high" || field == "vlarb_low") {
     std::vector<VlArbEntry> table;
-    for (std::string_view item : split(value, ',')) {
-      auto parts = split(item, ':');
-      auto vl = parts.size() == 2 ? integer(parts[0]) : std::nullopt;
-      auto w = parts.size() == 2 ? integer(parts[1]) : std::nullopt;
+    Items items(value, ',');
+    for (std::string_view item; items.next(item);) {
+      const size_t colon = item.find(':');
+      const bool pair =
+          colon != std::string_view::npos && item.find(':', colon + 1) == std::string_view::npos;
+      auto vl = pair ? integer(trim(item.substr(0, colon))) : std::nullopt;
+      auto w = pair ? integer(trim(item.substr(colon + 1))) : std::nullopt;
       if (!vl || !w) return fmt::format("{} entry '{}' is not VL:weight", field, item);
       if (*vl < 0 || *vl > 14) return fmt::format("{} VL {} is out of range (0..14)", field, *vl);
       if (*w < 0 || *w > 255)
@@ -90,13 +103,14 @@ std::string apply(QosPortConfig& c, std::string_view field, std::string_view val
       return fmt::format("{} has {} entries (at most 64)", field, table.size());
     (field == "vlarb_high" ? c.vlarb_high : c.vlarb_low) = table;
   } else if (field == "sl2vl") {
-    auto items = split(value, ',');
-    if (items.size() != 16)
-      return fmt::format("sl2vl has {} entries, needs 16 (one VL per SL)", items.size());
-    for (size_t sl = 0; sl < 16; ++sl) {
-      auto v = integer(items[sl]);
+    const size_t count = 1 + static_cast<size_t>(std::count(value.begin(), value.end(), ','));
+    if (count != 16) return fmt::format("sl2vl has {} entries, needs 16 (one VL per SL)", count);
+    Items items(value, ',');
+    std::string_view item;
+    for (size_t sl = 0; sl < 16 && items.next(item); ++sl) {
+      auto v = integer(item);
       if (!v || *v < 0 || *v > 15)
-        return fmt::format("sl2vl VL '{}' for SL {} is out of range (0..15)", items[sl], sl);
+        return fmt::format("sl2vl VL '{}' for SL {} is out of range (0..15)", item, sl);
       c.sl2vl[sl] = static_cast<uint8_t>(*v);
     }
   }
