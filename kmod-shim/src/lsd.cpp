@@ -33,6 +33,7 @@
 #include <thread>
 #include <utility>
 
+#include "netlink_dump.h"
 #include "rdma-qos/kmod-shim/ls_codec.h"
 #include "rdma-qos/kmod-shim/netns.h"
 #include "rdma-qos/kmod-shim/responders.h"
@@ -144,6 +145,7 @@ struct LocalServiceDaemon::Impl {
   uint64_t next_id = 1;
   std::map<uint64_t, Pending> pending;
   std::set<uint32_t> reported_responders;
+  std::unique_ptr<NetlinkDump> dump;  // --dump-netlink
 
   std::mutex mutex;  // guards workers' queues, done and quitting
   std::map<PortKey, std::unique_ptr<PortWorker>> workers;
@@ -451,6 +453,8 @@ struct LocalServiceDaemon::Impl {
         say(LogLevel::kDebug, fmt::format("ignored {} bytes from netlink port {}", n, from.nl_pid));
         continue;
       }
+      if (dump)
+        if (auto failed = dump->write({buf, static_cast<size_t>(n)})) say(LogLevel::kWarn, *failed);
       // A datagram may carry several messages.
       std::span<const uint8_t> rest(buf, static_cast<size_t>(n));
       while (auto h = peek_header(rest)) {
@@ -587,6 +591,8 @@ sa::Result<std::unique_ptr<LocalServiceDaemon>> LocalServiceDaemon::create(LsdOp
   impl->options = std::move(options);
   impl->log = std::move(log);
   impl->budget = answer_budget(impl->options);
+  if (!impl->options.netlink_dump_dir.empty())
+    impl->dump = std::make_unique<NetlinkDump>(impl->options.netlink_dump_dir);
   auto fail = [](std::string what) {
     return sa::make_error(sa::ErrorCode::kTransport, std::move(what));
   };

@@ -68,6 +68,7 @@ struct CommandLine {
   std::string ca, log_level, sa_lid;
   int port = 0;
   std::optional<int> sa_timeout_ms, sa_retries;
+  std::string dump_netlink;
   std::optional<uint32_t> usersock_kernel_port;
   std::optional<int> responder_check_ms;
   std::string control_socket = rdmaqos::kmod::kLsdControlSocket;
@@ -131,6 +132,7 @@ Loaded load_settings(const CommandLine& cli) {
   s.options.sa.window = 32;
   if (cli.responder_check_ms)
     s.options.responder_check = std::chrono::milliseconds(*cli.responder_check_ms);
+  s.options.netlink_dump_dir = cli.dump_netlink;
   if (cli.usersock_kernel_port) {
     s.options.netlink_family = 2;  // NETLINK_USERSOCK
     s.options.kernel_port = *cli.usersock_kernel_port;
@@ -176,6 +178,8 @@ int main(int argc, char** argv) {
                  "let this group read the counters through the control socket (mode 0660), so "
                  "monitoring needs no root");
   app.add_flag("--no-control-socket", cli.no_control_socket, "serve no control socket");
+  app.add_option("--dump-netlink", cli.dump_netlink,
+                 "also write each datagram from the kernel to a file in DIR (debugging)");
   app.add_option("--test-usersock-kernel", cli.usersock_kernel_port,
                  "testing only: use NETLINK_USERSOCK and treat netlink port PORT as the kernel")
       ->group("");

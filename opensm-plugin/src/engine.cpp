@@ -350,16 +350,21 @@ bool Engine::refused_to_group_member(int connection, const std::string& command)
 }
 
 void Engine::handle(int connection, const nlohmann::json& body) {
-  const std::string command = body["command"].get<std::string>();
-  if (refused_to_group_member(connection, command)) return;
-  if (command == "reload") {
+  using sad::ControlAction;
+  auto command = sad::read_control_command(body);
+  if (!command) {
+    control_->reply(connection, {{"ok", false}, {"message", command.error().message}});
+    return;
+  }
+  if (refused_to_group_member(connection, body["command"].get<std::string>())) return;
+  if (command->action == ControlAction::kReload) {
     control_->reply(connection, reload());
-  } else if (command == "stats") {
+  } else if (command->action == ControlAction::kStats) {
     control_->reply(connection, {{"ok", true}, {"stats", stats()}});
-  } else if (command == "explain") {
+  } else if (command->action == ControlAction::kExplain) {
     control_->reply(connection, explain(body));
-  } else if (command == "rediscover") {
-    // No discovery of our own: OpenSM's subnet is read again.
+  } else {
+    // No discovery of our own: OpenSM's subnet is read again (`full` changes nothing).
     bool ok = rebuild();
     auto now = current_.load();
     std::string message =
@@ -368,12 +373,6 @@ void Engine::handle(int connection, const nlohmann::json& body) {
            : std::string("re-discovery failed: the previous model stays in force");
     log_(!ok, message);
     control_->reply(connection, {{"ok", ok}, {"message", message}});
-  } else {
-    control_->reply(
-        connection,
-        {{"ok", false},
-         {"message",
-          fmt::format("unknown command '{}' (reload, rediscover, stats, explain)", command)}});
   }
 }
 

@@ -559,7 +559,10 @@ CompileResult CompiledPolicy::compile(Policy policy, const Fabric* fabric) {
 }
 
 CompileResult load_policy(std::string_view text, const Fabric* fabric) {
-  ParseResult parsed = parse_policy(text);
+  return load_policy(parse_policy(text), fabric);
+}
+
+CompileResult load_policy(ParseResult parsed, const Fabric* fabric) {
   if (!parsed.ok()) return {nullptr, std::move(parsed.diagnostics)};
   CompileResult compiled = CompiledPolicy::compile(std::move(parsed.policy), fabric);
   Diagnostics all = std::move(parsed.diagnostics);

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
@@ -43,21 +44,34 @@ std::optional<long> integer(std::string_view s) {
   return v;
 }
 
-std::vector<std::string> split(std::string_view s, char sep) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= s.size()) {
-    size_t e = s.find(sep, start);
-    if (e == std::string_view::npos) e = s.size();
-    std::string item(s.substr(start, e - start));
-    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.back()))) item.pop_back();
-    size_t b = 0;
-    while (b < item.size() && std::isspace(static_cast<unsigned char>(item[b]))) ++b;
-    out.push_back(item.substr(b));
-    start = e + 1;
-  }
-  return out;
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  return s;
 }
+
+// The `sep`-separated items of a value, each trimmed, walked in place: no copy and no vector
+// (a heap allocation per item made this reader mostly malloc under the sanitizers). n
+// separators give n + 1 items, so an empty value is one empty item.
+class Items {
+ public:
+  Items(std::string_view s, char sep) : rest_(s), sep_(sep) {}
+  bool next(std::string_view& item) {
+    if (done_) return false;
+    const size_t end = rest_.find(sep_);
+    item = trim(rest_.substr(0, end));
+    if (end == std::string_view::npos)
+      done_ = true;
+    else
+      rest_.remove_prefix(end + 1);
+    return true;
+  }
+
+ private:
+  std::string_view rest_;
+  char sep_;
+  bool done_ = false;
+};
 
 // One option's value applied to a port config; returns an error message or "".
 std::string apply(QosPortConfig& c, std::string_view field, std::string_view value) {
@@ -72,10 +86,13 @@ std::string apply(QosPortConfig& c, std::string_view field, std::string_view val
     c.high_limit = static_cast<int>(*v);
   } else if (field == "vlarb_high" || field == "vlarb_low") {
     std::vector<VlArbEntry> table;
-    for (const auto& item : split(value, ',')) {
-      auto parts = split(item, ':');
-      auto vl = parts.size() == 2 ? integer(parts[0]) : std::nullopt;
-      auto w = parts.size() == 2 ? integer(parts[1]) : std::nullopt;
+    Items items(value, ',');
+    for (std::string_view item; items.next(item);) {
+      const size_t colon = item.find(':');
+      const bool pair =
+          colon != std::string_view::npos && item.find(':', colon + 1) == std::string_view::npos;
+      auto vl = pair ? integer(trim(item.substr(0, colon))) : std::nullopt;
+      auto w = pair ? integer(trim(item.substr(colon + 1))) : std::nullopt;
       if (!vl || !w) return fmt::format("{} entry '{}' is not VL:weight", field, item);
       if (*vl < 0 || *vl > 14) return fmt::format("{} VL {} is out of range (0..14)", field, *vl);
       if (*w < 0 || *w > 255)
@@ -86,13 +103,14 @@ std::string apply(QosPortConfig& c, std::string_view field, std::string_view val
       return fmt::format("{} has {} entries (at most 64)", field, table.size());
     (field == "vlarb_high" ? c.vlarb_high : c.vlarb_low) = table;
   } else if (field == "sl2vl") {
-    auto items = split(value, ',');
-    if (items.size() != 16)
-      return fmt::format("sl2vl has {} entries, needs 16 (one VL per SL)", items.size());
-    for (size_t sl = 0; sl < 16; ++sl) {
-      auto v = integer(items[sl]);
+    const size_t count = 1 + static_cast<size_t>(std::count(value.begin(), value.end(), ','));
+    if (count != 16) return fmt::format("sl2vl has {} entries, needs 16 (one VL per SL)", count);
+    Items items(value, ',');
+    std::string_view item;
+    for (size_t sl = 0; sl < 16 && items.next(item); ++sl) {
+      auto v = integer(item);
       if (!v || *v < 0 || *v > 15)
-        return fmt::format("sl2vl VL '{}' for SL {} is out of range (0..15)", items[sl], sl);
+        return fmt::format("sl2vl VL '{}' for SL {} is out of range (0..15)", item, sl);
       c.sl2vl[sl] = static_cast<uint8_t>(*v);
     }
   }
@@ -100,14 +118,15 @@ std::string apply(QosPortConfig& c, std::string_view field, std::string_view val
 }
 
 // The SmOptions keys; true when `key` is one of them (a bad value adds a diagnostic).
-bool read_sm_option(const std::string& key, const std::string& value, SourceLocation at,
+bool read_sm_option(std::string_view key, std::string_view value, SourceLocation at,
                     OpenSmConfResult& out) {
   SmOptions& sm = out.sm;
   auto number = [&](unsigned long long max) -> std::optional<unsigned long long> {
     if (value.empty() || value[0] == '-') return std::nullopt;
+    const std::string text(value);  // strtoull reads up to a NUL
     char* end = nullptr;
     errno = 0;
-    unsigned long long v = std::strtoull(value.c_str(), &end, 0);
+    unsigned long long v = std::strtoull(text.c_str(), &end, 0);
     if (*end != '\0' || errno != 0 || v > max) return std::nullopt;
     return v;
   };
@@ -148,7 +167,7 @@ bool read_sm_option(const std::string& key, const std::string& value, SourceLoca
 OpenSmConfResult parse_opensm_conf(std::string_view text) {
   OpenSmConfResult out;
   struct Option {
-    std::string prefix, field, value;
+    std::string_view prefix, field, value;  // into `text` and port_class_prefix()
     SourceLocation at;
   };
   std::vector<Option> options;
@@ -165,20 +184,20 @@ OpenSmConfResult parse_opensm_conf(std::string_view text) {
     if (b >= line.size() || line[b] == '#') continue;
     size_t e = b;
     while (e < line.size() && !std::isspace(static_cast<unsigned char>(line[e]))) ++e;
-    std::string key(line.substr(b, e - b));
-    std::string value = split(line.substr(e), '\n')[0];
+    std::string_view key = line.substr(b, e - b);
+    std::string_view value = trim(line.substr(e));
     if (key == "qos") {
       out.config.qos = value == "TRUE" || value == "true";
       continue;
     }
     if (read_sm_option(key, value, {line_no, static_cast<int>(b) + 1}, out)) continue;
-    if (key.rfind("qos_", 0) != 0) continue;
-    std::string rest = key.substr(4), prefix;
+    if (!key.starts_with("qos_")) continue;
+    std::string_view rest = key.substr(4), prefix;
     for (PortClass c : kPortClasses) {
-      std::string p = std::string(port_class_prefix(c)) + "_";
-      if (rest.rfind(p, 0) == 0) {
-        prefix = port_class_prefix(c);
-        rest = rest.substr(p.size());
+      std::string_view p = port_class_prefix(c);
+      if (rest.starts_with(p) && rest.size() > p.size() && rest[p.size()] == '_') {
+        prefix = p;
+        rest = rest.substr(p.size() + 1);
       }
     }
     if (rest != "max_vls" && rest != "high_limit" && rest != "vlarb_high" && rest != "vlarb_low" &&
@@ -191,7 +210,8 @@ OpenSmConfResult parse_opensm_conf(std::string_view text) {
   for (const auto& o : options)
     if (o.prefix.empty()) {
       std::string err = apply(base, o.field, o.value);
-      if (!err.empty()) out.diagnostics.push_back({Severity::kError, o.at, "qos_" + err, ""});
+      if (!err.empty())
+        out.diagnostics.push_back({Severity::kError, o.at, fmt::format("qos_{}", err), ""});
     }
   for (PortClass c : kPortClasses) {
     QosPortConfig pc = base;

@@ -119,6 +119,41 @@ sa::Result<nlohmann::json> control_call(const std::string& socket_path,
   return j;
 }
 
+sa::Result<nlohmann::json> parse_control_request(std::string_view line) {
+  auto body = nlohmann::json::parse(line, nullptr, false);
+  if (body.is_discarded() || !body.is_object() || !body.contains("command") ||
+      !body["command"].is_string()) {
+    return sa::make_error(sa::ErrorCode::kMalformed,
+                          "malformed request: expected {\"command\": NAME}");
+  }
+  return body;
+}
+
+sa::Result<ControlCommand> read_control_command(const nlohmann::json& body) {
+  const std::string& command = body.at("command").get_ref<const std::string&>();
+  ControlCommand out;
+  if (command == "reload") {
+    out.action = ControlAction::kReload;
+  } else if (command == "rediscover") {
+    out.action = ControlAction::kRediscover;
+    if (auto full = body.find("full"); full != body.end()) {
+      if (!full->is_boolean())
+        return sa::make_error(sa::ErrorCode::kInvalidArgument,
+                              "rediscover: 'full' must be true or false");
+      out.full = full->get<bool>();
+    }
+  } else if (command == "stats") {
+    out.action = ControlAction::kStats;
+  } else if (command == "explain") {
+    out.action = ControlAction::kExplain;
+  } else {
+    return sa::make_error(
+        sa::ErrorCode::kInvalidArgument,
+        fmt::format("unknown command '{}' (reload, rediscover, stats, explain)", command));
+  }
+  return out;
+}
+
 sa::Result<std::unique_ptr<ControlServer>> ControlServer::open(const std::string& path) {
   auto addr = unix_address(path);
   if (!addr) {
@@ -198,14 +233,12 @@ std::vector<ControlServer::Request> ControlServer::process(std::span<const pollf
       continue;
     }
     it->complete = true;
-    auto body = nlohmann::json::parse(it->buffer.substr(0, nl), nullptr, false);
-    if (body.is_discarded() || !body.is_object() || !body.contains("command") ||
-        !body["command"].is_string()) {
-      reply(it->fd,
-            {{"ok", false}, {"message", "malformed request: expected {\"command\": NAME}"}});
+    auto body = parse_control_request(std::string_view(it->buffer).substr(0, nl));
+    if (!body) {
+      reply(it->fd, {{"ok", false}, {"message", body.error().message}});
       continue;
     }
-    out.push_back({it->fd, std::move(body)});
+    out.push_back({it->fd, std::move(*body)});
   }
   for (int fd : to_close) {
     auto it = std::find_if(connections_.begin(), connections_.end(),

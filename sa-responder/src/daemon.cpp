@@ -726,27 +726,26 @@ class Daemon::Impl {
   }
 
   void handle(const rdmaqos::sad::ControlServer::Request& request) {
-    const std::string command = request.body["command"].get<std::string>();
-    if ((command == "reload" || command == "rediscover") && !may_operate(request.connection)) {
+    using rdmaqos::sad::ControlAction;
+    auto command = rdmaqos::sad::read_control_command(request.body);
+    if (!command) {
+      control_->reply(request.connection, {{"ok", false}, {"message", command.error().message}});
+    } else if ((command->action == ControlAction::kReload ||
+                command->action == ControlAction::kRediscover) &&
+               !may_operate(request.connection)) {
       control_->reply(request.connection,
                       {{"ok", false},
                        {"message", fmt::format("{} needs root: the control socket's group may "
                                                "only read the stats",
-                                               command)}});
-    } else if (command == "reload") {
+                                               request.body["command"].get<std::string>())}});
+    } else if (command->action == ControlAction::kReload) {
       control_->reply(request.connection, reload());
-    } else if (command == "rediscover") {
-      start_rediscovery(request.connection, request.body.value("full", false) == true);
-    } else if (command == "stats") {
+    } else if (command->action == ControlAction::kRediscover) {
+      start_rediscovery(request.connection, command->full);
+    } else if (command->action == ControlAction::kStats) {
       control_->reply(request.connection, {{"ok", true}, {"stats", stats()}});
-    } else if (command == "explain") {
-      control_->reply(request.connection, explain(request.body));
     } else {
-      control_->reply(
-          request.connection,
-          {{"ok", false},
-           {"message",
-            fmt::format("unknown command '{}' (reload, rediscover, stats, explain)", command)}});
+      control_->reply(request.connection, explain(request.body));
     }
   }
 

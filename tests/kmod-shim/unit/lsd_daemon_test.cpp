@@ -4,10 +4,17 @@
 // the request's seq, refuses malformed requests the same way, and keeps serving. With a fake
 // SA: answers, deadlines, and what it does when the kernel refuses SET_TIMEOUT.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <deque>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 #include <thread>
@@ -110,6 +117,60 @@ TEST_F(DaemonWithoutSa, MalformedRequestGetsFErrAndTheDaemonKeepsServing) {
   DecodedReply good = next_reply(announced_timeout_);
   EXPECT_EQ(good.header.seq, 8u);
   EXPECT_TRUE(good.error);
+}
+
+// --dump-netlink: what the kernel sent, byte for byte, one file a datagram; a directory that
+// cannot be written is said once and the daemon answers on.
+class DaemonDumpingNetlink : public DaemonWithoutSa {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/rdma-qos-dump-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    options_.netlink_dump_dir = dump_into();
+    DaemonWithoutSa::SetUp();
+  }
+  void TearDown() override {
+    DaemonWithoutSa::TearDown();
+    std::filesystem::remove_all(dir_);
+  }
+  virtual std::string dump_into() const { return dir_; }
+  std::vector<std::filesystem::path> dumped() const {
+    std::vector<std::filesystem::path> files;
+    for (const auto& e : std::filesystem::directory_iterator(dir_)) files.push_back(e.path());
+    return files;
+  }
+  std::string dir_;
+};
+
+class DaemonDumpingNowhere : public DaemonDumpingNetlink {
+  std::string dump_into() const override { return dir_ + "/missing"; }
+};
+
+TEST_F(DaemonDumpingNetlink, WritesEachDatagramFromTheKernelAsReceived) {
+  const std::vector<uint8_t> request =
+      RequestBytes(1001, "mlx5_0", 1, 0).gid(4, kDgid).gid(5, kSgid).bytes();
+  kernel_.send_to(daemon_port_, request);
+  EXPECT_EQ(next_reply(announced_timeout_).header.seq, 1001u);
+  auto files = dumped();
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].filename().string(), fmt::format("netlink-{}-1", getpid()));
+  std::ifstream in(files[0], std::ios::binary);
+  std::vector<uint8_t> written((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(written, request);
+}
+
+TEST_F(DaemonDumpingNowhere, SaysOnceThatItCannotWriteAndAnswersOn) {
+  for (uint32_t seq : {1u, 2u}) {
+    kernel_.send_to(daemon_port_,
+                    RequestBytes(seq, "mlx5_0", 1, 0).gid(4, kDgid).gid(5, kSgid).bytes());
+    EXPECT_EQ(next_reply(announced_timeout_).header.seq, seq);
+  }
+  std::lock_guard<std::mutex> lock(log_mutex_);
+  EXPECT_EQ(std::count_if(
+                log_.begin(), log_.end(),
+                [](const std::string& m) { return m.starts_with("--dump-netlink: cannot write"); }),
+            1);
 }
 
 // Counted before they are sent: once the kernel has both F_ERRs, the counters show them.

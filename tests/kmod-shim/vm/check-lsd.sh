@@ -35,6 +35,17 @@ member() {
     return 1
 }
 
+# The error field of the first datagram --dump-netlink kept, which must be the kernel's
+# NLMSG_ERROR (type 2) answering SET_TIMEOUT: 0 for an ACK, -errno for a refusal.
+first_dump_error() {
+    local first type
+    first=$(find "$dir/netlink" -name 'netlink-*' | sort -t- -k3 -n | head -n 1)
+    [ -n "$first" ] || { echo "nothing dumped"; return; }
+    type=$(od -An -tu2 -j4 -N2 "$first" | tr -d ' ')
+    [ "$type" = 2 ] || { echo "type $type"; return; }
+    od -An -td4 -j16 -N4 "$first" | tr -d ' '
+}
+
 case $scenario in
     lsd_real_kernel)
         require_exit_zero lsd lsd2
@@ -57,6 +68,8 @@ case $scenario in
         has stats.prom 'rdma_qos_lsd_requests_total{kind="all"} 0' ||
             fail "rdma-qos kernel stats --format prometheus: $(cat "$dir/stats.prom")"
         has lsd2.log "no control socket" || fail "the second daemon did not say it has no control socket"
+        ack=$(first_dump_error)
+        [ "$ack" = 0 ] || fail "--dump-netlink: the first datagram is not the kernel's ACK ($ack)"
         grep -qE "another responder .*netlink port $one, pid [0-9]+ \(rdma-qos-lsd\)" "$dir/lsd2.log" ||
             fail "the second daemon did not report the first (port $one) at its start"
         ;;
@@ -67,6 +80,9 @@ case $scenario in
         has lsd.log "F_ERR now comes after 1500 ms" || fail "the deadline was not lowered to 1500 ms"
         has lsd.log "not in the initial network namespace (" || fail "no namespace warning"
         if has lsd.log "accepted SET_TIMEOUT"; then fail "SET_TIMEOUT accepted outside init_net"; fi
+        refusal=$(first_dump_error)
+        [ "$refusal" = -22 ] ||
+            fail "--dump-netlink: the first datagram is not the kernel's EINVAL ($refusal)"
         ;;
     *) fail "unknown scenario $scenario" ;;
 esac

@@ -17,8 +17,7 @@
 #include <span>
 #include <vector>
 
-#include "../unit/test_fabric.h"
-#include "rdma-qos/policy/compiled_policy.h"
+#include "fuzz_subnet.h"
 #include "rdma-qos/sa-client/mad.h"
 #include "rdma-qos/sa-responder/agent.h"
 #include "rdma-qos/sa-responder/answer.h"
@@ -26,36 +25,6 @@
 using namespace rdmaqos;
 
 namespace {
-
-constexpr const char* kPolicy = R"(qos-levels
-qos-level
-name: DEFAULT
-sl: 0
-end-qos-level
-qos-level
-name: L
-sl: 3
-mtu-limit: 2
-packet-life: 8
-end-qos-level
-end-qos-levels
-qos-match-rules
-qos-match-rule
-service-id: 0x100-0x1FF
-qos-level-name: L
-end-qos-match-rule
-end-qos-match-rules
-)";
-
-struct Subnet {
-  sad::FabricModel model = sad::testing::small_model();
-  policy::Fabric fabric = model.policy_fabric();
-  std::shared_ptr<const policy::CompiledPolicy> compiled;
-  Subnet() {
-    fabric.partitions = policy::default_partitions(fabric);
-    compiled = policy::load_policy(kPolicy, &fabric).policy;
-  }
-};
 
 // Node a's LID in the small subnet (test_fabric.h): a requester the fabric model knows.
 constexpr uint16_t kRequesterLid = 2;
@@ -102,7 +71,7 @@ class OneRequestPort final : public sad::MadPort {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const Subnet subnet;
+  static const sad::testing::FuzzSubnet subnet;
   if (size > 64 * 1024) return 0;  // the kernel reassembles no more for one request
   std::span<const uint8_t> request(data, size);
   auto decoded = sa::decode_sa_mad(request);

@@ -127,5 +127,48 @@ TEST_F(ControlTest, FindsDaemonSocketsByName) {
   EXPECT_EQ(control_socket_path("mlx5_0", 1), "/run/rdma-qos/sad-mlx5_0-1.sock");
 }
 
+TEST(ControlRequest, ALineThatIsNotAnObjectWithACommandStringIsMalformed) {
+  for (const char* line :
+       {"", "stats", "[]", "{}", "{\"command\": 1}", "{\"command\": \"stats\""}) {
+    auto body = parse_control_request(line);
+    ASSERT_FALSE(body) << line;
+    EXPECT_EQ(body.error().message, "malformed request: expected {\"command\": NAME}") << line;
+  }
+  auto body = parse_control_request("{\"command\": \"stats\", \"extra\": [1]}");
+  ASSERT_TRUE(body);
+  EXPECT_EQ((*body)["command"], "stats");
+}
+
+TEST(ControlRequest, EachKnownCommandIsRead) {
+  auto read = [](const char* line) {
+    auto body = parse_control_request(line);
+    EXPECT_TRUE(body) << line;
+    return read_control_command(*body);
+  };
+  EXPECT_EQ(read(R"({"command": "reload"})")->action, ControlAction::kReload);
+  EXPECT_EQ(read(R"({"command": "stats"})")->action, ControlAction::kStats);
+  EXPECT_EQ(read(R"({"command": "explain", "lid": 3})")->action, ControlAction::kExplain);
+  auto incremental = read(R"({"command": "rediscover"})");
+  EXPECT_EQ(incremental->action, ControlAction::kRediscover);
+  EXPECT_FALSE(incremental->full);
+  EXPECT_TRUE(read(R"({"command": "rediscover", "full": true})")->full);
+  auto unknown = read(R"({"command": "shutdown"})");
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().message,
+            "unknown command 'shutdown' (reload, rediscover, stats, explain)");
+}
+
+// rdma-qos-sad read `full` as a bool and a number there threw out of its control thread: the
+// daemon ended. It is refused instead.
+TEST(ControlRequest, RediscoverWithAFullThatIsNotABoolIsRefused) {
+  for (const char* line :
+       {R"({"command": "rediscover", "full": 1})", R"({"command": "rediscover", "full": "yes"})",
+        R"({"command": "rediscover", "full": null})"}) {
+    auto command = read_control_command(*parse_control_request(line));
+    ASSERT_FALSE(command) << line;
+    EXPECT_EQ(command.error().message, "rediscover: 'full' must be true or false");
+  }
+}
+
 }  // namespace
 }  // namespace rdmaqos::sad

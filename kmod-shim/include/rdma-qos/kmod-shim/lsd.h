@@ -42,6 +42,9 @@ struct LsdOptions {
   // Where requests and answers are counted (kept by the caller across reloads); none: not
   // counted.
   std::shared_ptr<LsdCounters> counters;
+  // --dump-netlink: each datagram from the kernel is also written to a file in this directory;
+  // empty: none.
+  std::string netlink_dump_dir;
 };
 
 // How long the daemon lets one request take before answering F_ERR: every SA attempt, plus a

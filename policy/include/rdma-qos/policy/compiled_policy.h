@@ -125,6 +125,9 @@ struct CompileResult {
 
 // parse_policy + compile; diagnostics of both, in file order.
 CompileResult load_policy(std::string_view text, const Fabric* fabric);
+// The same from a policy already parsed, for a caller that compiles one text against several
+// fabrics and reads it once.
+CompileResult load_policy(ParseResult parsed, const Fabric* fabric);
 
 // The policy in force, replaced atomically: readers take a snapshot with current() and keep it
 // as long as they need; a reload that fails leaves the previous policy in force.

@@ -34,6 +34,21 @@ sa::Result<nlohmann::json> control_call(const std::string& socket_path,
                                         const nlohmann::json& request,
                                         std::chrono::milliseconds timeout);
 
+// The body of one request line: a JSON object with a "command" string, or the message to
+// answer with. What ControlServer::process reads from every connection (untrusted: any member
+// of the socket's group may send it).
+sa::Result<nlohmann::json> parse_control_request(std::string_view line);
+
+// What a request asks of rdma-qos-sad or the OpenSM plugin (rdma-qos-lsd answers `stats` only).
+enum class ControlAction { kReload, kRediscover, kStats, kExplain };
+struct ControlCommand {
+  ControlAction action = ControlAction::kStats;
+  bool full = false;  // rediscover: a full discovery ({"full": true}), not an incremental one
+};
+// The command of a parsed body, or the message refusing it: an unknown command, or a `full`
+// that is not true or false (reading it as a bool threw, and ended the daemon).
+sa::Result<ControlCommand> read_control_command(const nlohmann::json& body);
+
 class ControlServer {
  public:
   // Listens at `path` (mode 0600; the directory is created 0755 when missing). A stale socket
