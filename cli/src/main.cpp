@@ -2,6 +2,7 @@
 // rdma-qos: one command for everything a person runs by hand (policy checks, path queries,
 // flow labels, kernel defaults ...). Subcommands live in cmd_<name>.cpp.
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <iostream>
 
@@ -20,6 +21,15 @@ int main(int argc, char** argv) {
     // codes are 100 and up), prefixed with the program's name like every other error.
     if (e.get_exit_code() == 0) return app.exit(e);
     std::cerr << "rdma-qos: " << e.what() << "\nrdma-qos: run with --help for the usage\n";
+    return 2;
+  } catch (const nlohmann::json::exception& e) {
+    // A daemon's reply (or a file) in another form than this command reads, e.g. from another
+    // version: say so and exit 2 instead of aborting.
+    std::cerr << "rdma-qos: a reply or file is not in the form this command reads: " << e.what()
+              << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "rdma-qos: " << e.what() << "\n";
     return 2;
   }
   return rdmaqos::cli::exit_code();

@@ -160,9 +160,9 @@ int main(int argc, char** argv) {
   CommandLine cli;
   app.add_flag("--foreground,-f", foreground, "stay in the foreground and log to stderr");
   app.add_option("--ca", cli.ca,
-                 "CA whose umad port queries the SA (default: the first active IB one)");
-  app.add_option("--port", cli.port, "port of that CA (default: its first active IB port)")
-      ->check(CLI::Range(0, 254));
+                 "not used: each request is answered through the device and port it names "
+                 "(kept so that old command lines start; a warning says so)");
+  app.add_option("--port", cli.port, "not used, as --ca")->check(CLI::Range(0, 254));
   app.add_option("--sa-lid", cli.sa_lid, "LID of the SA (default: sa_lid, else the port's SM LID)");
   app.add_option("--sa-timeout-ms", cli.sa_timeout_ms,
                  "timeout of one SA attempt (default: sa_timeout_ms of rdma-qos.conf)")

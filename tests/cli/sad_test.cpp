@@ -85,6 +85,15 @@ TEST_F(SadCommand, RefusedReloadPrintsEveryDiagnosticAndExitsOne) {
   EXPECT_EQ(commands_, std::vector<std::string>{"reload"});
 }
 
+// A reply in another form (here "ok" a number, as another version might send) is an error
+// that says so, exit status 2, never an abort.
+TEST_F(SadCommand, AReplyOfAnotherFormExitsTwoAndSaysSo) {
+  serve({{"ok", 1}, {"message", 7}});
+  CommandRun r = sad("reload");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("not in the form this command reads"), std::string::npos) << r.output;
+}
+
 TEST_F(SadCommand, AcceptedReloadExitsZero) {
   serve({{"ok", true}, {"message", "policy reloaded"}, {"diagnostics", nlohmann::json::array()}});
   CommandRun r = sad("reload");
