@@ -45,13 +45,14 @@ bool tags_enabled() {
 // An id whose connection request carries the private data area the tag is laid out for: RoCE
 // (an IB transport: an iWARP device's link is Ethernet too, but its MPA private data has the
 // length the program gave), a connected QP type, and IP addresses (rdma_cm's 36-byte header
-// before the program's bytes; AF_IB ids have none).
-bool taggable(rdma_cm_id* id) {
+// before the program's bytes; AF_IB ids have none). `ethernet`: the caller knows the port's
+// link is (one look-up fewer per connection).
+bool taggable(rdma_cm_id* id, bool ethernet = false) {
   if (id->verbs == nullptr || id->verbs->device == nullptr ||
       id->verbs->device->transport_type != IBV_TRANSPORT_IB || is_ud(id))
     return false;
   const sa_family_t family = id->route.addr.src_addr.sa_family;
-  return (family == AF_INET || family == AF_INET6) && is_ethernet(id);
+  return (family == AF_INET || family == AF_INET6) && (ethernet || is_ethernet(id));
 }
 
 // rdma_set_option(TOS) with the one byte the kernel takes; the program's TOS when it worked.
@@ -119,7 +120,9 @@ namespace {
 std::optional<rdmacm::CmTag> add_tag(rdma_cm_id* id, const CmConfig& c, const IdState& st,
                                      const providers::CmConnection& cm,
                                      const rdma_conn_param* param, ConnectTag& out) {
-  if (!tags_enabled() || !c.settings.policy || cm.dport == 0 || cm.sport == 0 || !taggable(id))
+  // register_qp, the one caller, has found the port's link Ethernet.
+  if (!tags_enabled() || !c.settings.policy || cm.dport == 0 || cm.sport == 0 ||
+      !taggable(id, true))
     return std::nullopt;
   const void* program_data = param != nullptr ? param->private_data : nullptr;
   const size_t program_len =
