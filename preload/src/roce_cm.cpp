@@ -61,10 +61,6 @@ bool set_tos(rdma_cm_id* id, uint8_t byte) {
   return set != nullptr && set(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &byte, sizeof byte) == 0;
 }
 
-}  // namespace
-
-namespace {
-
 // What the program asked for outside rdma_set_option, given to the id as its TOS: rsockets'
 // socket options (rsockets passes no TOS to its id itself) and, on IPv6, a traffic class in the
 // destination's sin6_flowinfo unless the program set a TOS (the kernel itself would ignore
