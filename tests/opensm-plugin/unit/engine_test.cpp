@@ -23,7 +23,10 @@ std::string policy_with_sl(int sl) {
 
 class EngineTest : public ::testing::Test {
  protected:
-  std::string policy_path = ::testing::TempDir() + "/engine-test-policy.conf";
+  // One file per test: ctest runs the tests of this fixture in parallel processes.
+  std::string policy_path = ::testing::TempDir() + "/engine-test-" +
+                            ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+                            ".conf";
   std::vector<std::string> log;
 
   void write_policy(const std::string& text) { std::ofstream(policy_path) << text; }

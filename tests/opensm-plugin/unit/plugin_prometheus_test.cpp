@@ -32,7 +32,10 @@ std::vector<uint8_t> path_request(uint8_t method, uint64_t mask, sa::PathRecord 
 // The stats of an engine that answered a Get and cut a table at its max-records bound, so the
 // keyed groups (methods, statuses, levels, bounded) have members.
 nlohmann::json busy_engine_stats() {
-  const std::string policy = ::testing::TempDir() + "/prometheus-test-policy.conf";
+  // One file per test: ctest runs the tests in parallel processes.
+  const std::string policy = ::testing::TempDir() + "/prometheus-test-" +
+                             ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+                             ".conf";
   std::ofstream(policy) << "qos-levels\nqos-level\nname: DEFAULT\nsl: 4\nend-qos-level\n"
                            "end-qos-levels\n";
   Options o;
