@@ -301,6 +301,11 @@ Engine::Outcome Engine::answer(std::span<const uint8_t> bytes, uint16_t slid, co
     ctx.sa_key = osm_.sa_key;
     ctx.groups = now->groups.get();
     ctx.observer = &observer;
+    // As rdma-qos-sad: a table too long or an answer too late is ERR_NO_RESOURCES (counted in
+    // stats' bounded), so one query cannot hold the OpenSM thread that answers it for long.
+    ctx.limits.max_records = options_.max_records;
+    if (options_.answer_time_limit.count() > 0)
+      ctx.limits.deadline = received + options_.answer_time_limit;
     auto response = sad::answer(ctx, *mad);
     if (!response) return Outcome::kDropped;
     counters_.latency(std::chrono::steady_clock::now() - received);

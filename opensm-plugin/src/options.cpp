@@ -4,8 +4,12 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <fstream>
 #include <sstream>
+#include <variant>
+
+#include "rdma-qos/common/number.h"
 
 namespace rdmaqos::osmp {
 namespace {
@@ -18,8 +22,13 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-// One key and value; false: unknown key.
-bool apply(std::string_view key, std::string_view value, OptionsResult& into, int depth);
+constexpr const char* kKeys =
+    "policy, partitions, control-socket, control-socket-group, max-records, answer-time-limit, "
+    "config";
+
+// One key and value; what is wrong with them (an unknown key, a bad value), if anything.
+std::optional<std::string> apply(std::string_view key, std::string_view value, OptionsResult& into,
+                                 int depth);
 
 void read_config_file(const std::string& path, OptionsResult& into, int depth) {
   if (depth > 2) {
@@ -49,19 +58,22 @@ void read_config_file(const std::string& path, OptionsResult& into, int depth) {
     if (!value.empty() && value.front() == '=') value = trim(value.substr(1));
     if (key.empty() || value.empty()) {
       into.errors.push_back(fmt::format("{}:{}: expected 'key value'", path, line_no));
-    } else if (!apply(key, value, into, depth + 1)) {
-      into.errors.push_back(
-          fmt::format("{}:{}: unknown key '{}' (policy, partitions, control-socket, "
-                      "control-socket-group, config)",
-                      path, line_no, key));
+    } else if (auto wrong = apply(key, value, into, depth + 1)) {
+      into.errors.push_back(fmt::format("{}:{}: {}", path, line_no, *wrong));
     }
   }
 }
 
-bool apply(std::string_view key, std::string_view value, OptionsResult& into, int depth) {
+std::optional<std::string> apply(std::string_view key, std::string_view value, OptionsResult& into,
+                                 int depth) {
   std::string k(key);
   for (char& c : k) c = c == '_' ? '-' : c;
   Options& o = into.options;
+  // A number from 0 to `max`, else what is wrong with it.
+  auto number = [&](uint64_t max, const char* what) -> std::variant<uint64_t, std::string> {
+    if (auto n = parse_unsigned(value, max)) return *n;
+    return fmt::format("{}: '{}' is not {} from 0 to {}", k, value, what, max);
+  };
   if (k == "policy") {
     o.no_policy = value == "none";
     o.policy = o.no_policy ? std::nullopt : std::optional<std::string>(value);
@@ -71,12 +83,20 @@ bool apply(std::string_view key, std::string_view value, OptionsResult& into, in
     o.control_socket = value == "none" ? std::string() : std::string(value);
   } else if (k == "control-socket-group") {
     o.control_socket_group = std::string(value);
+  } else if (k == "max-records") {
+    auto n = number(SIZE_MAX, "a number of records");
+    if (auto* wrong = std::get_if<std::string>(&n)) return *wrong;
+    o.max_records = static_cast<size_t>(std::get<uint64_t>(n));
+  } else if (k == "answer-time-limit") {
+    auto n = number(kMaxAnswerTimeLimitMs, "milliseconds");
+    if (auto* wrong = std::get_if<std::string>(&n)) return *wrong;
+    o.answer_time_limit = std::chrono::milliseconds(std::get<uint64_t>(n));
   } else if (k == "config") {
     read_config_file(std::string(value), into, depth);
   } else {
-    return false;
+    return fmt::format("unknown key '{}' ({})", key, kKeys);
   }
-  return true;
+  return std::nullopt;
 }
 
 }  // namespace
@@ -92,13 +112,9 @@ OptionsResult parse_options(std::string_view text) {
       out.errors.push_back(fmt::format("event_plugin_options: '{}' is not key=value", word));
       continue;
     }
-    if (!apply(std::string_view(word).substr(0, eq), std::string_view(word).substr(eq + 1), out,
-               0)) {
-      out.errors.push_back(
-          fmt::format("event_plugin_options: unknown key '{}' (policy, partitions, control-socket, "
-                      "control-socket-group, config)",
-                      word.substr(0, eq)));
-    }
+    if (auto wrong = apply(std::string_view(word).substr(0, eq),
+                           std::string_view(word).substr(eq + 1), out, 0))
+      out.errors.push_back("event_plugin_options: " + *wrong);
   }
   return out;
 }

@@ -36,6 +36,8 @@ void load_policy(const config::HostConfig& c, CmConfig& out) {
         fmt::format("the policy {} has errors; rdma_cm connections keep the stock QoS", file.text));
   out.settings.policy = p.policy;
   rdmacm::index_passive_classes(out.settings);
+  // Connections to a service already matched look the level up instead of matching again.
+  rdmacm::cache_matches(out.settings);
 }
 
 }  // namespace

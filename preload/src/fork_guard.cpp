@@ -21,12 +21,14 @@
 #include <array>
 #include <cstddef>
 
+#include "config.h"
 #include "ib_route_sa.h"
 #include "log.h"
 #include "plain_verbs.h"
 #include "ports.h"
 #include "rdma-qos/providers/qp_registry.h"
 #include "rdma-qos/rdmacm-qos/cm_qos.h"
+#include "rdma-qos/rdmacm-qos/match_cache.h"
 #include "real_calls.h"
 #include "rsockets.h"
 #include "test_record.h"
@@ -35,6 +37,15 @@
 namespace rdmaqos::preload {
 namespace {
 
+// The policy matches' cache (config.cpp makes it at load, with the policy); none without one.
+void lock_match_cache_for_fork() {
+  if (rdmacm::MatchCache* c = cm_config().settings.match_cache.get()) c->lock_for_fork();
+}
+
+void unlock_match_cache_after_fork() {
+  if (rdmacm::MatchCache* c = cm_config().settings.match_cache.get()) c->unlock_after_fork();
+}
+
 struct ForkLock {
   void (*lock)();
   void (*unlock)();
@@ -42,7 +53,7 @@ struct ForkLock {
 };
 
 // Outermost first.
-const std::array<ForkLock, 10> kForkLocks{{
+const std::array<ForkLock, 11> kForkLocks{{
     {&lock_ud_peers_for_fork, &unlock_ud_peers_after_fork},
     {[] { rdmacm::IdRegistry::instance().lock_for_fork(); },
      [] { rdmacm::IdRegistry::instance().unlock_after_fork(); }},
@@ -56,6 +67,8 @@ const std::array<ForkLock, 10> kForkLocks{{
     {&lock_sockets_for_fork, &unlock_sockets_after_fork},
     {&lock_records_for_fork, &unlock_records_after_fork},
     {&lock_log_for_fork, &unlock_log_after_fork},
+    // Taken inside the registries' and the plain-verbs decider's locks (a match under them).
+    {&lock_match_cache_for_fork, &unlock_match_cache_after_fork},
     // Innermost: a table of real functions is filled under it, with no other lock taken.
     {&lock_real_calls_for_fork, &unlock_real_calls_after_fork},
 }};

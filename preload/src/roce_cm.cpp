@@ -22,6 +22,7 @@ namespace rdmaqos::preload {
 namespace {
 
 using rdmacm::CmDecision;
+using rdmacm::IdInputs;
 using rdmacm::IdRegistry;
 using rdmacm::IdState;
 
@@ -44,13 +45,14 @@ bool tags_enabled() {
 // An id whose connection request carries the private data area the tag is laid out for: RoCE
 // (an IB transport: an iWARP device's link is Ethernet too, but its MPA private data has the
 // length the program gave), a connected QP type, and IP addresses (rdma_cm's 36-byte header
-// before the program's bytes; AF_IB ids have none).
-bool taggable(rdma_cm_id* id) {
+// before the program's bytes; AF_IB ids have none). `ethernet`: the caller knows the port's
+// link is (one look-up fewer per connection).
+bool taggable(rdma_cm_id* id, bool ethernet = false) {
   if (id->verbs == nullptr || id->verbs->device == nullptr ||
       id->verbs->device->transport_type != IBV_TRANSPORT_IB || is_ud(id))
     return false;
   const sa_family_t family = id->route.addr.src_addr.sa_family;
-  return (family == AF_INET || family == AF_INET6) && is_ethernet(id);
+  return (family == AF_INET || family == AF_INET6) && (ethernet || is_ethernet(id));
 }
 
 // rdma_set_option(TOS) with the one byte the kernel takes; the program's TOS when it worked.
@@ -59,42 +61,51 @@ bool set_tos(rdma_cm_id* id, uint8_t byte) {
   return set != nullptr && set(id, RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &byte, sizeof byte) == 0;
 }
 
+// What the program asked for outside rdma_set_option, given to the id as its TOS: rsockets'
+// socket options (rsockets passes no TOS to its id itself) and, on IPv6, a traffic class in the
+// destination's sin6_flowinfo unless the program set a TOS (the kernel itself would ignore
+// it). Most connections have neither and take no registry step here.
+void take_program_tos(rdma_cm_id* id) {
+  const std::optional<uint8_t> flow_tclass =
+      rdmacm::address_traffic_class(&id->route.addr.dst_addr);
+  if (!connecting_socket && !flow_tclass) return;
+  auto& ids = IdRegistry::instance();
+  std::optional<uint8_t> program_tos = ids.get(id).inputs.program_tos;
+  if (connecting_socket) {
+    if (connecting_socket->tos && set_tos(id, *connecting_socket->tos)) {
+      ids.set_program_tos(id, *connecting_socket->tos);
+      program_tos = connecting_socket->tos;
+    }
+    if (connecting_socket->qos_class) ids.set_class(id, *connecting_socket->qos_class);
+  }
+  if (!program_tos && flow_tclass && set_tos(id, *flow_tclass))
+    ids.set_program_tos(id, *flow_tclass);
+}
+
 }  // namespace
 
 void before_resolve_route(rdma_cm_id* id) {
   const CmConfig& c = cm_config();
-  auto& ids = IdRegistry::instance();
-  // Read once; what is set below is kept both in the registry and in this copy.
-  IdState st = ids.get(id);
-  if (connecting_socket) {
-    // rsockets passes no TOS to its id itself: give it the one the socket asked for.
-    if (connecting_socket->tos && set_tos(id, *connecting_socket->tos)) {
-      ids.set_program_tos(id, *connecting_socket->tos);
-      st.inputs.program_tos = connecting_socket->tos;
-    }
-    if (connecting_socket->qos_class) {
-      ids.set_class(id, *connecting_socket->qos_class);
-      st.inputs.class_override = connecting_socket->qos_class;
-    }
+  take_program_tos(id);
+  // One registry step: the id's inputs read and its decision stored under one lock (a
+  // connection's match is a look-up in the settings' cache once its service was matched).
+  IdInputs inputs;
+  uint64_t sid = 0;
+  std::optional<uint16_t> qos_class;
+  std::optional<CmDecision> d;
+  {
+    auto st = IdRegistry::instance().lock(id);
+    inputs = st->inputs;
+    sid = rdmacm::effective_service_id(id->ps, &id->route.addr.dst_addr, inputs, c.settings);
+    qos_class = rdmacm::effective_qos_class(inputs, c.settings);
+    d = rdmacm::decide_roce(sid, qos_class, id_pkey(id), c.settings, inputs.program_tos);
+    if (d) st->decision = *d;
   }
-  // IPv6: a traffic class in the destination's sin6_flowinfo is the program's TOS, unless it
-  // set one with rdma_set_option (the kernel itself would ignore it).
-  if (!st.inputs.program_tos)
-    if (auto tclass = rdmacm::address_traffic_class(&id->route.addr.dst_addr))
-      if (set_tos(id, *tclass)) {
-        ids.set_program_tos(id, *tclass);
-        st.inputs.program_tos = tclass;
-      }
-  uint64_t sid =
-      rdmacm::effective_service_id(id->ps, &id->route.addr.dst_addr, st.inputs, c.settings);
-  auto qos_class = rdmacm::effective_qos_class(st.inputs, c.settings);
-  auto d = rdmacm::decide_roce(sid, qos_class, id_pkey(id), c.settings, st.inputs.program_tos);
-  auto tos = rdmacm::tos_to_set(d, st.inputs, c.settings);
+  auto tos = rdmacm::tos_to_set(d, inputs, c.settings);
   if (tos && !set_tos(id, *tos))
     log_once("set_tos", fmt::format("rdma_set_option(TOS {}) failed: {}; the connection keeps "
                                     "its TOS",
                                     *tos, strerror(errno)));
-  if (d) ids.set_decision(id, *d);
   record_decision(c, "rdma_resolve_route", d, sid, qos_class, tos, nullptr);
 }
 
@@ -105,7 +116,9 @@ namespace {
 std::optional<rdmacm::CmTag> add_tag(rdma_cm_id* id, const CmConfig& c, const IdState& st,
                                      const providers::CmConnection& cm,
                                      const rdma_conn_param* param, ConnectTag& out) {
-  if (!tags_enabled() || !c.settings.policy || cm.dport == 0 || cm.sport == 0 || !taggable(id))
+  // register_qp, the one caller, has found the port's link Ethernet.
+  if (!tags_enabled() || !c.settings.policy || cm.dport == 0 || cm.sport == 0 ||
+      !taggable(id, true))
     return std::nullopt;
   const void* program_data = param != nullptr ? param->private_data : nullptr;
   const size_t program_len =
@@ -159,43 +172,50 @@ void register_qp(rdma_cm_id* id, bool passive, const rdma_conn_param* program_pa
   if (passive && id->route.path_rec != nullptr && id->route.num_paths > 0)
     cm.application_label = rdmacm::passive_application_label(
         ntohl(id->route.path_rec[0].flow_label), cm.dport, cm.sport);
-  IdState st = ids.get(id);
-  std::optional<CmDecision> d = st.decision;
-  // Without a decision (no policy) the record still names what was matched on.
-  uint64_t sid =
-      d ? d->service_id : rdmacm::effective_service_id(id->ps, cm.dport, st.inputs, c.settings);
-  std::optional<uint16_t> qos_class =
-      d ? d->qos_class : rdmacm::effective_qos_class(st.inputs, c.settings);
   std::optional<uint8_t> received_tclass;
+  // The REQ's path (the connection's path record) carries the active side's TOS.
+  if (passive && id->route.path_rec != nullptr && id->route.num_paths > 0)
+    received_tclass = id->route.path_rec[0].traffic_class;
+  IdState st;
+  std::optional<CmDecision> d;
+  uint64_t sid = 0;
+  std::optional<uint16_t> qos_class;
   std::optional<TagRecord> tag;
-  if (passive) {
-    // The REQ's path (the connection's path record) carries the active side's TOS.
-    if (id->route.path_rec != nullptr && id->route.num_paths > 0)
-      received_tclass = id->route.path_rec[0].traffic_class;
-    if (st.inputs.class_override) {
-      d = rdmacm::decide_roce(sid, qos_class, id_pkey(id), c.settings);
-    } else if (st.peer_tag) {
-      // The active side's module said what it matched with: the same match, once.
-      auto tagged =
-          rdmacm::decide_roce_tagged(sid, *st.peer_tag, received_tclass, id_pkey(id), c.settings);
-      d = std::move(tagged.decision);
-      tag = TagRecord{*st.peer_tag, tagged.agrees};
-      if (!tagged.agrees)
-        log_once("tag_disagrees",
-                 "a connection's peer matched another level than this host does for the same "
-                 "QoS-Class and TOS (do both hosts have the same policy and roce_sl2tclass?); "
-                 "this host's level applies");
-    } else {
-      d = rdmacm::decide_roce_passive(sid, received_tclass, id_pkey(id), c.settings);
-    }
-    if (d) {
-      if (!st.inputs.class_override) qos_class = d->qos_class;
-      // The active side's traffic class arrives in the REQ and both directions follow it, as
-      // the kernel does: the passive side's own match sets SL, MTU and rate only.
-      d->traffic_class.reset();
-      ids.set_decision(id, *d);
+  {
+    // One registry step: the active side reads the decision of its route resolution, the
+    // passive side makes its own and stores it under the same lock.
+    auto locked = ids.lock(id);
+    st = *locked;
+    d = st.decision;
+    // Without a decision (no policy) the record still names what was matched on.
+    sid = d ? d->service_id : rdmacm::effective_service_id(id->ps, cm.dport, st.inputs, c.settings);
+    qos_class = d ? d->qos_class : rdmacm::effective_qos_class(st.inputs, c.settings);
+    if (passive) {
+      if (st.inputs.class_override) {
+        d = rdmacm::decide_roce(sid, qos_class, id_pkey(id), c.settings);
+      } else if (st.peer_tag) {
+        // The active side's module said what it matched with: the same match, once.
+        auto tagged =
+            rdmacm::decide_roce_tagged(sid, *st.peer_tag, received_tclass, id_pkey(id), c.settings);
+        d = std::move(tagged.decision);
+        tag = TagRecord{*st.peer_tag, tagged.agrees};
+      } else {
+        d = rdmacm::decide_roce_passive(sid, received_tclass, id_pkey(id), c.settings);
+      }
+      if (d) {
+        if (!st.inputs.class_override) qos_class = d->qos_class;
+        // The active side's traffic class arrives in the REQ and both directions follow it, as
+        // the kernel does: the passive side's own match sets SL, MTU and rate only.
+        d->traffic_class.reset();
+        locked->decision = *d;
+      }
     }
   }
+  if (tag && tag->agrees == false)
+    log_once("tag_disagrees",
+             "a connection's peer matched another level than this host does for the same "
+             "QoS-Class and TOS (do both hosts have the same policy and roce_sl2tclass?); "
+             "this host's level applies");
   // One registry update: an rdma_cm QP (never a plain-verbs one), its CM ports, its level.
   qps.register_rdma_cm(id->qp, cm.dport != 0 && cm.sport != 0 ? std::optional(cm) : std::nullopt,
                        d ? std::optional(rdmacm::to_qos_decision(*d)) : std::nullopt);

@@ -15,6 +15,7 @@
 
 #include "rdma-qos/common/number.h"
 #include "rdma-qos/providers/entropy.h"
+#include "rdma-qos/rdmacm-qos/match_cache.h"
 
 namespace rdmaqos::rdmacm {
 namespace {
@@ -139,10 +140,11 @@ std::optional<uint16_t> effective_qos_class(const IdInputs& in, const CmSettings
   return s.qos_class;
 }
 
-std::optional<CmDecision> decide_roce(uint64_t sid, std::optional<uint16_t> qos_class,
-                                      uint16_t pkey, const CmSettings& s,
-                                      std::optional<uint8_t> tclass) {
-  if (!s.policy) return std::nullopt;
+namespace {
+
+// The match itself, without the cache.
+std::optional<CmDecision> match_roce(uint64_t sid, std::optional<uint16_t> qos_class, uint16_t pkey,
+                                     const CmSettings& s, std::optional<uint8_t> tclass) {
   policy::PathQuery q;
   q.component_mask = policy::kCompServiceIdMsb | policy::kCompServiceIdLsb | policy::kCompPkey;
   q.service_id = sid;
@@ -166,6 +168,25 @@ std::optional<CmDecision> decide_roce(uint64_t sid, std::optional<uint16_t> qos_
   d.rule = m.rule;
   d.level = m.level->name;
   return d;
+}
+
+}  // namespace
+
+std::optional<CmDecision> decide_roce(uint64_t sid, std::optional<uint16_t> qos_class,
+                                      uint16_t pkey, const CmSettings& s,
+                                      std::optional<uint8_t> tclass) {
+  if (!s.policy) return std::nullopt;
+  if (!s.match_cache) return match_roce(sid, qos_class, pkey, s, tclass);
+  const MatchKey key{sid, qos_class, pkey, tclass};
+  MatchCache::Lookup cached = s.match_cache->find(s.policy, key);
+  if (!cached.hit) {
+    cached.decision = match_roce(sid, qos_class, pkey, s, tclass);
+    s.match_cache->insert(s.policy, key, cached.decision);
+  } else if (cached.decision) {
+    // The entry may come from settings with another roce_sl2tclass (copies share the cache).
+    cached.decision->traffic_class = s.sl2tclass[cached.decision->sl];
+  }
+  return cached.decision;
 }
 
 std::optional<uint8_t> tos_to_set(const std::optional<CmDecision>& d, const IdInputs& in,
@@ -223,6 +244,10 @@ void index_passive_classes(CmSettings& s) {
   s.passive_classes =
       s.policy ? std::make_shared<const std::vector<uint16_t>>(passive_classes(*s.policy))
                : nullptr;
+}
+
+void cache_matches(CmSettings& s) {
+  s.match_cache = std::make_shared<MatchCache>();
 }
 
 std::optional<CmDecision> decide_roce_passive(uint64_t sid, std::optional<uint8_t> received_tclass,
@@ -341,6 +366,13 @@ IdState IdRegistry::get(const void* id) const {
   std::lock_guard lock(r.mutex);
   auto it = r.ids.find(id);
   return it == r.ids.end() ? IdState{} : it->second;
+}
+
+IdRegistry::Locked IdRegistry::lock(const void* id) {
+  auto& r = registry();
+  std::unique_lock lock(r.mutex);
+  IdState& state = r.ids[id];
+  return Locked(std::move(lock), state);
 }
 
 void IdRegistry::set_class(const void* id, uint16_t qos_class) {

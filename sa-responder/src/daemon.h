@@ -15,6 +15,7 @@
 #include "rdma-qos/policy/opensm_conf.h"
 #include "rdma-qos/sa-responder/agent.h"
 #include "rdma-qos/sa-responder/answer.h"
+#include "rdma-qos/sa-responder/answer_defaults.h"
 #include "rdma-qos/sa-responder/discovery.h"
 
 namespace rdmaqos::sad {
@@ -65,8 +66,8 @@ struct DaemonOptions {
   // many pairs (0: every answer on the receiving thread), the most records in one table answer
   // and the time one answer may take from its request's arrival (0: no bound).
   size_t answer_threads = 2;
-  size_t max_records = 262144;
-  std::chrono::milliseconds answer_time_limit{2000};
+  size_t max_records = kDefaultMaxRecords;
+  std::chrono::milliseconds answer_time_limit = kDefaultAnswerTimeLimit;
 };
 
 class Daemon {

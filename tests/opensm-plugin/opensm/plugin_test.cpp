@@ -115,6 +115,21 @@ TEST(PluginInOpenSm, TheControlSocketReloadsThePolicyAndKeepsItWhenTheNewOneIsBa
   EXPECT_NE(shown.output.find("answering"), std::string::npos) << shown.output;
 }
 
+// max-records: a table longer than the bound (every path of the fabric, asked by saquery) is
+// answered ERR_NO_RESOURCES and counted; a Get is never cut.
+TEST(PluginInOpenSm, ATableOverMaxRecordsIsRefusedAndGetsStillAnswered) {
+  auto o = plugin_fabric_options("policy=@DIR@/plugin-policy.conf max-records=1");
+  o.files["plugin-policy.conf"] = kSl5Policy;
+  IbFabric f(o);
+  ASSERT_TRUE(wait_for_log(f, kAnswering)) << f.opensm_log();
+  auto table = f.run_at("node001", {"saquery", "-p"});
+  EXPECT_TRUE(testbed::parse_saquery_output(table.output).empty()) << table.output;
+  EXPECT_EQ(path_sl(f), 5);
+  nlohmann::json stats = control(f, "stats");
+  ASSERT_TRUE(stats.is_object()) << stats.dump();
+  EXPECT_GE(stats["bounded"]["records"].get<int>(), 1) << stats.dump();
+}
+
 // OpenSM re-reads its configuration on SIGHUP and sweeps again; the plugin builds a new model at
 // the end of that sweep and reads its policy file again with it.
 TEST(PluginInOpenSm, ThePolicyIsReadAgainWhenOpenSmRereadsItsConfiguration) {

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
+#include <optional>
 
 #include "rdma-qos/opensm-plugin/engine.h"
 #include "rdma-qos/sa-client/mad.h"
@@ -21,16 +23,20 @@ std::string policy_with_sl(int sl) {
 
 class EngineTest : public ::testing::Test {
  protected:
-  std::string policy_path = ::testing::TempDir() + "/engine-test-policy.conf";
+  // One file per test: ctest runs the tests of this fixture in parallel processes.
+  std::string policy_path = ::testing::TempDir() + "/engine-test-" +
+                            ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+                            ".conf";
   std::vector<std::string> log;
 
   void write_policy(const std::string& text) { std::ofstream(policy_path) << text; }
   void TearDown() override { std::remove(policy_path.c_str()); }
 
-  std::unique_ptr<Engine> engine() {
+  std::unique_ptr<Engine> engine(const std::function<void(Options&)>& tweak = {}) {
     Options o;
     o.policy = policy_path;
     o.control_socket = "";
+    if (tweak) tweak(o);
     return std::make_unique<Engine>(
         o, OsmConfig{}, [this](bool, const std::string& line) { log.push_back(line); },
         [](FabricBuilder& b) {
@@ -52,6 +58,28 @@ class EngineTest : public ::testing::Test {
     auto bytes = sa::encode_path_record(q);
     m.data.assign(bytes->begin(), bytes->end());
     return sa::encode_sa_mad(m);
+  }
+
+  // A SubnAdmGetTable(PathRecord) from A naming no end: every path of the subnet.
+  static std::vector<uint8_t> open_table() {
+    sa::SaMad m;
+    m.mad.method = sa::method::kGetTable;
+    m.mad.attr_id = sa::attr::kPathRecord;
+    m.mad.tid = 0x78;
+    auto bytes = sa::encode_path_record(sa::PathRecord{});
+    m.data.assign(bytes->begin(), bytes->end());
+    return sa::encode_sa_mad(m);
+  }
+
+  // The engine's answer to `request` from A (LID 2); nullopt when it did not answer.
+  static std::optional<sa::SaMad> answer_of(Engine& e, const std::vector<uint8_t>& request) {
+    std::vector<uint8_t> sent;
+    auto outcome =
+        e.answer(request, 2, [&](std::span<const uint8_t> b) { sent.assign(b.begin(), b.end()); });
+    if (outcome != Engine::Outcome::kAnswered) return std::nullopt;
+    auto mad = sa::decode_sa_mad(sent);
+    if (!mad) return std::nullopt;
+    return *mad;
   }
 
   // The SL of the answer to get_a_to_b(), or -1 when the engine did not answer.
@@ -152,6 +180,45 @@ TEST_F(EngineTest, StatsCountAnsweredRequests) {
   EXPECT_EQ(s["requests"], 1);
   EXPECT_EQ(s["plugin"]["answering"], true);
   EXPECT_EQ(s["fabric"]["endpoints"], 3);
+}
+
+TEST_F(EngineTest, ATableWithinTheDefaultBoundsIsAnswered) {
+  write_policy(policy_with_sl(4));
+  auto e = engine();
+  ASSERT_TRUE(e->rebuild());
+  auto resp = answer_of(*e, open_table());
+  ASSERT_TRUE(resp);
+  EXPECT_EQ(resp->mad.status, 0);
+  // A to B, B to A, and each to itself: none is a switch's.
+  EXPECT_GE(resp->data.size() / sa::kPathRecordSize, 2u);
+  EXPECT_EQ(e->stats()["bounded"]["records"], 0);
+}
+
+TEST_F(EngineTest, ATableLongerThanMaxRecordsIsNoResources) {
+  write_policy(policy_with_sl(4));
+  auto e = engine([](Options& o) { o.max_records = 1; });
+  ASSERT_TRUE(e->rebuild());
+  auto resp = answer_of(*e, open_table());
+  ASSERT_TRUE(resp);
+  EXPECT_EQ(resp->mad.status, sa::status::kNoResources << 8)
+      << sa::mad_status_name(resp->mad.status);
+  EXPECT_EQ(resp->mad.method, sa::method::kGetTableResp);
+  EXPECT_EQ(e->stats()["bounded"]["records"], 1);
+  // A Get answers one record: never cut.
+  EXPECT_EQ(answered_sl(*e), 4);
+}
+
+TEST_F(EngineTest, NoMaxRecordsMeansNoBound) {
+  write_policy(policy_with_sl(4));
+  auto e = engine([](Options& o) {
+    o.max_records = 0;
+    o.answer_time_limit = std::chrono::milliseconds(0);
+  });
+  ASSERT_TRUE(e->rebuild());
+  auto resp = answer_of(*e, open_table());
+  ASSERT_TRUE(resp);
+  EXPECT_EQ(resp->mad.status, 0);
+  EXPECT_EQ(e->stats()["bounded"]["records"], 0);
 }
 
 }  // namespace

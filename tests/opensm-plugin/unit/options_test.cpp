@@ -38,7 +38,7 @@ TEST(PluginOptions, UnknownKeysAndBareWordsAreErrors) {
   ASSERT_EQ(r.errors.size(), 2u);
   EXPECT_EQ(r.errors[0],
             "event_plugin_options: unknown key 'polcy' (policy, partitions, control-socket, "
-            "control-socket-group, config)");
+            "control-socket-group, max-records, answer-time-limit, config)");
   EXPECT_EQ(r.errors[1], "event_plugin_options: 'bare' is not key=value");
 }
 
@@ -68,9 +68,46 @@ TEST(PluginOptions, ConfigFileErrorsNameFileAndLine) {
   ASSERT_EQ(r.errors.size(), 2u);
   EXPECT_EQ(r.errors[0], path +
                              ":2: unknown key 'socket' (policy, partitions, control-socket, "
-                             "control-socket-group, config)");
+                             "control-socket-group, max-records, answer-time-limit, config)");
   EXPECT_EQ(r.errors[1], path + ":3: expected 'key value'");
   std::remove(path.c_str());
+}
+
+TEST(PluginOptions, AnswerBoundsDefaultToRdmaQosSads) {
+  OptionsResult r = parse_options("");
+  EXPECT_EQ(r.options.max_records, 262144u);
+  EXPECT_EQ(r.options.answer_time_limit, std::chrono::milliseconds(2000));
+}
+
+TEST(PluginOptions, AnswerBoundsAreOptionsAndConfigFileKeys) {
+  OptionsResult words = parse_options("max-records=1000,answer_time_limit=0x1F4");
+  EXPECT_TRUE(words.errors.empty()) << words.errors.front();
+  EXPECT_EQ(words.options.max_records, 1000u);
+  EXPECT_EQ(words.options.answer_time_limit, std::chrono::milliseconds(500));
+
+  std::string path = ::testing::TempDir() + "/plugin-options-bounds.conf";
+  std::ofstream(path) << "max_records 0\nanswer-time-limit = 0\n";
+  OptionsResult file = parse_options("config=" + path);
+  EXPECT_TRUE(file.errors.empty()) << file.errors.front();
+  EXPECT_EQ(file.options.max_records, 0u);  // no bound, as OpenSM
+  EXPECT_EQ(file.options.answer_time_limit, std::chrono::milliseconds(0));
+  std::remove(path.c_str());
+}
+
+TEST(PluginOptions, BadAnswerBoundsAreErrorsThatKeepTheDefault) {
+  OptionsResult r = parse_options("max-records=-1 answer-time-limit=3600001 max-records=12x");
+  ASSERT_EQ(r.errors.size(), 3u);
+  EXPECT_EQ(r.errors[0],
+            "event_plugin_options: max-records: '-1' is not a number of records from 0 to "
+            "18446744073709551615");
+  EXPECT_EQ(r.errors[1],
+            "event_plugin_options: answer-time-limit: '3600001' is not milliseconds from 0 to "
+            "3600000");
+  EXPECT_EQ(r.errors[2],
+            "event_plugin_options: max-records: '12x' is not a number of records from 0 to "
+            "18446744073709551615");
+  EXPECT_EQ(r.options.max_records, 262144u);
+  EXPECT_EQ(r.options.answer_time_limit, std::chrono::milliseconds(2000));
 }
 
 TEST(PluginOptions, AMissingConfigFileIsAnError) {

@@ -3,10 +3,14 @@
 // config file it may name (one "key value" or "key=value" a line, '#' comments).
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "rdma-qos/sa-responder/answer_defaults.h"
 
 namespace rdmaqos::osmp {
 
@@ -20,7 +24,15 @@ struct Options {
   // A group whose members may read the stats through the socket (mode 0660), so monitoring
   // needs no root; reload and rediscover stay root's (and OpenSM's user's).
   std::optional<std::string> control_socket_group;
+  // Answering bounds, as rdma-qos-sad's --max-records and --answer-time-limit: a table answer
+  // of more records, or an answer still computed that long after its request arrived, is
+  // ERR_NO_RESOURCES (0: no bound, as OpenSM's own handlers).
+  size_t max_records = sad::kDefaultMaxRecords;
+  std::chrono::milliseconds answer_time_limit = sad::kDefaultAnswerTimeLimit;
 };
+
+// The longest answer-time-limit (rdma-qos-sad's bound too): an hour.
+inline constexpr uint64_t kMaxAnswerTimeLimitMs = 3600000;
 
 struct OptionsResult {
   Options options;

@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,8 @@
 #include "rdma-qos/rdmacm-qos/cm_tag.h"
 
 namespace rdmaqos::rdmacm {
+
+class MatchCache;  // match_cache.h
 
 // Port spaces (rdma_cma.h enum rdma_port_space).
 inline constexpr int kPsIpoib = 0x0002;
@@ -55,6 +58,8 @@ struct CmSettings {
   std::shared_ptr<const policy::CompiledPolicy> policy;  // null: no policy, stock behaviour
   // The QoS-Classes 1-255 the passive side tries (passive_classes); null: worked out per call.
   std::shared_ptr<const std::vector<uint16_t>> passive_classes;
+  // decide_roce's results, shared by every copy of these settings; null: each call matches.
+  std::shared_ptr<MatchCache> match_cache;
 };
 
 // The QoS-Classes 1-255 a passive side has to try to find the active side's level: one in each
@@ -63,6 +68,8 @@ struct CmSettings {
 std::vector<uint16_t> passive_classes(const policy::CompiledPolicy& policy);
 // Works passive_classes out once for `s.policy` (call after setting it).
 void index_passive_classes(CmSettings& s);
+// Gives `s` a cache of decide_roce's results (match_cache.h): a policy set later empties it.
+void cache_matches(CmSettings& s);
 
 // Settings from the knobs' text; invalid text was reported by the loader and means "not set".
 CmSettings cm_settings_from(const std::string& qos_class, const std::string& tos,
@@ -112,7 +119,9 @@ uint64_t effective_service_id(int port_space, const sockaddr* dst, const IdInput
 std::optional<uint16_t> effective_qos_class(const IdInputs& in, const CmSettings& s);
 
 // RoCE: the host-side match (Service-ID, QoS-Class, PKey, and the traffic class for the
-// policy's tclass rules: the program's TOS / IPV6_TCLASS); nullopt without a policy.
+// policy's tclass rules: the program's TOS / IPV6_TCLASS); nullopt without a policy. Through
+// `s.match_cache` when it has one; the traffic class of the level's SL is always `s`'s own
+// roce_sl2tclass.
 std::optional<CmDecision> decide_roce(uint64_t sid, std::optional<uint16_t> qos_class,
                                       uint16_t pkey, const CmSettings& s,
                                       std::optional<uint8_t> tclass = std::nullopt);
@@ -183,8 +192,24 @@ struct IdState {
 
 class IdRegistry {
  public:
+  // An id's state under the registry's lock (made when the id had none), for a step that reads
+  // and writes it at once; the lock is released when this goes.
+  class Locked {
+   public:
+    IdState& operator*() const { return *state_; }
+    IdState* operator->() const { return state_; }
+
+   private:
+    friend class IdRegistry;
+    Locked(std::unique_lock<std::mutex> lock, IdState& state)
+        : lock_(std::move(lock)), state_(&state) {}
+    std::unique_lock<std::mutex> lock_;
+    IdState* state_;
+  };
+
   static IdRegistry& instance();
   IdState get(const void* id) const;  // empty state when unknown
+  Locked lock(const void* id);
   void set_class(const void* id, uint16_t qos_class);
   void set_service_id(const void* id, uint64_t sid);
   void set_program_tos(const void* id, uint8_t tos);

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
+// The plugin's stats as Prometheus families: rdma-qos-sad's answer families under the prefix
+// rdma_qos_opensm_plugin_ (so one dashboard reads both), labelled with OpenSM's pid instead of
+// a CA and port, plus what only the plugin has. Every plain number of the stats is a row of one
+// of the two tables below, so a counter added to the plugin's stats is exported by adding a row
+// (the plugin's unit tests fail until it is); only the shapes of their own (the methods, the
+// levels, the latency histogram) are written out by hand.
+#include "plugin_prometheus.h"
+
+#include <array>
+#include <string_view>
+#include <vector>
+
+#include "rdma-qos/common/prometheus.h"
+
+namespace rdmaqos::cli {
+namespace {
+
+using common::Labels;
+
+// One number of the stats (`group`.`key`; `group` "" at the top level) as one sample of a
+// family; consecutive rows of the same family share its HELP and TYPE lines.
+struct Scalar {
+  const char* group;
+  const char* key;
+  const char* family;  // after the prefix
+  const char* type;
+  const char* help;
+  const char* label_name = nullptr;  // the sample's one label, if any
+  const char* label_value = nullptr;
+};
+
+constexpr std::array kScalars{
+    Scalar{"plugin", "uptime_seconds", "uptime_seconds", "gauge",
+           "Seconds since the plugin was loaded."},
+    Scalar{"plugin", "fallbacks", "fallbacks_total", "counter",
+           "Requests handed to OpenSM's own handler (no model yet, an unknown requester, a MAD "
+           "that does not decode)."},
+    Scalar{"", "requests", "requests_received_total", "counter",
+           "SA requests the plugin took, all methods and attributes."},
+    Scalar{"", "responses", "responses_sent_total", "counter",
+           "SA responses the plugin sent, all statuses."},
+    Scalar{"workers", "deferred", "deferred_total", "counter",
+           "Large answers computed on a worker thread (rdma-qos-sad's; the plugin answers on "
+           "OpenSM's threads)."},
+    Scalar{"workers", "busy", "busy_total", "counter",
+           "Large requests answered BUSY (rdma-qos-sad's; the plugin has no worker queue)."},
+    Scalar{"policy", "rules", "policy_rules", "gauge", "Match rules of the policy in force."},
+    Scalar{"policy", "reloads", "reloads_total", "counter", "Policy reloads, by result.", "result",
+           "ok"},
+    Scalar{"policy", "reload_failures", "reloads_total", "counter", "", "result", "failed"},
+    Scalar{"policy", "reads", "policy_file_reads_total", "counter",
+           "Reads of the policy and partitions files (only when they changed, or for a "
+           "reload)."},
+    Scalar{"policy", "parses", "policy_parses_total", "counter",
+           "Parses of the policy text, shared by the answers and the qos-setup scopes."},
+    Scalar{"policy", "compiles", "policy_compilations_total", "counter",
+           "Policy compilations at a model rebuild or reload, and rebuilds that kept the "
+           "compiled policy because nothing it reads had changed.",
+           "result", "compiled"},
+    Scalar{"policy", "compiles_skipped", "policy_compilations_total", "counter", "", "result",
+           "kept"},
+    Scalar{"qos_setup", "heavy_sweeps", "qos_setup_heavy_sweeps_total", "counter",
+           "OpenSM heavy sweeps whose QoS setup looked at the policy."},
+    Scalar{"qos_setup", "builds", "qos_setup_builds_total", "counter",
+           "SL2VL and VLArb scopes built (a new policy text or new partitions)."},
+    Scalar{"qos_setup", "scopes", "qos_setup_scopes", "gauge", "SL2VL and VLArb scopes in force."},
+    Scalar{"fabric", "endpoints", "fabric_endpoints", "gauge",
+           "Endpoints of the fabric model in force."},
+    Scalar{"fabric", "models", "models_total", "counter",
+           "Models built from OpenSM's subnet, by result.", "result", "ok"},
+    Scalar{"fabric", "model_failures", "models_total", "counter", "", "result", "failed"},
+};
+
+// An object of the stats whose every key is a label value of one family.
+struct Keyed {
+  const char* group;
+  const char* family;
+  const char* label_name;
+  const char* help;
+};
+
+constexpr std::array kKeyed{
+    Keyed{"statuses", "responses_total", "status", "SA responses by MAD status."},
+    Keyed{"dropped", "dropped_total", "reason",
+          "Requests not answered: an untrusted SM_Key, a path query from a LID the model does "
+          "not know, a retry of a request still being answered."},
+    Keyed{"mad_errors", "mad_errors_total", "direction",
+          "MADs that failed to arrive or to leave (rdma-qos-sad's; OpenSM moves the plugin's "
+          "MADs)."},
+    Keyed{"bounded", "bounded_total", "bound",
+          "Answers cut by a bound and answered ERR_NO_RESOURCES: records (a table longer than "
+          "max-records), time (still computed after answer-time-limit)."},
+    Keyed{"rejections", "rejections_total", "reason", "Pairs given no record, by reason."},
+};
+
+std::string name(std::string_view suffix) {
+  return "rdma_qos_opensm_plugin_" + std::string(suffix);
+}
+
+// j[key] when it is an object, else an empty one (kept alive: the loops iterate it).
+const nlohmann::json& object(const nlohmann::json& j, const char* key) {
+  static const nlohmann::json kEmpty = nlohmann::json::object();
+  return j.contains(key) && j[key].is_object() ? j[key] : kEmpty;
+}
+
+double num(const nlohmann::json& j, const char* key) {
+  return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0;
+}
+
+}  // namespace
+
+std::string plugin_prometheus_text(const nlohmann::json& stats) {
+  const nlohmann::json& plugin = object(stats, "plugin");
+  common::PrometheusText p;
+  p.family(name("info"), "gauge", "The plugin loaded into this OpenSM (value 1).");
+  p.sample(name("info"), {{"opensm_pid", std::to_string(plugin.value("pid", 0))}}, 1);
+  p.family(name("answering"), "gauge",
+           "1 while the plugin answers PathRecord and MultiPathRecord, 0 while OpenSM's own "
+           "handlers do.");
+  p.sample(name("answering"), {}, plugin.value("answering", false) ? 1 : 0);
+
+  std::string_view family;
+  for (const Scalar& s : kScalars) {
+    if (s.family != family) p.family(name(s.family), s.type, s.help);
+    family = s.family;
+    Labels labels;
+    if (s.label_name != nullptr) labels.emplace_back(s.label_name, s.label_value);
+    const nlohmann::json& in = *s.group == '\0' ? stats : object(stats, s.group);
+    p.sample(name(s.family), labels, num(in, s.key));
+  }
+  for (const Keyed& k : kKeyed) {
+    p.family(name(k.family), "counter", k.help);
+    for (const auto& [label, n] : object(stats, k.group).items())
+      p.sample(name(k.family), {{k.label_name, label}}, n.is_number() ? n.get<double>() : 0);
+  }
+
+  p.family(name("requests_total"), "counter", "SA requests by method and attribute.");
+  for (const auto& [key, n] : object(stats, "methods").items()) {
+    auto space = key.find(' ');
+    p.sample(name("requests_total"),
+             {{"method", key.substr(0, space)},
+              {"attribute", space == std::string::npos ? "" : key.substr(space + 1)}},
+             n.get<double>());
+  }
+  p.family(name("pairs_total"), "counter",
+           "Source-destination pairs by QoS level: answered with a record, or rejected.");
+  for (const auto& [level, c] : object(stats, "levels").items()) {
+    p.sample(name("pairs_total"), {{"level", level}, {"result", "record"}}, num(c, "records"));
+    p.sample(name("pairs_total"), {{"level", level}, {"result", "rejected"}}, num(c, "rejected"));
+  }
+  if (stats.contains("latency")) {
+    const auto& l = stats["latency"];
+    p.family(name("answer_duration_seconds"), "histogram",
+             "Time from a decoded request to its computed answer.");
+    p.histogram(name("answer_duration_seconds"), {},
+                l.value("bounds_seconds", std::vector<double>{}),
+                l.value("buckets", std::vector<uint64_t>{}), num(l, "sum_seconds"));
+  }
+  return p.text();
+}
+
+}  // namespace rdmaqos::cli
