@@ -7,11 +7,16 @@
  *   cm_setup_time server ADDR PORT COUNT
  *   cm_setup_time client ADDR PORT COUNT BIND_ADDR [TURN_IN TURN_OUT]
  * With TURN_IN and TURN_OUT (FIFOs), the client reads one byte from TURN_IN before each
- * connection and writes one to TURN_OUT after it: two clients joined in a ring take turns, one
- * connection each, so the guest's slow phases (TCG on a shared host) hit both alike. */
+ * connection and writes one to TURN_OUT after it: clients joined in a ring take turns, one
+ * connection each, so the guest's slow phases (TCG on a shared host) hit all alike.
+ * CM_SETUP_TOS=N in the client's environment: the client sets TOS N itself (rdma_set_option,
+ * inside the timed window, just before rdma_resolve_route), as a program that chose its own
+ * traffic class does: the reference that tells what the level's TOS costs the kernel from what
+ * the module itself costs. */
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <rdma/rdma_cma.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,7 +106,7 @@ static void pass_turn(int out) {
 }
 
 static int client(struct rdma_event_channel* ch, struct sockaddr_in* dst, struct sockaddr_in* src,
-                  int count, int turn_in, int turn_out) {
+                  int count, int turn_in, int turn_out, int tos) {
   struct rdma_cm_id** ids = calloc((size_t)count, sizeof(*ids));
   double* route = calloc((size_t)count, sizeof(*route));
   double* connect = calloc((size_t)count, sizeof(*connect));
@@ -123,6 +128,13 @@ static int client(struct rdma_event_channel* ch, struct sockaddr_in* dst, struct
       return 1;
     }
     t1 = now_us();
+    if (tos >= 0) {
+      uint8_t byte = (uint8_t)tos;
+      if (rdma_set_option(ids[i], RDMA_OPTION_ID, RDMA_OPTION_ID_TOS, &byte, sizeof(byte)) != 0) {
+        perror("rdma_set_option(TOS)");
+        return 1;
+      }
+    }
     if (rdma_resolve_route(ids[i], 2000) != 0 ||
         wait_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED) != 0) {
       fprintf(stderr, "connection %d: route not resolved\n", i);
@@ -162,7 +174,8 @@ static int client(struct rdma_event_channel* ch, struct sockaddr_in* dst, struct
 int main(int argc, char** argv) {
   struct sockaddr_in sin, local;
   struct rdma_event_channel* ch;
-  int count, turn_in = -1, turn_out = -1;
+  int count, turn_in = -1, turn_out = -1, tos = -1;
+  const char* tos_text = getenv("CM_SETUP_TOS");
   if (argc < 5 || addr_of(argv[2], atoi(argv[3]), &sin) != 0 || (count = atoi(argv[4])) < 1) {
     fprintf(stderr,
             "usage: cm_setup_time server|client ADDR PORT COUNT [BIND_ADDR [TURN_IN TURN_OUT]]\n");
@@ -177,5 +190,14 @@ int main(int argc, char** argv) {
     perror("turn FIFO");
     return 2;
   }
-  return client(ch, &sin, &local, count, turn_in, turn_out);
+  if (tos_text != NULL && *tos_text != '\0') {
+    char* end;
+    long v = strtol(tos_text, &end, 10);
+    if (*end != '\0' || v < 0 || v > 255) {
+      fprintf(stderr, "CM_SETUP_TOS wants 0-255, not '%s'\n", tos_text);
+      return 2;
+    }
+    tos = (int)v;
+  }
+  return client(ch, &sin, &local, count, turn_in, turn_out, tos);
 }
