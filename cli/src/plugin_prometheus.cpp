@@ -11,11 +11,14 @@
 #include <string_view>
 #include <vector>
 
+#include "rdma-qos/common/json_fields.h"
 #include "rdma-qos/common/prometheus.h"
 
 namespace rdmaqos::cli {
 namespace {
 
+using common::json_number_field;
+using common::json_object_field;
 using common::Labels;
 
 // One number of the stats (`group`.`key`; `group` "" at the top level) as one sample of a
@@ -98,20 +101,10 @@ std::string name(std::string_view suffix) {
   return "rdma_qos_opensm_plugin_" + std::string(suffix);
 }
 
-// j[key] when it is an object, else an empty one (kept alive: the loops iterate it).
-const nlohmann::json& object(const nlohmann::json& j, const char* key) {
-  static const nlohmann::json kEmpty = nlohmann::json::object();
-  return j.contains(key) && j[key].is_object() ? j[key] : kEmpty;
-}
-
-double num(const nlohmann::json& j, const char* key) {
-  return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0;
-}
-
 }  // namespace
 
 std::string plugin_prometheus_text(const nlohmann::json& stats) {
-  const nlohmann::json& plugin = object(stats, "plugin");
+  const nlohmann::json& plugin = json_object_field(stats, "plugin");
   common::PrometheusText p;
   p.family(name("info"), "gauge", "The plugin loaded into this OpenSM (value 1).");
   p.sample(name("info"), {{"opensm_pid", std::to_string(plugin.value("pid", 0))}}, 1);
@@ -126,17 +119,17 @@ std::string plugin_prometheus_text(const nlohmann::json& stats) {
     family = s.family;
     Labels labels;
     if (s.label_name != nullptr) labels.emplace_back(s.label_name, s.label_value);
-    const nlohmann::json& in = *s.group == '\0' ? stats : object(stats, s.group);
-    p.sample(name(s.family), labels, num(in, s.key));
+    const nlohmann::json& in = *s.group == '\0' ? stats : json_object_field(stats, s.group);
+    p.sample(name(s.family), labels, json_number_field(in, s.key));
   }
   for (const Keyed& k : kKeyed) {
     p.family(name(k.family), "counter", k.help);
-    for (const auto& [label, n] : object(stats, k.group).items())
+    for (const auto& [label, n] : json_object_field(stats, k.group).items())
       p.sample(name(k.family), {{k.label_name, label}}, n.is_number() ? n.get<double>() : 0);
   }
 
   p.family(name("requests_total"), "counter", "SA requests by method and attribute.");
-  for (const auto& [key, n] : object(stats, "methods").items()) {
+  for (const auto& [key, n] : json_object_field(stats, "methods").items()) {
     auto space = key.find(' ');
     p.sample(name("requests_total"),
              {{"method", key.substr(0, space)},
@@ -145,9 +138,11 @@ std::string plugin_prometheus_text(const nlohmann::json& stats) {
   }
   p.family(name("pairs_total"), "counter",
            "Source-destination pairs by QoS level: answered with a record, or rejected.");
-  for (const auto& [level, c] : object(stats, "levels").items()) {
-    p.sample(name("pairs_total"), {{"level", level}, {"result", "record"}}, num(c, "records"));
-    p.sample(name("pairs_total"), {{"level", level}, {"result", "rejected"}}, num(c, "rejected"));
+  for (const auto& [level, c] : json_object_field(stats, "levels").items()) {
+    p.sample(name("pairs_total"), {{"level", level}, {"result", "record"}},
+             json_number_field(c, "records"));
+    p.sample(name("pairs_total"), {{"level", level}, {"result", "rejected"}},
+             json_number_field(c, "rejected"));
   }
   if (stats.contains("latency")) {
     const auto& l = stats["latency"];
@@ -155,7 +150,7 @@ std::string plugin_prometheus_text(const nlohmann::json& stats) {
              "Time from a decoded request to its computed answer.");
     p.histogram(name("answer_duration_seconds"), {},
                 l.value("bounds_seconds", std::vector<double>{}),
-                l.value("buckets", std::vector<uint64_t>{}), num(l, "sum_seconds"));
+                l.value("buckets", std::vector<uint64_t>{}), json_number_field(l, "sum_seconds"));
   }
   return p.text();
 }
