@@ -106,9 +106,9 @@ for line in "${tests[@]}"; do
     fi
     seconds=$(($(date +%s) - start))
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-    edges=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2 || true)
-    features=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | cut -d' ' -f2 || true)
-    corpus=$(grep -o 'corp: [0-9]*' "$log" | tail -1 | cut -d' ' -f2 || true)
+    edges=$(grep -a -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2 || true)
+    features=$(grep -a -o 'ft: [0-9]*' "$log" | tail -1 | cut -d' ' -f2 || true)
+    corpus=$(grep -a -o 'corp: [0-9]*' "$log" | tail -1 | cut -d' ' -f2 || true)
     shown=${execs:-?}
     if [ "$crashes" = 0 ] && [ -n "$execs" ] && [ "$execs" -lt "$runs" ]; then
         shown="stopped at $execs executions after $seconds s"
