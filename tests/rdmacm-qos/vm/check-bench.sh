@@ -16,7 +16,8 @@ dir=$2
 stats() { sort -g | awk '{ v[NR] = $1 } END { p = int((99 * NR + 99) / 100); printf "%.1f %.1f %d\n", v[int(NR / 2) + 1], v[p], NR }'; }
 declare -A median p99
 kinds=(plain preload)
-compgen -G "$dir/client-tos[0-9]*.log" > /dev/null && kinds+=(tos)
+has_tos=false
+compgen -G "$dir/client-tos[0-9]*.log" > /dev/null && has_tos=true && kinds+=(tos)
 for kind in "${kinds[@]}"; do
     logs=()
     for log in "$dir"/client-"$kind"[0-9]*.log; do
@@ -49,18 +50,20 @@ for log in "$dir"/client-plain[0-9]*.log; do
     a=$(awk '$1 == "setup:" { print $3 }' "$log")
     b=$(awk '$1 == "setup:" { print $3 }' "$dir/client-preload$round.log" 2>/dev/null)
     c=""
-    [ "${kinds[2]:-}" = tos ] && c=$(awk '$1 == "setup:" { print $3 }' "$dir/client-tos$round.log" 2>/dev/null)
+    "$has_tos" && c=$(awk '$1 == "setup:" { print $3 }' "$dir/client-tos$round.log" 2>/dev/null)
     if [ -z "$a" ] || [ -z "$b" ]; then continue; fi
     rounds+=" $round:${a%.*}/${b%.*}${c:+/${c%.*}}"
     total=$((total + 1))
     [ "$(echo "$b > $a" | bc -l)" = 1 ] && slower=$((slower + 1))
 done
-echo "per-round median setup us (plain/preload${kinds[2]:+/tos}):$rounds"
+tos_label=""
+"$has_tos" && tos_label=/tos
+echo "per-round median setup us (plain/preload$tos_label):$rounds"
 echo "rounds where the preload's median was higher than plain's: $slower of $total"
 pct() { echo "($1 - $2) * 100 / $2" | bc -l; }
 m=$(pct "${median[preload.setup]}" "${median[plain.setup]}")
 p=$(pct "${p99[preload.setup]}" "${p99[plain.setup]}")
-if [ "${kinds[2]:-}" = tos ]; then
+if "$has_tos"; then
     for step in route_qp connect setup; do
         printf 'tos vs plain: median %s %+.1f%%; preload vs tos: median %s %+.1f%%\n' \
             "$step" "$(pct "${median[tos.$step]}" "${median[plain.$step]}")" \
