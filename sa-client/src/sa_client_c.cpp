@@ -192,6 +192,32 @@ int query_paths(rdma_qos_sa_client* client, const ibv_path_record* query, uint64
   }
 }
 
+// The two capability questions (QoS, MultiPathRecord) for their C entry points: 1 or 0, or -1
+// with *err. `ask` puts the question to the client.
+template <typename Ask>
+int capability(rdma_qos_sa_client* client, rdma_qos_sa_error* err, Ask ask) {
+  try {
+    if (!client) {
+      set_error(err, RDMA_QOS_SA_INVALID_ARGUMENT, "NULL client");
+      return -1;
+    }
+    if (!of_this_process(client, err)) return -1;
+    auto answer = ask(*client->client);
+    if (!answer) {
+      set_error(err, answer.error());
+      return -1;
+    }
+    clear_error(err);
+    return *answer ? 1 : 0;
+  } catch (const std::exception& e) {
+    set_error(err, RDMA_QOS_SA_TRANSPORT, e.what());
+    return -1;
+  } catch (...) {
+    set_error(err, RDMA_QOS_SA_TRANSPORT, "unknown exception");
+    return -1;
+  }
+}
+
 }  // namespace
 
 extern "C" {
@@ -241,26 +267,7 @@ int rdma_qos_sa_path_query(rdma_qos_sa_client* client, const ibv_path_record* qu
 }
 
 int rdma_qos_sa_qos_supported(rdma_qos_sa_client* client, rdma_qos_sa_error* err) {
-  try {
-    if (!client) {
-      set_error(err, RDMA_QOS_SA_INVALID_ARGUMENT, "NULL client");
-      return -1;
-    }
-    if (!of_this_process(client, err)) return -1;
-    auto q = client->client->qos_supported(thread_deadline);
-    if (!q) {
-      set_error(err, q.error());
-      return -1;
-    }
-    clear_error(err);
-    return *q ? 1 : 0;
-  } catch (const std::exception& e) {
-    set_error(err, RDMA_QOS_SA_TRANSPORT, e.what());
-    return -1;
-  } catch (...) {
-    set_error(err, RDMA_QOS_SA_TRANSPORT, "unknown exception");
-    return -1;
-  }
+  return capability(client, err, [](SharedClient& c) { return c.qos_supported(thread_deadline); });
 }
 
 void rdma_qos_sa_set_thread_deadline(int budget_ms) {
@@ -277,26 +284,8 @@ const char* rdma_qos_sa_mad_status_name(uint16_t mad_status, char* buf, size_t l
 }
 
 int rdma_qos_sa_mpr_supported(rdma_qos_sa_client* client, rdma_qos_sa_error* err) {
-  try {
-    if (!client) {
-      set_error(err, RDMA_QOS_SA_INVALID_ARGUMENT, "NULL client");
-      return -1;
-    }
-    if (!of_this_process(client, err)) return -1;
-    auto mpr = client->client->multipath_supported(thread_deadline);
-    if (!mpr) {
-      set_error(err, mpr.error());
-      return -1;
-    }
-    clear_error(err);
-    return *mpr ? 1 : 0;
-  } catch (const std::exception& e) {
-    set_error(err, RDMA_QOS_SA_TRANSPORT, e.what());
-    return -1;
-  } catch (...) {
-    set_error(err, RDMA_QOS_SA_TRANSPORT, "unknown exception");
-    return -1;
-  }
+  return capability(client, err,
+                    [](SharedClient& c) { return c.multipath_supported(thread_deadline); });
 }
 
 int rdma_qos_sa_multipath_query(rdma_qos_sa_client* client, const ibv_path_record* query,
