@@ -165,7 +165,13 @@ TEST(CApi, NullArgumentsAreRejected) {
   ibv_path_record q{};
   EXPECT_EQ(rdma_qos_sa_path_query(nullptr, &q, 0, nullptr, 0, &err), -1);
   EXPECT_EQ(err.code, RDMA_QOS_SA_INVALID_ARGUMENT);
+  err = {};
   EXPECT_EQ(rdma_qos_sa_qos_supported(nullptr, &err), -1);
+  EXPECT_EQ(err.code, RDMA_QOS_SA_INVALID_ARGUMENT);
+  err = {};
+  EXPECT_EQ(rdma_qos_sa_mpr_supported(nullptr, &err), -1);
+  EXPECT_EQ(err.code, RDMA_QOS_SA_INVALID_ARGUMENT);
+  EXPECT_EQ(rdma_qos_sa_multipath_query(nullptr, &q, 0, nullptr, 0, &err), -1);
 }
 
 TEST(CApi, StatusNamesFitTheBuffer) {
