@@ -19,7 +19,10 @@ std::string policy_with_sl(int sl) {
 
 class PolicyCacheTest : public ::testing::Test {
  protected:
-  std::string policy_path = ::testing::TempDir() + "/policy-cache-test-policy.conf";
+  // One file per test: ctest runs the tests of this fixture in parallel processes.
+  std::string policy_path = ::testing::TempDir() + "/policy-cache-test-" +
+                            ::testing::UnitTest::GetInstance()->current_test_info()->name() +
+                            ".conf";
   bool extra_node = false;  // the next snapshot has one more CA
 
   void write_policy(const std::string& text) { std::ofstream(policy_path) << text; }

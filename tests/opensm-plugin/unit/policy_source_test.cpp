@@ -39,7 +39,9 @@ std::string setup_policy(const std::string& partition, int sl = 0) {
 
 class PolicySourceTest : public ::testing::Test {
  protected:
-  std::string path = ::testing::TempDir() + "/policy-source-test.conf";
+  // One file per test: ctest runs the tests of this fixture in parallel processes.
+  std::string path = ::testing::TempDir() + "/policy-source-test-" +
+                     ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".conf";
 
   void TearDown() override { std::remove(path.c_str()); }
   void write(const std::string& text) { std::ofstream(path) << text; }
