@@ -66,6 +66,20 @@ void clear_error(rdma_qos_sa_error* err) {
   set_error(err, RDMA_QOS_SA_OK, "");
 }
 
+// Runs an entry point's body so that no exception leaves the C API: one thrown is reported in
+// *err as a transport error and the call answers `failed`.
+template <typename Result, typename Body>
+Result guarded(rdma_qos_sa_error* err, Result failed, Body body) noexcept {
+  try {
+    return body();
+  } catch (const std::exception& e) {
+    set_error(err, RDMA_QOS_SA_TRANSPORT, e.what());
+  } catch (...) {
+    set_error(err, RDMA_QOS_SA_TRANSPORT, "unknown exception");
+  }
+  return failed;
+}
+
 // False, with the error set, for a handle another process opened (see rdma_qos_sa_client).
 bool of_this_process(const rdma_qos_sa_client* client, rdma_qos_sa_error* err) {
   if (client->owner == getpid()) return true;
@@ -148,7 +162,7 @@ using namespace rdmaqos::sa;
 // two C entry points: the answers copied out in wire format, their count returned.
 int query_paths(rdma_qos_sa_client* client, const ibv_path_record* query, uint64_t comp_mask,
                 ibv_path_record* paths, int max_paths, rdma_qos_sa_error* err, bool multipath) {
-  try {
+  return guarded(err, -1, [&] {
     if (!client || !query || (max_paths > 0 && !paths) || max_paths < 0) {
       set_error(err, RDMA_QOS_SA_INVALID_ARGUMENT, "NULL client/query/paths or max_paths < 0");
       return -1;
@@ -183,20 +197,14 @@ int query_paths(rdma_qos_sa_client* client, const ibv_path_record* query, uint64
     }
     clear_error(err);
     return n;
-  } catch (const std::exception& e) {
-    set_error(err, RDMA_QOS_SA_TRANSPORT, e.what());
-    return -1;
-  } catch (...) {
-    set_error(err, RDMA_QOS_SA_TRANSPORT, "unknown exception");
-    return -1;
-  }
+  });
 }
 
 // The two capability questions (QoS, MultiPathRecord) for their C entry points: 1 or 0, or -1
 // with *err. `ask` puts the question to the client.
 template <typename Ask>
 int capability(rdma_qos_sa_client* client, rdma_qos_sa_error* err, Ask ask) {
-  try {
+  return guarded(err, -1, [&] {
     if (!client) {
       set_error(err, RDMA_QOS_SA_INVALID_ARGUMENT, "NULL client");
       return -1;
@@ -209,13 +217,7 @@ int capability(rdma_qos_sa_client* client, rdma_qos_sa_error* err, Ask ask) {
     }
     clear_error(err);
     return *answer ? 1 : 0;
-  } catch (const std::exception& e) {
-    set_error(err, RDMA_QOS_SA_TRANSPORT, e.what());
-    return -1;
-  } catch (...) {
-    set_error(err, RDMA_QOS_SA_TRANSPORT, "unknown exception");
-    return -1;
-  }
+  });
 }
 
 }  // namespace
@@ -223,7 +225,7 @@ int capability(rdma_qos_sa_client* client, rdma_qos_sa_error* err, Ask ask) {
 extern "C" {
 
 rdma_qos_sa_client* rdma_qos_sa_open(const rdma_qos_sa_options* options, rdma_qos_sa_error* err) {
-  try {
+  return guarded(err, static_cast<rdma_qos_sa_client*>(nullptr), [&]() -> rdma_qos_sa_client* {
     ClientOptions o;
     rdma_qos_sa_options none{};
     const rdma_qos_sa_options& c = options ? *options : none;
@@ -244,13 +246,7 @@ rdma_qos_sa_client* rdma_qos_sa_open(const rdma_qos_sa_options* options, rdma_qo
     auto* handle = new rdma_qos_sa_client;
     handle->client = std::move(*client);
     return handle;
-  } catch (const std::exception& e) {
-    set_error(err, RDMA_QOS_SA_TRANSPORT, e.what());
-    return nullptr;
-  } catch (...) {
-    set_error(err, RDMA_QOS_SA_TRANSPORT, "unknown exception");
-    return nullptr;
-  }
+  });
 }
 
 void rdma_qos_sa_close(rdma_qos_sa_client* client) {
