@@ -14,7 +14,9 @@
 #include "command.h"
 #include "rdma-qos/common/number.h"
 #include "rdma-qos/config/host_config.h"
+#include "rdma-qos/config/port_values.h"
 #include "rdma-qos/sa-client/client.h"
+#include "sa_open.h"
 
 namespace rdmaqos::cli {
 namespace {
@@ -25,19 +27,17 @@ using nlohmann::json;
 constexpr uint64_t kMaxUnicastLid = 0xBFFF;
 
 // The sa_lid knob (RDMA_QOS_SA_LID or the configuration file), as rdma-qos-lsd and the rdma_cm
-// shim read it; nullopt when unset or invalid (the loader then keeps the default and says why).
-std::optional<uint16_t> configured_sa_lid() {
+// shim read it: the SA's LID per port; none when unset or invalid (the loader then keeps the
+// default and says why).
+config::PortValues configured_sa_lids() {
   auto loaded = config::load_host_config();
   for (const auto& e : loaded.errors) {
     if (e.message.find("sa_lid") != std::string::npos ||
         e.message.find("SA_LID") != std::string::npos)
       std::cerr << "rdma-qos path: " << e.message << "\n";
   }
-  const std::string& text = loaded.config.text("sa_lid");
-  if (text.empty()) return std::nullopt;
-  auto lid = parse_unsigned(text, kMaxUnicastLid);
-  if (!lid || *lid == 0) return std::nullopt;  // the loader has said why
-  return static_cast<uint16_t>(*lid);
+  auto lids = config::parse_port_lids(loaded.config.text("sa_lid"));
+  return lids ? std::move(*lids) : config::PortValues{};
 }
 
 // A numeric option's text: decimal or 0x-hex, no larger than `max` (common/number: "010" is
@@ -99,7 +99,7 @@ struct Connection {
     cmd->add_option("--port", port, "port number (default, or 0: the first active IB port)");
     cmd->add_option("--sa-lid", sa_lid,
                     "query this LID instead of the port's SM LID (default: the sa_lid knob, "
-                    "RDMA_QOS_SA_LID)");
+                    "RDMA_QOS_SA_LID, for the port opened)");
     cmd->add_option("--timeout", timeout_ms,
                     "per-attempt timeout in ms (default: from ClassPortInfo RespTimeValue)");
     cmd->add_option("--retries", retries, "resends after the first attempt")->capture_default_str();
@@ -110,10 +110,10 @@ struct Connection {
     sa::ClientOptions o;
     o.port.ca = ca;
     o.port.port = port_number;
-    o.sa_lid = sa_lid_number ? sa_lid_number : configured_sa_lid();
+    o.sa_lid = sa_lid_number;
     if (timeout_number) o.timeout = std::chrono::milliseconds(*timeout_number);
     o.retries = retries_number;
-    return sa::Client::open(o);
+    return open_sa_client(o, sa_lid_number ? config::PortValues{} : configured_sa_lids());
   }
 };
 

@@ -20,9 +20,11 @@
 #include "command.h"
 #include "rdma-qos/common/number.h"
 #include "rdma-qos/config/host_config.h"
+#include "rdma-qos/config/port_values.h"
 #include "rdma-qos/config/read_file.h"
 #include "rdma-qos/rdmacm-qos/cm_qos.h"
 #include "rdma-qos/sa-client/client.h"
+#include "sa_open.h"
 #include "stack_knobs.h"
 
 namespace rdmaqos::cli {
@@ -160,11 +162,11 @@ std::variant<ClassDecision, Failure> decide_ib_class(const RunEnvArgs& a,
   sa::ClientOptions o;
   o.port.ca = port.ca;
   o.port.port = port.port;
-  if (auto lid = c.number("sa_lid", 0, 0xFFFF)) o.sa_lid = static_cast<uint16_t>(lid);
   o.timeout = std::chrono::milliseconds(
       a.timeout_ms ? *a.timeout_ms : static_cast<int>(c.number("sa_timeout_ms", 1000, 60000)));
   o.retries = static_cast<int>(c.number("sa_retries", 2, 10));
-  auto client = sa::Client::open(o);
+  auto lids = config::parse_port_lids(c.text("sa_lid"));  // invalid: reported by the loader
+  auto client = open_sa_client(o, lids ? *lids : config::PortValues{});
   if (!client)
     return Failure{fmt::format("cannot open {}:{} for SA queries: {}",
                                port.ca.empty() ? "the first InfiniBand port" : port.ca, port.port,

@@ -73,13 +73,11 @@ Validator number_between(unsigned long long min, unsigned long long max) {
   };
 }
 
-// A unicast LID, or empty.
-Validator sa_lid_value() {
-  auto inner = number_between(1, 0xBFFF);
-  return [inner](std::string_view v) -> std::optional<std::string> {
-    if (v.empty()) return std::nullopt;
-    return inner(v);
-  };
+// A unicast LID per port (port_values.h), or empty.
+std::optional<std::string> sa_lid_value(std::string_view v) {
+  std::string why;
+  if (parse_port_lids(v, &why)) return std::nullopt;
+  return why;
 }
 
 const std::vector<Knob>& table() {
@@ -152,7 +150,9 @@ const std::vector<Knob>& table() {
        "on (the same, and also warn when MultiPathRecord cannot be used), off",
        one_of({"on", "off", "auto"})},
       {"sa_lid", "RDMA_QOS_SA_LID", "",
-       "InfiniBand: LID of the SA (1-0xbfff); empty: the port's SM LID", sa_lid_value()},
+       "InfiniBand: LID of the SA (1-0xbfff), one for every port or per port "
+       "([DEV[:PORT]=]LID, comma-separated); empty, or a port no entry names: the port's SM LID",
+       &sa_lid_value},
       {"sa_timeout_ms", "RDMA_QOS_SA_TIMEOUT_MS", "1000",
        "InfiniBand: timeout of one SA query attempt in milliseconds (1-60000)",
        number_between(1, 60000)},

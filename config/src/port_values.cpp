@@ -61,7 +61,7 @@ std::optional<uint64_t> PortValues::lookup(std::string_view device, uint32_t por
 }
 
 std::optional<PortValues> parse_port_values(std::string_view text, uint64_t max_value,
-                                            std::string* error) {
+                                            std::string* error, uint64_t min_value) {
   PortValues out;
   auto fail = [&](std::string message) -> std::optional<PortValues> {
     if (error != nullptr) *error = std::move(message);
@@ -95,7 +95,8 @@ std::optional<PortValues> parse_port_values(std::string_view text, uint64_t max_
       v.device = std::string(dev);
     }
     auto n = number(value_text, max_value);
-    if (!n) return fail(fmt::format("'{}': value must be a number 0..{}", item, max_value));
+    if (!n || *n < min_value)
+      return fail(fmt::format("'{}': value must be a number {}..{}", item, min_value, max_value));
     v.value = *n;
     for (const auto& e : out.entries)
       if (e.device == v.device && e.port == v.port)
@@ -104,6 +105,17 @@ std::optional<PortValues> parse_port_values(std::string_view text, uint64_t max_
     out.entries.push_back(v);
   }
   return out;
+}
+
+std::optional<PortValues> parse_port_lids(std::string_view text, std::string* error) {
+  return parse_port_values(text, 0xBFFF, error, 1);
+}
+
+std::optional<uint16_t> port_lid_of(const PortValues& lids, std::string_view device,
+                                    uint32_t port) {
+  auto lid = lids.lookup(device, port);
+  if (!lid) return std::nullopt;
+  return static_cast<uint16_t>(*lid);
 }
 
 }  // namespace rdmaqos::config

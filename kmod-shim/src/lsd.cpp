@@ -212,6 +212,8 @@ struct LocalServiceDaemon::Impl {
   sa::Result<std::unique_ptr<sa::Client>> open_client(const PortKey& key) {
     sa::ClientOptions o = options.sa;
     o.port = sa::UmadOptions{key.device, key.port};
+    if (options.sa_lid_of)
+      if (auto lid = options.sa_lid_of(key.device, key.port)) o.sa_lid = lid;
     // One port opened at a time: opening is rare (start-up, after a failure), and libibumad's
     // initialisation (and umad2sim's, under test) is not safe against concurrent callers.
     static std::mutex open_mutex;

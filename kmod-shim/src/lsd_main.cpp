@@ -23,6 +23,7 @@
 #include "rdma-qos/common/number.h"
 #include "rdma-qos/common/service.h"
 #include "rdma-qos/config/host_config.h"
+#include "rdma-qos/config/port_values.h"
 #include "rdma-qos/kmod-shim/lsd.h"
 
 namespace {
@@ -85,6 +86,7 @@ std::optional<gid_t> group_id(const std::string& name) {
 
 struct Settings {
   rdmaqos::kmod::LsdOptions options;
+  std::string sa_lids;  // the sa_lid list as given; empty: every port's SM LID
   Priority level = Priority::kWarning;
 };
 
@@ -116,15 +118,18 @@ Loaded load_settings(const CommandLine& cli) {
   s.options.sa.port.port = cli.port;
   const bool lid_from_cli = !cli.sa_lid.empty();
   std::string lid_text = lid_from_cli ? cli.sa_lid : cfg.text("sa_lid");
-  if (!lid_text.empty()) {
-    auto lid = rdmaqos::parse_unsigned(lid_text, 0xBFFF);
-    if (!lid || *lid == 0) {
-      out.errors.push_back(fmt::format("error: {}: '{}' is not a LID 1..0xbfff",
-                                       lid_from_cli ? "--sa-lid" : "sa_lid", lid_text));
-      out.config_error = out.config_error || !lid_from_cli;
-    } else {
-      s.options.sa.sa_lid = static_cast<uint16_t>(*lid);
+  std::string lid_error;
+  if (auto lids = rdmaqos::config::parse_port_lids(lid_text, &lid_error)) {
+    if (!lids->entries.empty()) {
+      s.sa_lids = lid_text;
+      s.options.sa_lid_of = [lids = *lids](const std::string& device, int port) {
+        return rdmaqos::config::port_lid_of(lids, device, static_cast<uint32_t>(port));
+      };
     }
+  } else {
+    out.errors.push_back(
+        fmt::format("error: {}: {}", lid_from_cli ? "--sa-lid" : "sa_lid", lid_error));
+    out.config_error = out.config_error || !lid_from_cli;
   }
   s.options.sa.timeout = std::chrono::milliseconds(
       cli.sa_timeout_ms.value_or(static_cast<int>(cfg.number("sa_timeout_ms", 1000, 60000))));
@@ -142,11 +147,11 @@ Loaded load_settings(const CommandLine& cli) {
 }
 
 std::string status_of(const Settings& s, int reloads) {
-  return fmt::format("answering the kernel's path queries: SA {}, timeout {} ms, {} retries{}",
-                     s.options.sa.sa_lid ? fmt::format("LID {}", *s.options.sa.sa_lid)
-                                         : std::string("at the port's SM LID"),
-                     s.options.sa.timeout ? s.options.sa.timeout->count() : 0, s.options.sa.retries,
-                     reloads ? fmt::format(", configuration reloaded {} times", reloads) : "");
+  return fmt::format(
+      "answering the kernel's path queries: SA {}, timeout {} ms, {} retries{}",
+      !s.sa_lids.empty() ? fmt::format("LID {}", s.sa_lids) : std::string("at the port's SM LID"),
+      s.options.sa.timeout ? s.options.sa.timeout->count() : 0, s.options.sa.retries,
+      reloads ? fmt::format(", configuration reloaded {} times", reloads) : "");
 }
 
 }  // namespace
@@ -163,7 +168,9 @@ int main(int argc, char** argv) {
                  "not used: each request is answered through the device and port it names "
                  "(kept so that old command lines start; a warning says so)");
   app.add_option("--port", cli.port, "not used, as --ca")->check(CLI::Range(0, 254));
-  app.add_option("--sa-lid", cli.sa_lid, "LID of the SA (default: sa_lid, else the port's SM LID)");
+  app.add_option("--sa-lid", cli.sa_lid,
+                 "LID of the SA, for every port or per port ([DEV[:PORT]=]LID,...; default: "
+                 "sa_lid, else each port's SM LID)");
   app.add_option("--sa-timeout-ms", cli.sa_timeout_ms,
                  "timeout of one SA attempt (default: sa_timeout_ms of rdma-qos.conf)")
       ->check(CLI::Range(1, 60000));

@@ -77,8 +77,8 @@ const CmConfig& cm_config() {
                                         : CmConfig::Sa::kAuto;
       out->mpr = c->text("mpr") == "1";
       if (auto f = providers::parse_flow_label_setting(c->text("flow_label"))) out->flow_label = *f;
-      if (auto lid = c->number("sa_lid", 0, 0xFFFF))
-        out->sa_options.sa_lid = static_cast<uint16_t>(lid);
+      // An invalid value was reported by the loader, which keeps the default (none).
+      if (auto lids = config::parse_port_lids(c->text("sa_lid"))) out->sa_lids = std::move(*lids);
       if (auto ms = c->number("sa_timeout_ms", 0, INT32_MAX))
         out->sa_options.timeout = std::chrono::milliseconds(ms);
       if (!c->text("sa_retries").empty())

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "rdma-qos/config/host_config.h"
+#include "rdma-qos/config/port_values.h"
 #include "rdma-qos/providers/flow_label_mode.h"
 #include "rdma-qos/rdmacm-qos/cm_qos.h"
 #include "rdma-qos/sa-client/client.h"
@@ -26,7 +27,8 @@ struct CmConfig {
   // cannot be used (info under auto); off never queries.
   enum class Sa { kAuto, kOn, kOff } sa = Sa::kAuto;
   bool mpr = false;              // mpr knob: MultiPathRecord when the SA advertises it
-  sa::ClientOptions sa_options;  // SA LID, timeout, retries (the port is the id's)
+  sa::ClientOptions sa_options;  // timeout, retries (the port is the id's)
+  config::PortValues sa_lids;    // sa_lid knob: the SA's LID per port; none named: the SM's
   std::optional<sa::PathCacheOptions> path_cache;  // cache_ttl knob; none when 0
   providers::FlowLabelSetting flow_label;          // for the labels of UD address handles
 };

@@ -78,6 +78,7 @@ std::shared_ptr<sa::SharedClient> port_sa_client(const std::string& device, int 
   sa::ClientOptions o = c.sa_options;
   o.port.ca = key.first;
   o.port.port = key.second;
+  o.sa_lid = config::port_lid_of(c.sa_lids, key.first, static_cast<uint32_t>(key.second));
   auto opened = sa::SharedClient::open(o, c.path_cache ? &*c.path_cache : nullptr);
   if (opened) {
     port.client = std::move(*opened);

@@ -94,6 +94,23 @@ TEST_F(HostConfigTest, InvalidValueKeepsTheDefaultAndSaysWhy) {
   EXPECT_EQ(r.config.text("sl"), "");
 }
 
+// sa_lid: one LID, or one per port ([DEV[:PORT]=]LID) for a host whose ports are on different
+// subnets; a LID that is not unicast is refused naming the entry.
+TEST_F(HostConfigTest, SaLidTakesOneLidOrOnePerPort) {
+  auto one = parse_host_config("sa_lid 9\n", "t.conf", &lookup);
+  EXPECT_TRUE(one.errors.empty());
+  auto per_port = parse_host_config("sa_lid mlx5_0:1=9, mlx5_1=12\n", "t.conf", &lookup);
+  EXPECT_TRUE(per_port.errors.empty());
+  EXPECT_EQ(per_port.config.text("sa_lid"), "mlx5_0:1=9, mlx5_1=12");
+  auto bad = parse_host_config("sa_lid mlx5_0:1=9, mlx5_1=0xc000\n", "t.conf", &lookup);
+  ASSERT_EQ(bad.errors.size(), 1u);
+  EXPECT_NE(bad.errors[0].message.find("t.conf:1: error: sa_lid: "), std::string::npos)
+      << bad.errors[0].message;
+  EXPECT_NE(bad.errors[0].message.find("must be a number 1..49151"), std::string::npos)
+      << bad.errors[0].message;
+  EXPECT_EQ(bad.config.text("sa_lid"), "");
+}
+
 TEST_F(HostConfigTest, PlainVerbsKnobsKeepProgramValuesAndWaitBriefly) {
   auto r = parse_host_config("", "t.conf", &lookup);
   EXPECT_EQ(r.config.text("verbs_values"), "keep");

@@ -49,5 +49,38 @@ TEST(PortValues, ErrorsNameTheEntry) {
   }
 }
 
+// The sa_lid knob: one LID for every port, or one per port on a host whose ports are on
+// different subnets; a port no entry covers asks its SM.
+TEST(PortLids, OneForEveryPortOrPerPort) {
+  auto one = parse_port_lids("9");
+  ASSERT_TRUE(one);
+  EXPECT_EQ(port_lid_of(*one, "mlx5_0", 1), 9);
+  EXPECT_EQ(port_lid_of(*one, "mlx5_1", 2), 9);
+  auto per_port = parse_port_lids("mlx5_0:1=9, mlx5_1=0x20");
+  ASSERT_TRUE(per_port);
+  EXPECT_EQ(port_lid_of(*per_port, "mlx5_0", 1), 9);
+  EXPECT_EQ(port_lid_of(*per_port, "mlx5_0", 2), std::nullopt);
+  EXPECT_EQ(port_lid_of(*per_port, "mlx5_1", 2), 0x20);
+  auto none = parse_port_lids("");
+  ASSERT_TRUE(none);
+  EXPECT_EQ(port_lid_of(*none, "mlx5_0", 1), std::nullopt);
+}
+
+TEST(PortLids, OnlyUnicastLids) {
+  struct Case {
+    const char* text;
+    const char* message;
+  } cases[] = {
+      {"0", "'0': value must be a number 1..49151"},
+      {"mlx5_0:1=0xc000", "'mlx5_0:1=0xc000': value must be a number 1..49151"},
+      {"9, mlx5_1=0", "'mlx5_1=0': value must be a number 1..49151"},
+  };
+  for (const auto& c : cases) {
+    std::string why;
+    EXPECT_FALSE(parse_port_lids(c.text, &why)) << c.text;
+    EXPECT_EQ(why, c.message) << c.text;
+  }
+}
+
 }  // namespace
 }  // namespace rdmaqos::config

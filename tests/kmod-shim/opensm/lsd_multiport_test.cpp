@@ -39,12 +39,14 @@ sa::Gid gid_of(uint64_t port_guid) {
 // rdma-qos-lsd as the host `ports` describe, talking to a simulated kernel.
 class MultiRailHost {
  public:
-  MultiRailHost(const IbFabric& fabric, const std::vector<HostPort>& ports)
+  // `config`: more lines for rdma-qos.conf.
+  MultiRailHost(const IbFabric& fabric, const std::vector<HostPort>& ports,
+                const std::string& config_lines = "")
       : fabric_(fabric),
         log_path_(fabric.dir() + "/lsd.log"),
         trace_path_(fabric.dir() + "/umad.trace") {
     const std::string config = fabric.dir() + "/lsd.conf";
-    std::ofstream(config) << "log_level debug\n";
+    std::ofstream(config) << "log_level debug\n" << config_lines;
     testbed::ProcessOptions p;
     p.argv = {RDMA_QOS_LSD, "--foreground", "--no-control-socket", "--test-usersock-kernel",
               std::to_string(kernel_.port())};
@@ -107,6 +109,35 @@ void expect_path_from(const IbFabric& fabric, const DecodedReply& reply, const s
   EXPECT_EQ(reply.paths[0].record.sgid, gid_of(fabric.port_guid(node)));
   EXPECT_EQ(reply.paths[0].record.slid, fabric.lid(node));
   EXPECT_EQ(reply.paths[0].record.dlid, fabric.lid("node005"));
+}
+
+// sa_lid per port: the port it names asks that LID (a CA's, node003: no SA there, so the request
+// gets F_ERR), the other port still asks its SM and is answered.
+TEST(LsdMultiPort, SaLidPerPortAppliesToItsPortOnly) {
+  IbFabric fabric(testbed::fabric_options(testbed::make_fat_tree({})));
+  const uint16_t elsewhere = fabric.lid("node003");
+  MultiRailHost host(
+      fabric, {{"mlx5_0", 1, "node001"}, {"mlx5_1", 1, "node002"}},
+      fmt::format("sa_lid mlx5_1:1={}\nsa_timeout_ms 200\nsa_retries 0\n", elsewhere));
+  host.ask(1, "mlx5_1", 1, fabric.port_guid("node002"));
+  host.ask(2, "mlx5_0", 1, fabric.port_guid("node001"));
+  auto got = host.replies(2);
+  const std::string log = host.log();
+  EXPECT_TRUE(got[1].error) << log;
+  expect_path_from(fabric, got[2], "node001", log);
+  EXPECT_NE(log.find(fmt::format("SA client on mlx5_1 port 1 (LID {}), SA LID {}",
+                                 fabric.lid("node002"), elsewhere)),
+            std::string::npos)
+      << log;
+  EXPECT_NE(
+      log.find(fmt::format("SA client on mlx5_0 port 1 (LID {}), SA LID 1", fabric.lid("node001"))),
+      std::string::npos)
+      << log;
+  const std::string trace = host.trace();
+  EXPECT_NE(trace.find(fmt::format("send mlx5_1/1 node node002 dlid {} class 0x03", elsewhere)),
+            std::string::npos)
+      << trace;
+  EXPECT_EQ(trace.find("send mlx5_1/1 node node002 dlid 1 "), std::string::npos) << trace;
 }
 
 TEST(LsdMultiPort, EachRequestIsAnsweredThroughTheCaItNames) {

@@ -49,7 +49,7 @@ class IbRouteMultiPort : public ::testing::Test {
   // One asynchronous iSER connection from `device` port `port` (whose port is `source`'s) to
   // node005, by the unmodified-style client over the stand-in librdmacm with the module.
   static Connection connect(const std::vector<HostPort>& host, const std::string& device, int port,
-                            const std::string& source) {
+                            const std::string& source, const std::string& sa_lid = "") {
     const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
     const std::string dir = fabric_->dir();
     const std::string log = dir + "/fake-rdmacm-" + test + ".log";
@@ -67,6 +67,7 @@ class IbRouteMultiPort : public ::testing::Test {
     p.env["FAKE_RDMACM_LOG"] = log;
     p.env["RDMA_QOS_CONFIG"] = config;
     p.env["RDMA_QOS_SA"] = "on";
+    if (!sa_lid.empty()) p.env["RDMA_QOS_SA_LID"] = sa_lid;
     p.cwd = dir;
     auto r = rdmaqos::testbed::run(p, 20s);
     Connection c{r.exit_code, r.output, -1, read_file(trace)};
@@ -114,6 +115,27 @@ TEST_F(IbRouteMultiPort, AnIdOnPortTwoAsksThroughPortTwo) {
             std::string::npos)
       << c.trace;
   EXPECT_EQ(c.trace.find("send mlx5_0/1"), std::string::npos) << c.trace;
+}
+
+// sa_lid per port: each port asks the SA its entry names, the others their SM. The LID named for
+// the second CA is a CA's (node003: no SA there, so its query fails and the module falls back to
+// the kernel's route, no SL installed), which shows in the trace as the destination LID.
+TEST_F(IbRouteMultiPort, SaLidPerPortAppliesToItsPortOnly) {
+  const std::string elsewhere = fabric_->lid_arg("node003");
+  const std::string lids = "mlx5_1:1=" + elsewhere;
+  Connection second = connect(kTwoCas, "mlx5_1", 1, "node002", lids);
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_NE(second.trace.find("send mlx5_1/1 node node002 dlid " +
+                              std::to_string(std::stoul(elsewhere, nullptr, 0)) + " class 0x03"),
+            std::string::npos)
+      << second.trace;
+  EXPECT_EQ(second.trace.find("dlid 1 class 0x03"), std::string::npos) << second.trace;
+  EXPECT_EQ(second.sl, -1) << second.output;
+  Connection first = connect(kTwoCas, "mlx5_0", 1, "node001", lids);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  EXPECT_EQ(first.sl, 3) << first.output;  // its SM answered
+  EXPECT_NE(first.trace.find("send mlx5_0/1 node node001 dlid 1 class 0x03"), std::string::npos)
+      << first.trace;
 }
 
 }  // namespace

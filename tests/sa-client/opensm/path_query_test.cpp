@@ -203,6 +203,26 @@ TEST_F(SaClientOpenSm, NoSaAtTheLidTimesOut) {
   EXPECT_EQ(j["error"].value("code", ""), "timeout") << r.output;
 }
 
+// The sa_lid knob per port: `rdma-qos path` opens the first active port without being told
+// which, and asks the LID the knob gives that port (node003's: no SA there, so it times out);
+// an entry for another port leaves it asking its SM.
+TEST_F(SaClientOpenSm, SaLidKnobPerPortAppliesToThePortOpened) {
+  RunResult cas = fabric_->run_at("node001", {"ibstat", "-l"});
+  ASSERT_EQ(cas.exit_code, 0) << cas.output;
+  const std::string ca = cas.output.substr(0, cas.output.find('\n'));
+  ASSERT_FALSE(ca.empty()) << cas.output;
+  auto cpi_with = [&](const std::string& knob) {
+    return fabric_->run_at("node001", {"env", "RDMA_QOS_SA_LID=" + knob, RDMA_QOS_CLI, "path",
+                                       "cpi", "--timeout", "200", "--retries", "0", "--json"});
+  };
+  RunResult named = cpi_with("mlx9_9:1=1, " + ca + ":1=" + lid("node003"));
+  EXPECT_EQ(named.exit_code, 1) << named.output;
+  EXPECT_EQ(parse_json(named)["error"].value("code", ""), "timeout") << named.output;
+  RunResult other = cpi_with("mlx9_9:1=" + lid("node003"));
+  ASSERT_EQ(other.exit_code, 0) << other.output;
+  EXPECT_EQ(parse_json(other).value("sa_lid", 0), 1) << other.output;
+}
+
 TEST_F(SaClientOpenSm, HalfAServiceIdMaskIsNeverSent) {
   // OpenSM answers INSUF_COMPS to one Service-ID bit alone; the client always sends both, so
   // this plain query succeeds rather than failing with that status.

@@ -22,9 +22,12 @@ enum class LogLevel { kError = 0, kWarn = 1, kInfo = 2, kDebug = 3 };
 using LogSink = std::function<void(LogLevel, const std::string&)>;
 
 struct LsdOptions {
-  // SA LID, per-attempt timeout, retries, window. The umad port here is not used: each request
+  // Per-attempt timeout, retries, window. The umad port here is not used: each request
   // is answered through the device and port it names, one SA client per port.
   sa::ClientOptions sa;
+  // The SA's LID for one port (the sa_lid knob, per port); nullopt, or unset: sa.sa_lid, which
+  // by default is the port's SM LID.
+  std::function<std::optional<uint16_t>(const std::string& device, int port)> sa_lid_of;
   // Netlink family and the peer that plays the kernel: NETLINK_RDMA and port 0 in production;
   // tests use NETLINK_USERSOCK and the port of their simulated kernel.
   int netlink_family = 20;
