@@ -9,6 +9,7 @@
 #include <cctype>
 #include <charconv>
 #include <cstdlib>
+#include <unordered_map>
 
 #include "rdma-qos/policy/policy.h"
 
@@ -96,6 +97,27 @@ class LocationCounter {
   size_t pos_ = 0;
   SourceLocation location_{1, 1};
 };
+
+}  // namespace
+
+namespace {
+
+// A port named twice in one partition (`ALL=limited, 0x...=full`, or ALL twice) is one member,
+// with the membership it was named with last: OpenSM's osm_prtn_add_port takes a port already
+// in the partition out before adding it again ("Will overwrite"). Its first place is kept.
+void keep_last_membership(std::vector<PartitionMember>& members) {
+  std::unordered_map<uint64_t, size_t> first;
+  std::vector<PartitionMember> out;
+  out.reserve(members.size());
+  for (const PartitionMember& m : members) {
+    auto [it, added] = first.try_emplace(m.port_guid, out.size());
+    if (added)
+      out.push_back(m);
+    else
+      out[it->second].full = m.full;
+  }
+  members = std::move(out);
+}
 
 }  // namespace
 
@@ -200,6 +222,7 @@ PartitionsResult parse_partitions(std::string_view text, const Fabric& fabric) {
             {Severity::kError, at, fmt::format("unknown partition member '{}'", who), ""});
       }
     }
+    keep_last_membership(p.members);
     out.partitions.push_back(std::move(p));
   }
   return out;

@@ -67,6 +67,30 @@ TEST(PolicyFabric, PartitionsWithMembershipFlagsAndSpecialMembers) {
   EXPECT_EQ(r.partitions[3].members.size(), 3u);
 }
 
+// A port named twice in a partition is one member with the membership named last, as OpenSM
+// overwrites it; full_members() counts ports, not mentions.
+TEST(PolicyFabric, APortNamedTwiceTakesItsLastMembership) {
+  Fabric f = parse_net_file(kNet).fabric;
+  PartitionsResult r = parse_partitions(
+      "A=0x10 : ALL=limited, 0x201=full ;\n"
+      "B=0x20 : 0x201=full, ALL=limited ;\n"
+      "C=0x30 : ALL=full, ALL=full ;\n",
+      f);
+  EXPECT_TRUE(r.diagnostics.empty());
+  ASSERT_EQ(r.partitions.size(), 3u);
+  const Partition& a = r.partitions[0];
+  ASSERT_EQ(a.members.size(), 4u);  // sm01's port, node001's two, leaf01's port 0
+  EXPECT_EQ(a.full_members(), 1);
+  EXPECT_EQ(a.members[1].port_guid, 0x201u);
+  EXPECT_TRUE(a.members[1].full);
+  const Partition& b = r.partitions[1];
+  ASSERT_EQ(b.members.size(), 4u);
+  EXPECT_EQ(b.members[0].port_guid, 0x201u);  // its first place kept
+  EXPECT_EQ(b.full_members(), 0);
+  EXPECT_EQ(r.partitions[2].members.size(), 4u);
+  EXPECT_EQ(r.partitions[2].full_members(), 4);
+}
+
 TEST(PolicyFabric, UnknownMemberAndMissingSemicolonAreErrors) {
   Fabric f = parse_net_file(kNet).fabric;
   PartitionsResult r = parse_partitions("A=0x10 : bogus;\nB=0x20 : ALL", f);
