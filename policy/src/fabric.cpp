@@ -98,10 +98,6 @@ class LocationCounter {
   SourceLocation location_{1, 1};
 };
 
-}  // namespace
-
-namespace {
-
 // A port named twice in one partition (`ALL=limited, 0x...=full`, or ALL twice) is one member,
 // with the membership it was named with last: OpenSM's osm_prtn_add_port takes a port already
 // in the partition out before adding it again ("Will overwrite"). Its first place is kept.
