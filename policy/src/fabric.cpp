@@ -49,7 +49,7 @@ const Partition* Fabric::partition(std::string_view name) const {
 }
 
 std::vector<Partition> default_partitions(const Fabric& fabric) {
-  Partition p{"Default", 0x7FFF, true, std::nullopt, {}, {1, 1}, {}, {}};
+  Partition p{"Default", 0x7FFF, true, std::nullopt, {}, {1, 1}, {}, {}, {}};
   for (const auto& n : fabric.nodes)
     for (const auto& pg : n.port_guids) p.members.push_back({pg.second, true});
   return {p};
@@ -113,6 +113,32 @@ void keep_last_membership(std::vector<PartitionMember>& members) {
       out[it->second].full = m.full;
   }
   members = std::move(out);
+}
+
+// A statement whose P_Key an earlier one defined adds to that partition, as OpenSM's
+// osm_prtn_make_new hands back the partition it has ("Duplicated partition definition ... Will use
+// it"): the first name stays, the members join (a port named again takes its last membership),
+// the SL is the later statement's (OpenSM sets it from every statement, 0 when not given), and the
+// IPoIB broadcast group, made by the first statement that asks for one, keeps that statement's
+// SL, MTU and rate.
+void fold_into(std::vector<Partition>& partitions, Partition p) {
+  auto same = std::find_if(partitions.begin(), partitions.end(), [&p](const Partition& q) {
+    return (q.pkey & 0x7FFF) == (p.pkey & 0x7FFF);
+  });
+  if (same == partitions.end() || p.pkey == 0) {  // 0: the P_Key was refused (an error)
+    keep_last_membership(p.members);
+    partitions.push_back(std::move(p));
+    return;
+  }
+  same->members.insert(same->members.end(), p.members.begin(), p.members.end());
+  keep_last_membership(same->members);
+  if (same->ipoib && !same->ipoib_group_sl) same->ipoib_group_sl = same->sl.value_or(0);
+  same->sl = p.sl;
+  if (p.ipoib && !same->ipoib) {
+    same->ipoib = true;
+    same->mtu = p.mtu;
+    same->rate = p.rate;
+  }
 }
 
 }  // namespace
@@ -218,8 +244,7 @@ PartitionsResult parse_partitions(std::string_view text, const Fabric& fabric) {
             {Severity::kError, at, fmt::format("unknown partition member '{}'", who), ""});
       }
     }
-    keep_last_membership(p.members);
-    out.partitions.push_back(std::move(p));
+    fold_into(out.partitions, std::move(p));
   }
   return out;
 }

@@ -24,10 +24,11 @@ std::vector<MulticastGroup> ipoib_broadcast_groups(const std::vector<policy::Par
     MulticastGroup g;
     g.pkey = static_cast<uint16_t>(p.pkey | 0x8000);
     g.mgid = sa::make_gid(kIpv4BroadcastPrefix | uint64_t{g.pkey} << 16, kIpv4BroadcastGuid);
-    // A partition defined twice keeps its first group (OpenSM finds the MGID it made).
+    // Two partitions with one P_Key do not come from parse_partitions (it folds them); any
+    // other caller's keep the first group, as OpenSM finds the MGID it made.
     if (find_group(out, g.mgid) != nullptr) continue;
     g.mlid = static_cast<uint16_t>(kFirstMulticastLid + out.size());
-    g.sl = p.sl.value_or(0);
+    g.sl = p.ipoib_group_sl ? *p.ipoib_group_sl : p.sl.value_or(0);
     g.mtu = p.mtu.value_or(kDefaultMtu);
     g.rate = p.rate.value_or(kDefaultRate);
     g.packet_life = subnet_timeout;

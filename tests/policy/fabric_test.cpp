@@ -91,6 +91,37 @@ TEST(PolicyFabric, APortNamedTwiceTakesItsLastMembership) {
   EXPECT_EQ(r.partitions[2].full_members(), 4);
 }
 
+// A second statement for a P_Key adds to the first's partition, as OpenSM does: one partition,
+// the first name, the members of both, the later SL; the IPoIB group keeps the first's SL and MTU.
+TEST(PolicyFabric, ASecondDefinitionOfAPKeyAddsToTheFirst) {
+  Fabric f = parse_net_file(kNet).fabric;
+  PartitionsResult r = parse_partitions(
+      "Compute=0x10, ipoib, sl=1, mtu=4 : 0x201=full ;\n"
+      "Other=0x8010, ipoib, mtu=5 : 0x2ff=full, 0x201=limited ;\n"
+      "Storage=0x20, sl=2 : 0x201 ;\n"
+      "Late=0x20, ipoib, sl=3, mtu=2 : 0x2ff ;\n",
+      f);
+  EXPECT_TRUE(r.diagnostics.empty());
+  ASSERT_EQ(r.partitions.size(), 2u);
+  const Partition& c = r.partitions[0];
+  EXPECT_EQ(c.name, "Compute");
+  EXPECT_EQ(c.pkey, 0x10);
+  ASSERT_EQ(c.members.size(), 2u);
+  EXPECT_EQ(c.members[0].port_guid, 0x201u);
+  EXPECT_FALSE(c.members[0].full);  // named again, limited
+  EXPECT_TRUE(c.members[1].full);
+  EXPECT_EQ(c.sl, std::nullopt);  // the later statement gives none: OpenSM's default, 0
+  EXPECT_TRUE(c.ipoib);
+  EXPECT_EQ(c.ipoib_group_sl, 1);  // the group was made with the first statement's
+  EXPECT_EQ(c.mtu, 4);
+  const Partition& s = r.partitions[1];
+  EXPECT_EQ(s.name, "Storage");
+  EXPECT_EQ(s.sl, 3);
+  EXPECT_TRUE(s.ipoib);  // its group made by the later statement, with that one's values
+  EXPECT_EQ(s.ipoib_group_sl, std::nullopt);
+  EXPECT_EQ(s.mtu, 2);
+}
+
 TEST(PolicyFabric, UnknownMemberAndMissingSemicolonAreErrors) {
   Fabric f = parse_net_file(kNet).fabric;
   PartitionsResult r = parse_partitions("A=0x10 : bogus;\nB=0x20 : ALL", f);

@@ -33,8 +33,8 @@ Fabric small_fabric() {
   };
   f.sm_port_guid = 0x51;
   f.partitions = {
-      {"Compute", 0x10, true, std::nullopt, {{0x11, true}, {0x21, false}}, {1, 1}, {}, {}},
-      {"Storage", 0x20, true, std::nullopt, {{0x22, true}, {0x31, true}}, {2, 1}, {}, {}},
+      {"Compute", 0x10, true, std::nullopt, {{0x11, true}, {0x21, false}}, {1, 1}, {}, {}, {}},
+      {"Storage", 0x20, true, std::nullopt, {{0x22, true}, {0x31, true}}, {2, 1}, {}, {}, {}},
   };
   return f;
 }

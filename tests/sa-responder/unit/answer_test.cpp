@@ -151,7 +151,7 @@ TEST_F(AnswerTest, LimitedSourceGetsItsOwnMembershipBit) {
 }
 
 TEST_F(AnswerTest, PartitionSlAppliesWithoutPolicy) {
-  partitions.push_back({"Data", 0x10, false, 3, {}, {}, {}, {}});
+  partitions.push_back({"Data", 0x10, false, 3, {}, {}, {}, {}, {}});
   EXPECT_EQ(record(get(2, 4)).sl, 3);
 }
 

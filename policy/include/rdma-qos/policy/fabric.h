@@ -45,6 +45,9 @@ struct Partition {
   // mtu= and rate= (IBA codes): they matter only to the partition's IPoIB broadcast group.
   std::optional<uint8_t> mtu;
   std::optional<uint8_t> rate;
+  // The IPoIB group's SL when a later statement for this P_Key changed `sl` after the group was
+  // made (the group keeps the SL it was made with); nullopt: `sl`.
+  std::optional<uint8_t> ipoib_group_sl;
 
   int full_members() const;
 };
@@ -69,7 +72,8 @@ struct PartitionsResult {
 
 // Reads OpenSM's partitions.conf syntax: `Name=PKey[,ipoib][,sl=N][,defmember=full|limited|
 // both] : member[=full|limited|both], ... ;` with members ALL, ALL_CAS, ALL_SWITCHES, SELF or
-// port GUIDs, resolved against `fabric`.
+// port GUIDs, resolved against `fabric`. A statement for a P_Key an earlier one defined adds to
+// that partition, as OpenSM does.
 PartitionsResult parse_partitions(std::string_view text, const Fabric& fabric);
 
 struct FabricResult {
