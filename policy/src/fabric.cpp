@@ -117,27 +117,28 @@ void keep_last_membership(std::vector<PartitionMember>& members) {
 
 // A statement whose P_Key an earlier one defined adds to that partition, as OpenSM's
 // osm_prtn_make_new hands back the partition it has ("Duplicated partition definition ... Will use
-// it"): the first name stays, the members join (a port named again takes its last membership),
-// the SL is the later statement's (OpenSM sets it from every statement, 0 when not given), and the
-// IPoIB broadcast group, made by the first statement that asks for one, keeps that statement's
-// SL, MTU and rate.
-void fold_into(std::vector<Partition>& partitions, Partition p) {
-  auto same = std::find_if(partitions.begin(), partitions.end(), [&p](const Partition& q) {
-    return (q.pkey & 0x7FFF) == (p.pkey & 0x7FFF);
-  });
-  if (same == partitions.end() || p.pkey == 0) {  // 0: the P_Key was refused (an error)
-    keep_last_membership(p.members);
+// it"): the first name stays, the members join (parse_partitions keeps each port's last
+// membership once all are read), the SL is the later statement's (OpenSM sets it from every
+// statement, 0 when not given), and the IPoIB broadcast group, made by the first statement that
+// asks for one, keeps that statement's SL, MTU and rate. `by_pkey` indexes `partitions` by P_Key,
+// so that a file of many statements is not read in quadratic time.
+void fold_into(std::vector<Partition>& partitions, std::unordered_map<uint16_t, size_t>& by_pkey,
+               Partition p) {
+  const uint16_t pkey = p.pkey & 0x7FFF;
+  auto known = pkey != 0 ? by_pkey.find(pkey) : by_pkey.end();  // 0: refused (an error)
+  if (known == by_pkey.end()) {
+    if (pkey != 0) by_pkey.emplace(pkey, partitions.size());
     partitions.push_back(std::move(p));
     return;
   }
-  same->members.insert(same->members.end(), p.members.begin(), p.members.end());
-  keep_last_membership(same->members);
-  if (same->ipoib && !same->ipoib_group_sl) same->ipoib_group_sl = same->sl.value_or(0);
-  same->sl = p.sl;
-  if (p.ipoib && !same->ipoib) {
-    same->ipoib = true;
-    same->mtu = p.mtu;
-    same->rate = p.rate;
+  Partition& same = partitions[known->second];
+  same.members.insert(same.members.end(), p.members.begin(), p.members.end());
+  if (same.ipoib && !same.ipoib_group_sl) same.ipoib_group_sl = same.sl.value_or(0);
+  same.sl = p.sl;
+  if (p.ipoib && !same.ipoib) {
+    same.ipoib = true;
+    same.mtu = p.mtu;
+    same.rate = p.rate;
   }
 }
 
@@ -145,6 +146,7 @@ void fold_into(std::vector<Partition>& partitions, Partition p) {
 
 PartitionsResult parse_partitions(std::string_view text, const Fabric& fabric) {
   PartitionsResult out;
+  std::unordered_map<uint16_t, size_t> by_pkey;  // out.partitions' index of each P_Key
   // Comments out, offsets kept (replaced by blanks) so locations stay right.
   std::string clean(text);
   LocationCounter locations(text);
@@ -244,8 +246,9 @@ PartitionsResult parse_partitions(std::string_view text, const Fabric& fabric) {
             {Severity::kError, at, fmt::format("unknown partition member '{}'", who), ""});
       }
     }
-    fold_into(out.partitions, std::move(p));
+    fold_into(out.partitions, by_pkey, std::move(p));
   }
+  for (Partition& p : out.partitions) keep_last_membership(p.members);
   return out;
 }
 
