@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // QP registry storage (see qp_registry.h). A QP's address identifies it until ibv_destroy_qp,
-// which erases the entry, so a reused address never inherits another QP's settings.
+// which erases the entry, so a reused address never inherits another QP's settings. Every
+// connection makes, reads and erases an entry on each side: the entries live in one flat
+// table (no allocation per QP) under a plain mutex (a read-write lock costs more per step than
+// the few instructions each step holds it for).
 #include "rdma-qos/providers/qp_registry.h"
 
 #include <array>
@@ -8,17 +11,17 @@
 #include <map>
 #include <mutex>
 #include <new>
-#include <shared_mutex>
-#include <unordered_map>
 #include <unordered_set>
 #include <utility>
+
+#include "rdma-qos/common/pointer_map.h"
 
 namespace rdmaqos::providers {
 namespace {
 
 struct Store {
-  mutable std::shared_mutex mutex;
-  std::unordered_map<const ibv_qp*, QpEntry> entries;
+  mutable std::mutex mutex;
+  PointerMap<QpEntry> entries;
   std::map<std::pair<const ibv_pd*, std::array<uint8_t, 16>>, QosDecision> peers;
   std::unordered_set<const ibv_pd*> rdma_cm_pds;
 };
@@ -42,33 +45,33 @@ QpRegistry& QpRegistry::instance() {
 }
 
 void QpRegistry::set_cm(const ibv_qp* qp, CmConnection cm) {
-  std::unique_lock lock(store().mutex);
+  std::lock_guard lock(store().mutex);
   store().entries[qp].cm = cm;
 }
 
 void QpRegistry::set_decision(const ibv_qp* qp, QosDecision decision) {
-  std::unique_lock lock(store().mutex);
+  std::lock_guard lock(store().mutex);
   store().entries[qp].decision = decision;
 }
 
 void QpRegistry::set_port(const ibv_qp* qp, uint8_t port_num) {
-  std::unique_lock lock(store().mutex);
+  std::lock_guard lock(store().mutex);
   store().entries[qp].port_num = port_num;
 }
 
 void QpRegistry::set_pkey_index(const ibv_qp* qp, uint16_t pkey_index) {
-  std::unique_lock lock(store().mutex);
+  std::lock_guard lock(store().mutex);
   store().entries[qp].pkey_index = pkey_index;
 }
 
 void QpRegistry::mark_rdma_cm(const ibv_qp* qp) {
-  std::unique_lock lock(store().mutex);
+  std::lock_guard lock(store().mutex);
   store().entries[qp].rdma_cm = true;
 }
 
 void QpRegistry::set_port_and_pkey_index(const ibv_qp* qp, std::optional<uint8_t> port_num,
                                          std::optional<uint16_t> pkey_index) {
-  std::unique_lock lock(store().mutex);
+  std::lock_guard lock(store().mutex);
   QpEntry& e = store().entries[qp];
   if (port_num) e.port_num = port_num;
   if (pkey_index) e.pkey_index = pkey_index;
@@ -76,7 +79,7 @@ void QpRegistry::set_port_and_pkey_index(const ibv_qp* qp, std::optional<uint8_t
 
 void QpRegistry::register_rdma_cm(const ibv_qp* qp, const std::optional<CmConnection>& cm,
                                   const std::optional<QosDecision>& decision) {
-  std::unique_lock lock(store().mutex);
+  std::lock_guard lock(store().mutex);
   QpEntry& e = store().entries[qp];
   e.rdma_cm = true;
   if (cm) e.cm = cm;
@@ -84,42 +87,42 @@ void QpRegistry::register_rdma_cm(const ibv_qp* qp, const std::optional<CmConnec
 }
 
 std::optional<QpEntry> QpRegistry::find(const ibv_qp* qp) const {
-  std::shared_lock lock(store().mutex);
-  auto it = store().entries.find(qp);
-  if (it == store().entries.end()) return std::nullopt;
-  return it->second;
+  std::lock_guard lock(store().mutex);
+  const QpEntry* e = store().entries.find(qp);
+  if (e == nullptr) return std::nullopt;
+  return *e;
 }
 
 void QpRegistry::erase(const ibv_qp* qp) {
-  std::unique_lock lock(store().mutex);
+  std::lock_guard lock(store().mutex);
   store().entries.erase(qp);
 }
 
 void QpRegistry::set_peer_decision(const ibv_pd* pd, const ibv_gid& peer, QosDecision decision) {
-  std::unique_lock lock(store().mutex);
+  std::lock_guard lock(store().mutex);
   store().peers[peer_key(pd, peer)] = decision;
 }
 
 std::optional<QosDecision> QpRegistry::find_peer_decision(const ibv_pd* pd,
                                                           const ibv_gid& peer) const {
-  std::shared_lock lock(store().mutex);
+  std::lock_guard lock(store().mutex);
   auto it = store().peers.find(peer_key(pd, peer));
   if (it == store().peers.end()) return std::nullopt;
   return it->second;
 }
 
 void QpRegistry::erase_peer(const ibv_pd* pd, const ibv_gid& peer) {
-  std::unique_lock lock(store().mutex);
+  std::lock_guard lock(store().mutex);
   store().peers.erase(peer_key(pd, peer));
 }
 
 void QpRegistry::mark_rdma_cm_pd(const ibv_pd* pd) {
-  std::unique_lock lock(store().mutex);
+  std::lock_guard lock(store().mutex);
   store().rdma_cm_pds.insert(pd);
 }
 
 bool QpRegistry::is_rdma_cm_pd(const ibv_pd* pd) const {
-  std::shared_lock lock(store().mutex);
+  std::lock_guard lock(store().mutex);
   return store().rdma_cm_pds.contains(pd);
 }
 
@@ -132,11 +135,9 @@ void QpRegistry::unlock_after_fork() {
 }
 
 void QpRegistry::reset_in_child_after_fork() {
-  // Unlocking a read-write lock hands it to a writer that was waiting for it, and in the child
-  // that writer is a thread of the parent's that does not exist: the child's next writer would
-  // wait forever. The child's only thread holds it, so a fresh lock over it (the old one
-  // deliberately not destroyed: its destructor would wait for those waiters too).
-  new (&store().mutex) std::shared_mutex;
+  // The child's only thread holds the lock (taken before fork); a fresh one over it, so nothing
+  // a parent's thread was waiting for carries over (the old one deliberately not destroyed).
+  new (&store().mutex) std::mutex;
 }
 
 }  // namespace rdmaqos::providers

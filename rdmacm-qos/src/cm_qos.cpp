@@ -9,11 +9,11 @@
 
 #include <algorithm>
 #include <mutex>
-#include <unordered_map>
 
 #include <fmt/format.h>
 
 #include "rdma-qos/common/number.h"
+#include "rdma-qos/common/pointer_map.h"
 #include "rdma-qos/providers/entropy.h"
 #include "rdma-qos/rdmacm-qos/match_cache.h"
 
@@ -346,9 +346,11 @@ bool apply_ud_decision(ibv_ah_attr& ah, const std::optional<CmDecision>& d,
 }
 
 namespace {
+// Every connection makes, reads and erases an entry on each side, and every rdma_destroy_id
+// looks one up: one flat table, no allocation per id (pointer_map.h).
 struct Registry {
   mutable std::mutex mutex;
-  std::unordered_map<const void*, IdState> ids;
+  PointerMap<IdState> ids;
 };
 Registry& registry() {
   static Registry* r = new Registry;  // never destroyed: ids may be used from atexit handlers
@@ -364,8 +366,8 @@ IdRegistry& IdRegistry::instance() {
 IdState IdRegistry::get(const void* id) const {
   auto& r = registry();
   std::lock_guard lock(r.mutex);
-  auto it = r.ids.find(id);
-  return it == r.ids.end() ? IdState{} : it->second;
+  const IdState* state = r.ids.find(id);
+  return state == nullptr ? IdState{} : *state;
 }
 
 IdRegistry::Locked IdRegistry::lock(const void* id) {
