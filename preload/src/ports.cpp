@@ -5,6 +5,7 @@
 #include <endian.h>
 
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <ctime>
 #include <mutex>
@@ -64,6 +65,41 @@ class PortTable {
   size_t used_ = 0;
 };
 
+// A port's link layer never changes while its device exists, so these entries are only ever
+// added, each published by the count that follows it: a look-up, which connection setup makes
+// on every step, reads them without the lock.
+template <size_t kSize>
+class LinkLayerTable {
+ public:
+  std::optional<int> find(const char* device, uint8_t port) const {
+    const size_t used = used_.load(std::memory_order_acquire);
+    for (size_t i = 0; i < used; ++i)
+      if (entries_[i].port == port && std::strcmp(entries_[i].device, device) == 0)
+        return entries_[i].link;
+    return std::nullopt;
+  }
+  void add(const char* device, uint8_t port, int link) {
+    std::lock_guard lock(port_tables_mutex);
+    const size_t used = used_.load(std::memory_order_relaxed);
+    for (size_t i = 0; i < used; ++i)
+      if (entries_[i].port == port && std::strcmp(entries_[i].device, device) == 0) return;
+    if (used == kSize || std::strlen(device) >= sizeof entries_[used].device) return;
+    std::strcpy(entries_[used].device, device);
+    entries_[used].port = port;
+    entries_[used].link = link;
+    used_.store(used + 1, std::memory_order_release);
+  }
+
+ private:
+  struct Entry {
+    char device[IBV_SYSFS_NAME_MAX] = {};
+    uint8_t port = 0;
+    int link = 0;
+  };
+  std::array<Entry, kSize> entries_{};
+  std::atomic<size_t> used_{0};
+};
+
 uint64_t coarse_now_ms() {
   timespec t{};
   clock_gettime(CLOCK_MONOTONIC_COARSE, &t);
@@ -95,7 +131,7 @@ struct PortPkey {
 
 // Constant-initialised: no initialisation guard that another thread could hold when the
 // program forks, and nothing to destroy at exit.
-constinit PortTable<int, 32> link_layers;
+constinit LinkLayerTable<32> link_layers;
 constinit PortTable<GidType, 64> gid_types;
 constinit PortTable<PortLid, 32> port_lids;
 // Keyed by an 8-bit index; larger ones (rare) are queried each time.
@@ -106,10 +142,10 @@ constinit PortTable<PortPkey, 64> port_pkeys;
 int port_link_layer(ibv_context* ctx, uint8_t port) {
   if (ctx == nullptr || ctx->device == nullptr || port == 0) return -1;
   const char* device = ctx->device->name;
-  if (auto link = link_layers.find(device, port, 0, [](int) { return true; })) return *link;
+  if (auto link = link_layers.find(device, port)) return *link;
   ibv_port_attr pa{};
   if (ibv_query_port(ctx, port, &pa) != 0) return -1;
-  link_layers.put(device, port, 0, pa.link_layer);
+  link_layers.add(device, port, pa.link_layer);
   return pa.link_layer;
 }
 

@@ -165,7 +165,8 @@ __attribute__((visibility("default"))) int rdma_destroy_id(rdma_cm_id* id) {
   // refuses leaves a live id with stock QoS from then on, the safe side.
   try {
     IdRegistry::instance().erase(id);
-    rdmaqos::preload::erase_ud_peer(id);
+    // Only UD ids have peers (register_qp); the rest skip that table's lock.
+    if (id != nullptr && may_be_ud(id)) rdmaqos::preload::erase_ud_peer(id);
   } catch (...) {
   }
   return next(id);

@@ -111,10 +111,12 @@ void before_resolve_route(rdma_cm_id* id) {
 
 namespace {
 
-// The active side's tag in `out`, from what it matched with (`st`) on connection `cm`; nullopt
-// when the program's private data leaves no room or the id is not one to tag.
-std::optional<rdmacm::CmTag> add_tag(rdma_cm_id* id, const CmConfig& c, const IdState& st,
-                                     const providers::CmConnection& cm,
+// The active side's tag in `out`, from what it matched with (its route resolution's decision and
+// the id's inputs) on connection `cm`; nullopt when the program's private data leaves no room or
+// the id is not one to tag.
+std::optional<rdmacm::CmTag> add_tag(rdma_cm_id* id, const CmConfig& c,
+                                     const std::optional<CmDecision>& decision,
+                                     const IdInputs& inputs, const providers::CmConnection& cm,
                                      const rdma_conn_param* param, ConnectTag& out) {
   // register_qp, the one caller, has found the port's link Ethernet.
   if (!tags_enabled() || !c.settings.policy || cm.dport == 0 || cm.sport == 0 ||
@@ -123,7 +125,7 @@ std::optional<rdmacm::CmTag> add_tag(rdma_cm_id* id, const CmConfig& c, const Id
   const void* program_data = param != nullptr ? param->private_data : nullptr;
   const size_t program_len =
       param != nullptr && program_data != nullptr ? param->private_data_len : 0;
-  const rdmacm::CmTag tag = rdmacm::tag_of(st.decision, st.inputs, c.settings);
+  const rdmacm::CmTag tag = rdmacm::tag_of(decision, inputs, c.settings);
   if (!rdmacm::add_cm_tag(program_data, program_len, tag, cm.dport, cm.sport, out.data))
     return std::nullopt;
   if (param != nullptr) {
@@ -176,7 +178,7 @@ void register_qp(rdma_cm_id* id, bool passive, const rdma_conn_param* program_pa
   // The REQ's path (the connection's path record) carries the active side's TOS.
   if (passive && id->route.path_rec != nullptr && id->route.num_paths > 0)
     received_tclass = id->route.path_rec[0].traffic_class;
-  IdState st;
+  IdInputs inputs;
   std::optional<CmDecision> d;
   uint64_t sid = 0;
   std::optional<uint16_t> qos_class;
@@ -185,25 +187,26 @@ void register_qp(rdma_cm_id* id, bool passive, const rdma_conn_param* program_pa
     // One registry step: the active side reads the decision of its route resolution, the
     // passive side makes its own and stores it under the same lock.
     auto locked = ids.lock(id);
-    st = *locked;
-    d = st.decision;
+    // Only what this step reads is copied out of the entry.
+    inputs = locked->inputs;
+    d = locked->decision;
     // Without a decision (no policy) the record still names what was matched on.
-    sid = d ? d->service_id : rdmacm::effective_service_id(id->ps, cm.dport, st.inputs, c.settings);
-    qos_class = d ? d->qos_class : rdmacm::effective_qos_class(st.inputs, c.settings);
+    sid = d ? d->service_id : rdmacm::effective_service_id(id->ps, cm.dport, inputs, c.settings);
+    qos_class = d ? d->qos_class : rdmacm::effective_qos_class(inputs, c.settings);
     if (passive) {
-      if (st.inputs.class_override) {
+      if (inputs.class_override) {
         d = rdmacm::decide_roce(sid, qos_class, id_pkey(id), c.settings);
-      } else if (st.peer_tag) {
+      } else if (const std::optional<rdmacm::CmTag>& peer_tag = locked->peer_tag) {
         // The active side's module said what it matched with: the same match, once.
         auto tagged =
-            rdmacm::decide_roce_tagged(sid, *st.peer_tag, received_tclass, id_pkey(id), c.settings);
+            rdmacm::decide_roce_tagged(sid, *peer_tag, received_tclass, id_pkey(id), c.settings);
         d = std::move(tagged.decision);
-        tag = TagRecord{*st.peer_tag, tagged.agrees};
+        tag = TagRecord{*peer_tag, tagged.agrees};
       } else {
         d = rdmacm::decide_roce_passive(sid, received_tclass, id_pkey(id), c.settings);
       }
       if (d) {
-        if (!st.inputs.class_override) qos_class = d->qos_class;
+        if (!inputs.class_override) qos_class = d->qos_class;
         // The active side's traffic class arrives in the REQ and both directions follow it, as
         // the kernel does: the passive side's own match sets SL, MTU and rate only.
         d->traffic_class.reset();
@@ -221,7 +224,7 @@ void register_qp(rdma_cm_id* id, bool passive, const rdma_conn_param* program_pa
                        d ? std::optional(rdmacm::to_qos_decision(*d)) : std::nullopt);
   if (is_ud(id)) register_ud_peer(id, d, cm);
   if (!passive && tag_out != nullptr)
-    if (auto sent = add_tag(id, c, st, cm, program_param, *tag_out))
+    if (auto sent = add_tag(id, c, d, inputs, cm, program_param, *tag_out))
       tag = TagRecord{*sent, std::nullopt};
   record_decision(c, passive ? "rdma_accept" : "rdma_connect", d, sid, qos_class, std::nullopt, &cm,
                   received_tclass, tag ? &*tag : nullptr);
