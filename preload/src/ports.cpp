@@ -65,28 +65,30 @@ class PortTable {
   size_t used_ = 0;
 };
 
-// A port's link layer never changes while its device exists, so these entries are only ever
-// added, each published by the count that follows it: a look-up, which connection setup makes
-// on every step, reads them without the lock.
+// The tables connection setup reads on every step (a port's link layer, a GID's type): a key is
+// only ever added, published by the count that follows it, and its value is one atomic word, so
+// a look-up takes no lock; adding a key or refreshing a value takes it.
 template <size_t kSize>
-class LinkLayerTable {
+class PublishedPortTable {
  public:
-  std::optional<int> find(const char* device, uint8_t port) const {
-    const size_t used = used_.load(std::memory_order_acquire);
-    for (size_t i = 0; i < used; ++i)
-      if (entries_[i].port == port && std::strcmp(entries_[i].device, device) == 0)
-        return entries_[i].link;
+  std::optional<uint64_t> find(const char* device, uint8_t port, uint8_t index) const {
+    if (const Entry* e = entry(device, port, index, used_.load(std::memory_order_acquire)))
+      return e->value.load(std::memory_order_relaxed);
     return std::nullopt;
   }
-  void add(const char* device, uint8_t port, int link) {
+  void put(const char* device, uint8_t port, uint8_t index, uint64_t value) {
     std::lock_guard lock(port_tables_mutex);
     const size_t used = used_.load(std::memory_order_relaxed);
-    for (size_t i = 0; i < used; ++i)
-      if (entries_[i].port == port && std::strcmp(entries_[i].device, device) == 0) return;
+    if (Entry* e = entry(device, port, index, used)) {
+      e->value.store(value, std::memory_order_relaxed);
+      return;
+    }
     if (used == kSize || std::strlen(device) >= sizeof entries_[used].device) return;
-    std::strcpy(entries_[used].device, device);
-    entries_[used].port = port;
-    entries_[used].link = link;
+    Entry& e = entries_[used];
+    std::strcpy(e.device, device);
+    e.port = port;
+    e.index = index;
+    e.value.store(value, std::memory_order_relaxed);
     used_.store(used + 1, std::memory_order_release);
   }
 
@@ -94,8 +96,16 @@ class LinkLayerTable {
   struct Entry {
     char device[IBV_SYSFS_NAME_MAX] = {};
     uint8_t port = 0;
-    int link = 0;
+    uint8_t index = 0;
+    std::atomic<uint64_t> value{0};
   };
+  Entry* entry(const char* device, uint8_t port, uint8_t index, size_t used) const {
+    for (size_t i = 0; i < used; ++i) {
+      Entry& e = const_cast<Entry&>(entries_[i]);
+      if (e.port == port && e.index == index && std::strcmp(e.device, device) == 0) return &e;
+    }
+    return nullptr;
+  }
   std::array<Entry, kSize> entries_{};
   std::atomic<size_t> used_{0};
 };
@@ -113,10 +123,10 @@ uint64_t coarse_now_ms() {
 // or none on a v2 one); its SL and traffic class do not depend on it.
 constexpr uint64_t kGidTypeTtlMs = 1000;
 
-struct GidType {
-  providers::LinkKind kind = providers::LinkKind::kUnknown;
-  uint64_t when_ms = 0;
-};
+// A GID type's entry: the kind in the low byte, the time it was read (ms) above it.
+uint64_t gid_type_word(providers::LinkKind kind, uint64_t when_ms) {
+  return when_ms << 8 | static_cast<uint8_t>(kind);
+}
 
 // A port's LID changes only when the SM reassigns it: kept a second, like a GID's type.
 struct PortLid {
@@ -131,8 +141,9 @@ struct PortPkey {
 
 // Constant-initialised: no initialisation guard that another thread could hold when the
 // program forks, and nothing to destroy at exit.
-constinit LinkLayerTable<32> link_layers;
-constinit PortTable<GidType, 64> gid_types;
+// A port's link layer never changes while its device exists: added once, never refreshed.
+constinit PublishedPortTable<32> link_layers;
+constinit PublishedPortTable<64> gid_types;
 constinit PortTable<PortLid, 32> port_lids;
 // Keyed by an 8-bit index; larger ones (rare) are queried each time.
 constinit PortTable<PortPkey, 64> port_pkeys;
@@ -142,10 +153,10 @@ constinit PortTable<PortPkey, 64> port_pkeys;
 int port_link_layer(ibv_context* ctx, uint8_t port) {
   if (ctx == nullptr || ctx->device == nullptr || port == 0) return -1;
   const char* device = ctx->device->name;
-  if (auto link = link_layers.find(device, port)) return *link;
+  if (auto link = link_layers.find(device, port, 0)) return static_cast<int>(*link);
   ibv_port_attr pa{};
   if (ibv_query_port(ctx, port, &pa) != 0) return -1;
-  link_layers.add(device, port, pa.link_layer);
+  link_layers.put(device, port, 0, pa.link_layer);
   return pa.link_layer;
 }
 
@@ -156,12 +167,12 @@ providers::LinkKind link_kind(ibv_context* ctx, uint8_t port, uint8_t sgid_index
   if (link != IBV_LINK_LAYER_ETHERNET) return LinkKind::kUnknown;
   const char* device = ctx->device->name;
   const uint64_t now = coarse_now_ms();
-  auto fresh = [now](const GidType& g) { return now - g.when_ms < kGidTypeTtlMs; };
-  if (auto known = gid_types.find(device, port, sgid_index, fresh)) return known->kind;
+  if (auto known = gid_types.find(device, port, sgid_index))
+    if (now - (*known >> 8) < kGidTypeTtlMs) return static_cast<LinkKind>(*known & 0xFF);
   ibv_gid_entry entry{};
   if (ibv_query_gid_ex(ctx, port, sgid_index, &entry, 0) != 0) return LinkKind::kUnknown;
   LinkKind kind = entry.gid_type == IBV_GID_TYPE_ROCE_V2 ? LinkKind::kRoceV2 : LinkKind::kRoceV1;
-  gid_types.put(device, port, sgid_index, GidType{kind, now});
+  gid_types.put(device, port, sgid_index, gid_type_word(kind, now));
   return kind;
 }
 

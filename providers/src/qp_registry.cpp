@@ -2,11 +2,12 @@
 // QP registry storage (see qp_registry.h). A QP's address identifies it until ibv_destroy_qp,
 // which erases the entry, so a reused address never inherits another QP's settings. Every
 // connection makes, reads and erases an entry on each side: the entries live in one flat
-// table (no allocation per QP) under a plain mutex (a read-write lock costs more per step than
-// the few instructions each step holds it for).
+// table (no allocation per QP) under one small lock (small_lock.h; a read-write lock costs more
+// per step than the few instructions each step holds it for).
 #include "rdma-qos/providers/qp_registry.h"
 
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -15,13 +16,15 @@
 #include <utility>
 
 #include "rdma-qos/common/pointer_map.h"
+#include "rdma-qos/common/small_lock.h"
 
 namespace rdmaqos::providers {
 namespace {
 
 struct Store {
-  mutable std::mutex mutex;
+  mutable SmallLock mutex;
   PointerMap<QpEntry> entries;
+  std::atomic<bool> rts_values{false};  // see any_rts_values()
   std::map<std::pair<const ibv_pd*, std::array<uint8_t, 16>>, QosDecision> peers;
   std::unordered_set<const ibv_pd*> rdma_cm_pds;
 };
@@ -35,6 +38,12 @@ std::pair<const ibv_pd*, std::array<uint8_t, 16>> peer_key(const ibv_pd* pd, con
 Store& store() {
   static Store* s = new Store;  // never destroyed: QPs may be modified from atexit handlers
   return *s;
+}
+
+// A decision an RTS transition has work for: the level's ACK timeout or its rate limit.
+void note_rts_values(const QosDecision& d) {
+  if ((d.ack_timeout || d.static_rate) && !store().rts_values.load(std::memory_order_relaxed))
+    store().rts_values.store(true, std::memory_order_release);
 }
 
 }  // namespace
@@ -51,6 +60,7 @@ void QpRegistry::set_cm(const ibv_qp* qp, CmConnection cm) {
 
 void QpRegistry::set_decision(const ibv_qp* qp, QosDecision decision) {
   std::lock_guard lock(store().mutex);
+  note_rts_values(decision);
   store().entries[qp].decision = decision;
 }
 
@@ -83,7 +93,10 @@ void QpRegistry::register_rdma_cm(const ibv_qp* qp, const std::optional<CmConnec
   QpEntry& e = store().entries[qp];
   e.rdma_cm = true;
   if (cm) e.cm = cm;
-  if (decision) e.decision = decision;
+  if (decision) {
+    note_rts_values(*decision);
+    e.decision = decision;
+  }
 }
 
 std::optional<QpEntry> QpRegistry::find(const ibv_qp* qp) const {
@@ -91,6 +104,10 @@ std::optional<QpEntry> QpRegistry::find(const ibv_qp* qp) const {
   const QpEntry* e = store().entries.find(qp);
   if (e == nullptr) return std::nullopt;
   return *e;
+}
+
+bool QpRegistry::any_rts_values() const {
+  return store().rts_values.load(std::memory_order_acquire);
 }
 
 void QpRegistry::erase(const ibv_qp* qp) {
@@ -137,7 +154,7 @@ void QpRegistry::unlock_after_fork() {
 void QpRegistry::reset_in_child_after_fork() {
   // The child's only thread holds the lock (taken before fork); a fresh one over it, so nothing
   // a parent's thread was waiting for carries over (the old one deliberately not destroyed).
-  new (&store().mutex) std::mutex;
+  new (&store().mutex) SmallLock;
 }
 
 }  // namespace rdmaqos::providers

@@ -167,11 +167,11 @@ int interpose_modify_qp(ModifyQpCall& call, const InterposerHooks& hooks) {
   if (!(mask & IBV_QP_AV)) {
     // RTS: the entry is looked at once, for the level's ACK timeout and its rate limit.
     const bool rts = (mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RTS;
-    std::optional<QpEntry> entry;
-    if (rts) entry = registry.find(qp);
+    if (!rts || !registry.any_rts_values()) return next(qp, attr, mask);
+    std::optional<QpEntry> entry = registry.find(qp);
     std::optional<int> timed = modify_with_ack_timeout(call, hooks, entry);
     int rc = timed ? *timed : next(qp, attr, mask);
-    if (rc == 0 && rts) apply_rate_limit(qp, hooks, entry);
+    if (rc == 0) apply_rate_limit(qp, hooks, entry);
     return rc;
   }
 

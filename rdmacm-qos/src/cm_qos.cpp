@@ -14,6 +14,7 @@
 
 #include "rdma-qos/common/number.h"
 #include "rdma-qos/common/pointer_map.h"
+#include "rdma-qos/common/small_lock.h"
 #include "rdma-qos/providers/entropy.h"
 #include "rdma-qos/rdmacm-qos/match_cache.h"
 
@@ -349,7 +350,7 @@ namespace {
 // Every connection makes, reads and erases an entry on each side, and every rdma_destroy_id
 // looks one up: one flat table, no allocation per id (pointer_map.h).
 struct Registry {
-  mutable std::mutex mutex;
+  mutable SmallLock mutex;
   PointerMap<IdState> ids;
 };
 Registry& registry() {

@@ -88,9 +88,7 @@ TEST(PointerMap, AgreesWithAReferenceMapUnderChurn) {
         m[key] = step;
         reference[key] = step;
         break;
-      case 1:
-        EXPECT_EQ(m.erase(key), reference.erase(key) == 1) << step;
-        break;
+      case 1: EXPECT_EQ(m.erase(key), reference.erase(key) == 1) << step; break;
       default: {
         auto it = reference.find(key);
         const size_t* found = m.find(key);

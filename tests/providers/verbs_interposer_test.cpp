@@ -484,6 +484,24 @@ TEST(DestroyQp, KeepsTheEntryOfAQpCreatedAtTheFreedAddress) {
   QpRegistry::instance().erase(&qp);
 }
 
+// Until some QP is given a level with an ACK timeout or a rate, RTS transitions need no look-up;
+// once one is, every later RTS looks (each test runs in a process of its own).
+TEST(QpRegistryRtsValues, OnlyALevelWithATimeoutOrARateTurnsTheLookUpOn) {
+  ibv_qp a{};
+  ibv_qp b{};
+  QosDecision plain;
+  plain.sl = 3;
+  QpRegistry::instance().set_decision(&a, plain);
+  EXPECT_FALSE(QpRegistry::instance().any_rts_values());
+  QosDecision timed;
+  timed.ack_timeout = 11;
+  QpRegistry::instance().register_rdma_cm(&b, std::nullopt, timed);
+  EXPECT_TRUE(QpRegistry::instance().any_rts_values());
+  QpRegistry::instance().erase(&a);
+  QpRegistry::instance().erase(&b);
+  EXPECT_TRUE(QpRegistry::instance().any_rts_values());
+}
+
 TEST(DestroyQp, ReturnsTheProvidersAnswer) {
   ibv_qp qp{};
   EXPECT_EQ(interpose_destroy_qp(&qp, [](ibv_qp*) { return EBUSY; }), EBUSY);

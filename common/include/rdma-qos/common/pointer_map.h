@@ -97,8 +97,8 @@ class PointerMap {
   size_t home(const void* key) const {
     // Fibonacci hashing of the address: allocations share their low bits, the product's top
     // bits do not.
-    const uint64_t h = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(key)) *
-                       0x9E3779B97F4A7C15ull;
+    const uint64_t h =
+        static_cast<uint64_t>(reinterpret_cast<uintptr_t>(key)) * 0x9E3779B97F4A7C15ull;
     return static_cast<size_t>(h >> shift_);
   }
   size_t next(size_t i) const { return (i + 1) & (capacity_ - 1); }

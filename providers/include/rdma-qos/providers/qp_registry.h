@@ -39,6 +39,10 @@ class QpRegistry {
   void register_rdma_cm(const ibv_qp* qp, const std::optional<CmConnection>& cm,
                         const std::optional<QosDecision>& decision);
   std::optional<QpEntry> find(const ibv_qp* qp) const;
+  // Whether any QP of this process was ever given a decision with an ACK timeout or a rate
+  // limit (sticky): until one was, an RTS transition has nothing to look up, and most levels set
+  // neither.
+  bool any_rts_values() const;
   void erase(const ibv_qp* qp);  // when the QP is destroyed
 
   // UD: an address handle has no QP, so the rdma_cm layer registers a UD id's decision by its

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "rdma-qos/common/small_lock.h"
 #include "rdma-qos/policy/compiled_policy.h"
 #include "rdma-qos/providers/av_policy.h"
 #include "rdma-qos/rdmacm-qos/cm_tag.h"
@@ -201,9 +202,9 @@ class IdRegistry {
 
    private:
     friend class IdRegistry;
-    Locked(std::unique_lock<std::mutex> lock, IdState& state)
+    Locked(std::unique_lock<SmallLock> lock, IdState& state)
         : lock_(std::move(lock)), state_(&state) {}
-    std::unique_lock<std::mutex> lock_;
+    std::unique_lock<SmallLock> lock_;
     IdState* state_;
   };
 

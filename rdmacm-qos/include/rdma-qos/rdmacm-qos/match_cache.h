@@ -11,6 +11,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "rdma-qos/common/small_lock.h"
 #include "rdma-qos/policy/compiled_policy.h"
 #include "rdma-qos/rdmacm-qos/cm_qos.h"
 
@@ -57,7 +58,7 @@ class MatchCache {
   // Empties the cache when `policy` is not the one it was filled from (mutex held).
   void follow(const std::shared_ptr<const policy::CompiledPolicy>& policy);
 
-  mutable std::mutex mutex_;
+  mutable SmallLock mutex_;
   std::shared_ptr<const policy::CompiledPolicy> policy_;
   std::unordered_map<MatchKey, std::optional<CmDecision>, KeyHash> entries_;
 };
