@@ -141,19 +141,21 @@ __attribute__((visibility("default"))) int rdma_get_cm_event(rdma_event_channel*
   auto next = real_rdmacm().get_cm_event;
   if (next == nullptr) return no_librdmacm();
   int rc = next(channel, event);
-  if (rc == 0 && event != nullptr && *event != nullptr) {
-    int saved = errno;
-    try {
-      rdma_cm_event* ev = *event;
-      // Connection setup's other events (address and route resolved, established, ...) of
-      // connected ids need nothing: they are let through without a look.
-      if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) rdmaqos::preload::take_connection_tag(ev);
-      if (ev->id != nullptr && may_be_ud(ev->id)) rdmaqos::preload::on_ud_event(ev);
-    } catch (...) {
-      log_once("cm_event_exception", "internal error in rdma_get_cm_event; UD QoS unchanged");
-    }
-    errno = saved;
+  if (rc != 0 || event == nullptr || *event == nullptr) return rc;
+  rdma_cm_event* ev = *event;
+  // Connection setup's other events (address and route resolved, established, ...) of connected
+  // ids need nothing: they are let through without a look.
+  const bool request = ev->event == RDMA_CM_EVENT_CONNECT_REQUEST;
+  const bool ud = ev->id != nullptr && may_be_ud(ev->id);
+  if (!request && !ud) return rc;
+  int saved = errno;
+  try {
+    if (request) rdmaqos::preload::take_connection_tag(ev);
+    if (ud) rdmaqos::preload::on_ud_event(ev);
+  } catch (...) {
+    log_once("cm_event_exception", "internal error in rdma_get_cm_event; UD QoS unchanged");
   }
+  errno = saved;
   return rc;
 }
 

@@ -15,13 +15,9 @@ namespace {
 // ever, so the child's first rdma_cm call hung in __cxa_guard_acquire (preload.fork_locks, about
 // 1 run in 10 under load). The fork handlers take this lock, so a fork waits for a fill under way
 // and none starts during it; and a table is still filled only on first use, so a librdmacm that
-// a plugin loads after an early fork is still found. All of it is constant-initialised: no
-// guard of its own.
+// a plugin loads after an early fork is still found. The lock and the tables (defined below,
+// read inline through real_calls.h) are all constant-initialised: no guard of their own.
 constinit std::mutex g_fill;
-constinit VerbsCalls g_verbs;
-constinit RdmacmCalls g_rdmacm;
-constinit std::atomic<bool> g_verbs_filled{false};
-constinit std::atomic<bool> g_rdmacm_filled{false};
 
 template <typename Calls, typename Fill>
 const Calls& filled_once(Calls& table, std::atomic<bool>& filled, Fill fill) {
@@ -55,8 +51,13 @@ void look_up(Fn& slot, void* library, const char* name, const char* version) {
 
 }  // namespace
 
-const VerbsCalls& real_verbs() {
-  return filled_once(g_verbs, g_verbs_filled, [](VerbsCalls& c) {
+constinit VerbsCalls g_real_verbs;
+constinit RdmacmCalls g_real_rdmacm;
+constinit std::atomic<bool> g_real_verbs_filled{false};
+constinit std::atomic<bool> g_real_rdmacm_filled{false};
+
+const VerbsCalls& fill_real_verbs() {
+  return filled_once(g_real_verbs, g_real_verbs_filled, [](VerbsCalls& c) {
     constexpr const char* kVersion = "IBVERBS_1.1";
     void* lib = loaded_library("libibverbs.so.1");
     look_up(c.modify_qp, lib, "ibv_modify_qp", kVersion);
@@ -67,8 +68,8 @@ const VerbsCalls& real_verbs() {
   });
 }
 
-const RdmacmCalls& real_rdmacm() {
-  return filled_once(g_rdmacm, g_rdmacm_filled, [](RdmacmCalls& c) {
+const RdmacmCalls& fill_real_rdmacm() {
+  return filled_once(g_real_rdmacm, g_real_rdmacm_filled, [](RdmacmCalls& c) {
     constexpr const char* kVersion = "RDMACM_1.0";
     void* lib = loaded_library("librdmacm.so.1");
     look_up(c.create_id, lib, "rdma_create_id", kVersion);

@@ -8,6 +8,8 @@
 #include <rdma/rdma_cma.h>
 #include <sys/socket.h>
 
+#include <atomic>
+
 namespace rdmaqos::preload {
 
 // libibverbs. To interpose one more verb: add its pointer here, look it up in real_calls.cpp,
@@ -40,8 +42,25 @@ struct RdmacmCalls {
 // Filled on first use, from the global scope after this module or else from the library
 // already loaded (even with RTLD_LOCAL, by a plugin); a missing function stays null (the
 // interposer then fails the call as the missing library would: nothing could have succeeded).
-const VerbsCalls& real_verbs();
-const RdmacmCalls& real_rdmacm();
+// Every interposer asks on every call, so the filled case is inline (one load, no call).
+const VerbsCalls& fill_real_verbs();
+const RdmacmCalls& fill_real_rdmacm();
+extern constinit VerbsCalls g_real_verbs;
+extern constinit RdmacmCalls g_real_rdmacm;
+extern constinit std::atomic<bool> g_real_verbs_filled;
+extern constinit std::atomic<bool> g_real_rdmacm_filled;
+
+inline const VerbsCalls& real_verbs() {
+  if (g_real_verbs_filled.load(std::memory_order_acquire)) [[likely]]
+    return g_real_verbs;
+  return fill_real_verbs();
+}
+
+inline const RdmacmCalls& real_rdmacm() {
+  if (g_real_rdmacm_filled.load(std::memory_order_acquire)) [[likely]]
+    return g_real_rdmacm;
+  return fill_real_rdmacm();
+}
 
 // For the fork handlers: held across fork() so that no table is half filled in the child.
 void lock_real_calls_for_fork();
