@@ -126,6 +126,15 @@ extern "C" {
 __attribute__((visibility("default"))) int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask) {
   auto next = real_verbs().modify_qp;
   if (next == nullptr) return EOPNOTSUPP;  // no libibverbs behind us: nothing could succeed
+  if (qp != nullptr && attr != nullptr &&
+      rdmaqos::providers::modify_qp_is_bookkeeping(*attr, mask)) {
+    try {
+      rdmaqos::providers::note_port_and_pkey_index(qp, *attr, mask);
+    } catch (...) {
+      // Without the note a plain-verbs QP's RTR finds its port by a query; nothing else is lost.
+    }
+    return next(qp, attr, mask);
+  }
   rdmaqos::providers::ModifyQpCall call(next, qp, attr, mask);
   try {
     return rdmaqos::providers::interpose_modify_qp(call, rdmaqos::preload::hooks());

@@ -153,6 +153,19 @@ int interpose_destroy_qp(ibv_qp* qp, DestroyQpFn next) noexcept {
   return next(qp);
 }
 
+bool modify_qp_is_bookkeeping(const ibv_qp_attr& attr, int mask) {
+  if (mask & IBV_QP_AV) return false;
+  const bool rts = (mask & IBV_QP_STATE) && attr.qp_state == IBV_QPS_RTS;
+  return !rts || !QpRegistry::instance().any_rts_values();
+}
+
+void note_port_and_pkey_index(const ibv_qp* qp, const ibv_qp_attr& attr, int mask) {
+  if (mask & (IBV_QP_PORT | IBV_QP_PKEY_INDEX))
+    QpRegistry::instance().set_port_and_pkey_index(
+        qp, (mask & IBV_QP_PORT) ? std::optional<uint8_t>(attr.port_num) : std::nullopt,
+        (mask & IBV_QP_PKEY_INDEX) ? std::optional<uint16_t>(attr.pkey_index) : std::nullopt);
+}
+
 int interpose_modify_qp(ModifyQpCall& call, const InterposerHooks& hooks) {
   ibv_qp* qp = call.qp();
   ibv_qp_attr* attr = call.attr();
@@ -160,14 +173,10 @@ int interpose_modify_qp(ModifyQpCall& call, const InterposerHooks& hooks) {
   auto next = [&call](ibv_qp*, ibv_qp_attr* a, int m) { return call.call(a, m); };
   if (qp == nullptr || attr == nullptr) return next(qp, attr, mask);
   auto& registry = QpRegistry::instance();
-  if (mask & (IBV_QP_PORT | IBV_QP_PKEY_INDEX))
-    registry.set_port_and_pkey_index(
-        qp, (mask & IBV_QP_PORT) ? std::optional<uint8_t>(attr->port_num) : std::nullopt,
-        (mask & IBV_QP_PKEY_INDEX) ? std::optional<uint16_t>(attr->pkey_index) : std::nullopt);
+  note_port_and_pkey_index(qp, *attr, mask);
+  if (modify_qp_is_bookkeeping(*attr, mask)) return next(qp, attr, mask);
   if (!(mask & IBV_QP_AV)) {
-    // RTS: the entry is looked at once, for the level's ACK timeout and its rate limit.
-    const bool rts = (mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RTS;
-    if (!rts || !registry.any_rts_values()) return next(qp, attr, mask);
+    // RTS with some level's timeout or rate: the entry is looked at once, for both.
     std::optional<QpEntry> entry = registry.find(qp);
     std::optional<int> timed = modify_with_ack_timeout(call, hooks, entry);
     int rc = timed ? *timed : next(qp, attr, mask);

@@ -502,6 +502,43 @@ TEST(QpRegistryRtsValues, OnlyALevelWithATimeoutOrARateTurnsTheLookUpOn) {
   EXPECT_TRUE(QpRegistry::instance().any_rts_values());
 }
 
+// The transitions the interposers pass on after noting the port and P_Key index only.
+TEST(ModifyQpBookkeeping, InitIsAndRtrWithAnAddressVectorIsNot) {
+  ibv_qp_attr init{};
+  init.qp_state = IBV_QPS_INIT;
+  EXPECT_TRUE(modify_qp_is_bookkeeping(init, IBV_QP_STATE | IBV_QP_PORT | IBV_QP_PKEY_INDEX));
+  ibv_qp_attr rtr{};
+  rtr.qp_state = IBV_QPS_RTR;
+  EXPECT_FALSE(modify_qp_is_bookkeeping(rtr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_DEST_QPN));
+}
+
+TEST(ModifyQpBookkeeping, RtsIsUntilSomeLevelHasATimeoutOrARate) {
+  ibv_qp_attr rts{};
+  rts.qp_state = IBV_QPS_RTS;
+  const int mask = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_SQ_PSN;
+  EXPECT_TRUE(modify_qp_is_bookkeeping(rts, mask));
+  ibv_qp qp{};
+  QosDecision rated;
+  rated.static_rate = 7;
+  QpRegistry::instance().set_decision(&qp, rated);
+  EXPECT_FALSE(modify_qp_is_bookkeeping(rts, mask));
+  QpRegistry::instance().erase(&qp);
+}
+
+TEST(ModifyQpBookkeeping, NotesThePortAndPkeyIndexTheTransitionNames) {
+  ibv_qp qp{};
+  ibv_qp_attr init{};
+  init.qp_state = IBV_QPS_INIT;
+  init.port_num = 2;
+  init.pkey_index = 5;
+  note_port_and_pkey_index(&qp, init, IBV_QP_STATE | IBV_QP_PORT | IBV_QP_PKEY_INDEX);
+  auto entry = QpRegistry::instance().find(&qp);
+  ASSERT_TRUE(entry);
+  EXPECT_EQ(entry->port_num, 2);
+  EXPECT_EQ(entry->pkey_index, 5);
+  QpRegistry::instance().erase(&qp);
+}
+
 TEST(DestroyQp, ReturnsTheProvidersAnswer) {
   ibv_qp qp{};
   EXPECT_EQ(interpose_destroy_qp(&qp, [](ibv_qp*) { return EBUSY; }), EBUSY);

@@ -99,6 +99,14 @@ int interpose_modify_qp(ModifyQpCall& call, const InterposerHooks& hooks);
 int interpose_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask, ModifyQpFn next,
                         const InterposerHooks& hooks);
 
+// Most transitions carry no address vector (INIT, RTS, ...): all they need is the registry's
+// note of the port and P_Key index they name, and an RTS the level's ACK timeout and rate when
+// some level has either. For those, the interposer notes (may throw: before the real call) and
+// then makes the program's call as it is, without the machinery of interpose_modify_qp, which
+// takes the rest. Connection setup makes three such transitions per QP.
+bool modify_qp_is_bookkeeping(const ibv_qp_attr& attr, int mask);
+void note_port_and_pkey_index(const ibv_qp* qp, const ibv_qp_attr& attr, int mask);
+
 // Wraps one ibv_create_ah call, with the same guarantees.
 ibv_ah* interpose_create_ah(CreateAhCall& call, const InterposerHooks& hooks);
 ibv_ah* interpose_create_ah(ibv_pd* pd, ibv_ah_attr* attr, CreateAhFn next,
