@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <string>
@@ -117,7 +118,11 @@ TEST(PluginPolicyFile, AHeavySweepWithNothingChangedReadsParsesAndBuildsNothing)
 
   // A changed policy: read and parsed once for both, compiled once, the scopes built once (the
   // partitions are OpenSM's, unchanged).
-  std::ofstream(f.dir() + "/plugin-policy.conf") << setup_policy("Default", 5);
+  // Replaced whole (written beside it, then renamed over it), as an editor saves: a file
+  // truncated and then written could be read empty by a sweep in between, one more parse.
+  const std::string policy = f.dir() + "/plugin-policy.conf";
+  std::ofstream(policy + ".new") << setup_policy("Default", 5);
+  std::filesystem::rename(policy + ".new", policy);
   nlohmann::json changed = heavy_sweep(f, again);
   changed = stats_when(f, [&](const nlohmann::json& s) {
     return number(s, "policy", "compiles") > number(again, "policy", "compiles");
