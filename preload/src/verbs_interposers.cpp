@@ -131,7 +131,8 @@ __attribute__((visibility("default"))) int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr
     try {
       rdmaqos::providers::note_port_and_pkey_index(qp, *attr, mask);
     } catch (...) {
-      // Without the note a plain-verbs QP's RTR finds its port by a query; nothing else is lost.
+      // Only the table's growth can fail (no memory). Without the note a plain-verbs QP's RTR
+      // finds its port by a query and matches with the port's first P_Key.
     }
     return next(qp, attr, mask);
   }
