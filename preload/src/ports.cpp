@@ -20,56 +20,13 @@ namespace {
 // have one lock to take instead of one per table.
 std::mutex port_tables_mutex;
 
-// A small table keyed by device name and port, scanned linearly: a host has a handful of ports,
-// and under connection setup this runs several times per connection, so it must not allocate.
-// Full: the caller queries without caching.
-template <typename Value, size_t kSize>
-class PortTable {
- public:
-  struct Entry {
-    char device[IBV_SYSFS_NAME_MAX] = {};
-    uint8_t port = 0;
-    uint8_t index = 0;  // GID index, for tables keyed by one
-    Value value{};
-  };
-  // The entry for (device, port, index) if present; `fresh` decides whether it still counts.
-  template <typename Fresh>
-  std::optional<Value> find(const char* device, uint8_t port, uint8_t index, Fresh fresh) {
-    std::lock_guard lock(port_tables_mutex);
-    for (size_t i = 0; i < used_; ++i) {
-      const Entry& e = entries_[i];
-      if (e.port == port && e.index == index && std::strcmp(e.device, device) == 0)
-        return fresh(e.value) ? std::optional<Value>(e.value) : std::nullopt;
-    }
-    return std::nullopt;
-  }
-  void put(const char* device, uint8_t port, uint8_t index, Value value) {
-    std::lock_guard lock(port_tables_mutex);
-    Entry* slot = nullptr;
-    for (size_t i = 0; i < used_ && slot == nullptr; ++i)
-      if (entries_[i].port == port && entries_[i].index == index &&
-          std::strcmp(entries_[i].device, device) == 0)
-        slot = &entries_[i];
-    if (slot == nullptr) {
-      if (used_ == kSize || std::strlen(device) >= sizeof slot->device) return;
-      slot = &entries_[used_++];
-      std::strcpy(slot->device, device);
-      slot->port = port;
-      slot->index = index;
-    }
-    slot->value = value;
-  }
-
- private:
-  std::array<Entry, kSize> entries_{};
-  size_t used_ = 0;
-};
-
-// The tables connection setup reads on every step (a port's link layer, a GID's type): a key is
-// only ever added, published by the count that follows it, and its value is one atomic word, so
-// a look-up takes no lock; adding a key or refreshing a value takes it.
+// A small table keyed by device name, port and index, scanned linearly: a host has a handful of
+// ports, and connection setup reads these tables on every step, so a look-up neither allocates
+// nor takes a lock. A key is only ever added, published by the count that follows it, and its
+// value is one atomic word; adding a key or refreshing a value takes the lock. Full: the caller
+// queries without caching.
 template <size_t kSize>
-class PublishedPortTable {
+class PortTable {
  public:
   std::optional<uint64_t> find(const char* device, uint8_t port, uint8_t index) const {
     if (const Entry* e = entry(device, port, index, used_.load(std::memory_order_acquire)))
@@ -121,32 +78,30 @@ uint64_t coarse_now_ms() {
 // once, not once per QP on each side. A connection made within that second after such a change
 // may get the old index's label decision (a label on a RoCE v1 QP, which only the GRH carries,
 // or none on a v2 one); its SL and traffic class do not depend on it.
-constexpr uint64_t kGidTypeTtlMs = 1000;
+constexpr uint64_t kPortValueTtlMs = 1000;
 
-// A GID type's entry: the kind in the low byte, the time it was read (ms) above it.
-uint64_t gid_type_word(providers::LinkKind kind, uint64_t when_ms) {
-  return when_ms << 8 | static_cast<uint8_t>(kind);
+// A value kept for a time (a GID's type, a LID, a P_Key): the value in the low 16 bits, the time
+// it was read (ms) above them.
+uint64_t timed_word(uint16_t value, uint64_t when_ms) {
+  return when_ms << 16 | value;
 }
 
-// A port's LID changes only when the SM reassigns it: kept a second, like a GID's type.
-struct PortLid {
-  uint16_t lid = 0;
-  uint64_t when_ms = 0;
-};
-
-struct PortPkey {
-  uint16_t pkey = 0;
-  uint64_t when_ms = 0;
-};
+// The value of `word` if it was read less than kPortValueTtlMs before `now`. A port's LID changes
+// only when the SM reassigns it and a P_Key only when the SM rewrites the table: kept a second,
+// like a GID's type.
+std::optional<uint16_t> fresh_value(std::optional<uint64_t> word, uint64_t now) {
+  if (!word || now - (*word >> 16) >= kPortValueTtlMs) return std::nullopt;
+  return static_cast<uint16_t>(*word & 0xFFFF);
+}
 
 // Constant-initialised: no initialisation guard that another thread could hold when the
 // program forks, and nothing to destroy at exit.
 // A port's link layer never changes while its device exists: added once, never refreshed.
-constinit PublishedPortTable<32> link_layers;
-constinit PublishedPortTable<64> gid_types;
-constinit PortTable<PortLid, 32> port_lids;
+constinit PortTable<32> link_layers;
+constinit PortTable<64> gid_types;
+constinit PortTable<32> port_lids;
 // Keyed by an 8-bit index; larger ones (rare) are queried each time.
-constinit PortTable<PortPkey, 64> port_pkeys;
+constinit PortTable<64> port_pkeys;
 
 }  // namespace
 
@@ -167,12 +122,12 @@ providers::LinkKind link_kind(ibv_context* ctx, uint8_t port, uint8_t sgid_index
   if (link != IBV_LINK_LAYER_ETHERNET) return LinkKind::kUnknown;
   const char* device = ctx->device->name;
   const uint64_t now = coarse_now_ms();
-  if (auto known = gid_types.find(device, port, sgid_index))
-    if (now - (*known >> 8) < kGidTypeTtlMs) return static_cast<LinkKind>(*known & 0xFF);
+  if (auto known = fresh_value(gid_types.find(device, port, sgid_index), now))
+    return static_cast<LinkKind>(*known);
   ibv_gid_entry entry{};
   if (ibv_query_gid_ex(ctx, port, sgid_index, &entry, 0) != 0) return LinkKind::kUnknown;
   LinkKind kind = entry.gid_type == IBV_GID_TYPE_ROCE_V2 ? LinkKind::kRoceV2 : LinkKind::kRoceV1;
-  gid_types.put(device, port, sgid_index, gid_type_word(kind, now));
+  gid_types.put(device, port, sgid_index, timed_word(static_cast<uint16_t>(kind), now));
   return kind;
 }
 
@@ -180,11 +135,10 @@ uint16_t port_lid(ibv_context* ctx, uint8_t port) {
   if (ctx == nullptr || ctx->device == nullptr || port == 0) return 0;
   const char* device = ctx->device->name;
   const uint64_t now = coarse_now_ms();
-  auto fresh = [now](const PortLid& l) { return now - l.when_ms < kGidTypeTtlMs; };
-  if (auto known = port_lids.find(device, port, 0, fresh)) return known->lid;
+  if (auto known = fresh_value(port_lids.find(device, port, 0), now)) return *known;
   ibv_port_attr pa{};
   if (ibv_query_port(ctx, port, &pa) != 0) return 0;
-  port_lids.put(device, port, 0, PortLid{pa.lid, now});
+  port_lids.put(device, port, 0, timed_word(pa.lid, now));
   return pa.lid;
 }
 
@@ -192,16 +146,16 @@ std::optional<uint16_t> port_pkey(ibv_context* ctx, uint8_t port, uint16_t index
   if (ctx == nullptr || ctx->device == nullptr || port == 0) return std::nullopt;
   const char* device = ctx->device->name;
   const uint64_t now = coarse_now_ms();
-  auto fresh = [now](const PortPkey& p) { return now - p.when_ms < kGidTypeTtlMs; };
   if (index <= 0xFF)
-    if (auto known = port_pkeys.find(device, port, static_cast<uint8_t>(index), fresh))
-      return known->pkey;
+    if (auto known = fresh_value(port_pkeys.find(device, port, static_cast<uint8_t>(index)), now))
+      return *known;
   auto query = real_verbs().query_pkey;  // through the table, so tests stand in for it
   __be16 raw = 0;
   if (query == nullptr || query(ctx, port, index, &raw) != 0) return std::nullopt;
   uint16_t pkey = be16toh(raw);
   if (pkey == 0) return std::nullopt;  // an empty slot: no partition to name
-  if (index <= 0xFF) port_pkeys.put(device, port, static_cast<uint8_t>(index), PortPkey{pkey, now});
+  if (index <= 0xFF)
+    port_pkeys.put(device, port, static_cast<uint8_t>(index), timed_word(pkey, now));
   return pkey;
 }
 
