@@ -125,7 +125,9 @@ TEST(PluginPolicyFile, AHeavySweepWithNothingChangedReadsParsesAndBuildsNothing)
   std::filesystem::rename(policy + ".new", policy);
   nlohmann::json changed = heavy_sweep(f, again);
   changed = stats_when(f, [&](const nlohmann::json& s) {
-    return number(s, "policy", "compiles") > number(again, "policy", "compiles");
+    // The scopes are built after the compile, possibly a sweep later under load: wait for both.
+    return number(s, "policy", "compiles") > number(again, "policy", "compiles") &&
+           number(s, "qos_setup", "builds") > number(again, "qos_setup", "builds");
   });
   EXPECT_EQ(number(changed, "policy", "parses"), number(again, "policy", "parses") + 1)
       << changed.dump();
