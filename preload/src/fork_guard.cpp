@@ -53,7 +53,7 @@ struct ForkLock {
 };
 
 // Outermost first.
-const std::array<ForkLock, 11> kForkLocks{{
+const std::array<ForkLock, 12> kForkLocks{{
     {&lock_ud_peers_for_fork, &unlock_ud_peers_after_fork},
     {[] { rdmacm::IdRegistry::instance().lock_for_fork(); },
      [] { rdmacm::IdRegistry::instance().unlock_after_fork(); }},
@@ -69,6 +69,8 @@ const std::array<ForkLock, 11> kForkLocks{{
     {&lock_log_for_fork, &unlock_log_after_fork},
     // Taken inside the registries' and the plain-verbs decider's locks (a match under them).
     {&lock_match_cache_for_fork, &unlock_match_cache_after_fork},
+    // Taken inside all of those (a match interns its level's name).
+    {&rdmacm::lock_level_names_for_fork, &rdmacm::unlock_level_names_after_fork},
     // Innermost: a table of real functions is filled under it, with no other lock taken.
     {&lock_real_calls_for_fork, &unlock_real_calls_after_fork},
 }};

@@ -280,7 +280,7 @@ void on_ud_event(rdma_cm_event* ev) {
   append_record(c.record_path, Record{{"call", "rdma_get_cm_event"},
                                       {"event", passive ? "connect_request" : "established"},
                                       {"service_id", d ? d->service_id : sid},
-                                      {"level", d ? d->level : ""},
+                                      {"level", d ? d->level : std::string_view()},
                                       {"sl", ah.sl},
                                       {"traffic_class", ah.grh.traffic_class},
                                       {"flow_label", ah.grh.flow_label},

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <mutex>
+#include <string>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -143,6 +145,34 @@ std::optional<uint16_t> effective_qos_class(const IdInputs& in, const CmSettings
 
 namespace {
 
+// level_name's names. Constant-initialised (no guard a fork could leave held); the set is made
+// on first use under the lock and never freed, so a view of a name outlives any policy.
+constinit SmallLock level_names_lock;
+std::unordered_set<std::string>* level_names = nullptr;
+
+// A decision's level hash, worked out when it was made without a match.
+uint32_t level_hash_of(const CmDecision& d) {
+  return d.level_hash != 0 ? d.level_hash : cm_tag_level_hash(d.level);
+}
+
+}  // namespace
+
+std::string_view level_name(std::string_view name) {
+  std::lock_guard lock(level_names_lock);
+  if (level_names == nullptr) level_names = new std::unordered_set<std::string>;
+  return *level_names->emplace(name).first;
+}
+
+void lock_level_names_for_fork() {
+  level_names_lock.lock();
+}
+
+void unlock_level_names_after_fork() {
+  level_names_lock.unlock();
+}
+
+namespace {
+
 // The match itself, without the cache.
 std::optional<CmDecision> match_roce(uint64_t sid, std::optional<uint16_t> qos_class, uint16_t pkey,
                                      const CmSettings& s, std::optional<uint8_t> tclass) {
@@ -167,7 +197,8 @@ std::optional<CmDecision> match_roce(uint64_t sid, std::optional<uint16_t> qos_c
   d.packet_life = m.level->packet_life;
   d.match_tclass = tclass;
   d.rule = m.rule;
-  d.level = m.level->name;
+  d.level = level_name(m.level->name);
+  d.level_hash = cm_tag_level_hash(d.level);
   return d;
 }
 
@@ -288,7 +319,7 @@ CmTag tag_of(const std::optional<CmDecision>& d, const IdInputs& in, const CmSet
   if (d) {
     tag.qos_class = d->qos_class;
     tag.tclass = d->match_tclass;
-    tag.level_hash = cm_tag_level_hash(d->level);
+    tag.level_hash = level_hash_of(*d);
   } else {
     tag.qos_class = effective_qos_class(in, s);
     tag.tclass = in.program_tos;
@@ -302,8 +333,7 @@ TaggedDecision decide_roce_tagged(uint64_t sid, const CmTag& tag,
   TaggedDecision out;
   out.decision = decide_roce(sid, tag.qos_class, pkey, s, tag.tclass);
   const auto& d = out.decision;
-  if (d.has_value() != tag.level_hash.has_value() ||
-      (d && cm_tag_level_hash(d->level) != *tag.level_hash))
+  if (d.has_value() != tag.level_hash.has_value() || (d && level_hash_of(*d) != *tag.level_hash))
     out.agrees = false;
   // What the active side's match put on the wire: the level's traffic class, else the
   // program's TOS (the configured default and the kernel's are not the level's to check).

@@ -2,20 +2,38 @@
 // The per-process cache of host-side policy matches (see match_cache.h).
 #include "rdma-qos/rdmacm-qos/match_cache.h"
 
+#include <bit>
+
 namespace rdmaqos::rdmacm {
 
-size_t MatchCache::KeyHash::operator()(const MatchKey& k) const noexcept {
-  // Absent class and traffic class get values no present one has (they are 16 and 8 bits).
+namespace {
+
+// Fibonacci hashing of the key's fields: the top bits index the slots. Absent class and traffic
+// class get values no present one has (they are 16 and 8 bits).
+uint64_t key_hash(const MatchKey& k) {
   const uint64_t qos_class = k.qos_class ? *k.qos_class : 0x10000;
   const uint64_t tclass = k.tclass ? *k.tclass : 0x100;
-  uint64_t h = k.service_id * 0x9E3779B97F4A7C15ULL;
-  h ^= (qos_class << 32) ^ (tclass << 16) ^ k.pkey;
-  return static_cast<size_t>(h ^ (h >> 29));
+  return (k.service_id ^ (qos_class << 40) ^ (tclass << 24) ^ k.pkey) * 0x9E3779B97F4A7C15ULL;
+}
+
+}  // namespace
+
+MatchCache::Slot& MatchCache::slot_of(const MatchKey& key) {
+  static_assert((kSlots & (kSlots - 1)) == 0, "kSlots is a power of two");
+  constexpr unsigned kShift = 64 - std::countr_zero(kSlots);
+  // At most kCapacity of kSlots are used, so a free slot ends every probe run.
+  for (size_t i = static_cast<size_t>(key_hash(key) >> kShift);; i = (i + 1) & (kSlots - 1))
+    if (!slots_[i].used || slots_[i].key == key) return slots_[i];
+}
+
+void MatchCache::clear() {
+  for (Slot& slot : slots_) slot.used = false;
+  used_ = 0;
 }
 
 void MatchCache::follow(const std::shared_ptr<const policy::CompiledPolicy>& policy) {
   if (policy_ == policy) return;
-  entries_.clear();
+  clear();
   policy_ = policy;
 }
 
@@ -23,22 +41,31 @@ MatchCache::Lookup MatchCache::find(const std::shared_ptr<const policy::Compiled
                                     const MatchKey& key) {
   std::lock_guard lock(mutex_);
   follow(policy);
-  auto it = entries_.find(key);
-  if (it == entries_.end()) return {};
-  return {true, it->second};
+  const Slot& slot = slot_of(key);
+  if (!slot.used) return {};
+  return {true, slot.decision};
 }
 
 void MatchCache::insert(const std::shared_ptr<const policy::CompiledPolicy>& policy,
                         const MatchKey& key, const std::optional<CmDecision>& decision) {
   std::lock_guard lock(mutex_);
   follow(policy);
-  if (entries_.size() >= kCapacity) entries_.clear();
-  entries_.insert_or_assign(key, decision);
+  Slot* slot = &slot_of(key);
+  if (!slot->used) {
+    if (used_ >= kCapacity) {
+      clear();
+      slot = &slot_of(key);
+    }
+    slot->used = true;
+    slot->key = key;
+    ++used_;
+  }
+  slot->decision = decision;
 }
 
 size_t MatchCache::size() const {
   std::lock_guard lock(mutex_);
-  return entries_.size();
+  return used_;
 }
 
 void MatchCache::lock_for_fork() {

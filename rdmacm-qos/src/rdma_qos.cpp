@@ -3,6 +3,7 @@
 // boundary: every entry point catches and reports failure through errno.
 #include "rdma-qos/rdmacm-qos/rdma_qos.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -83,7 +84,9 @@ int rdma_qos_query(struct rdma_cm_id* id, struct rdma_qos_decision* out) {
     out->has_rate_limit = d.rate_limit.has_value();
     out->rate_limit = d.rate_limit.value_or(0);
     out->rule = d.rule ? static_cast<int32_t>(*d.rule) : -1;
-    std::strncpy(out->level, d.level.c_str(), sizeof(out->level) - 1);
+    const size_t n = std::min(d.level.size(), sizeof(out->level) - 1);
+    std::memcpy(out->level, d.level.data(), n);
+    out->level[n] = '\0';
     return 0;
   } catch (...) {
     return fail(ENOMEM);

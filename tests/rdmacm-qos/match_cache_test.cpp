@@ -128,5 +128,48 @@ TEST(MatchCache, StaysBounded) {
   EXPECT_GT(s.match_cache->size(), 0u);
 }
 
+TEST(MatchCache, EveryKeyFindsItsOwnEntryThroughRefills) {
+  // Keys that differ in one field each (collisions in the slots' probe runs), past the capacity
+  // twice: each look-up after an insert gets that key's decision, never a neighbour's.
+  MatchCache cache;
+  auto policy = policy_with_bench_sl(3);
+  for (uint16_t n = 0; n < 2 * MatchCache::kCapacity + 7; ++n) {
+    const MatchKey key{kBenchSid + (n % 5), uint16_t(n / 5), uint16_t(0x8000 | (n % 3)),
+                       n % 2 ? std::optional<uint8_t>(uint8_t(n)) : std::nullopt};
+    CmDecision d;
+    d.service_id = key.service_id;
+    d.sl = static_cast<uint8_t>(n % 16);
+    d.rule = n;
+    cache.insert(policy, key, d);
+    auto found = cache.find(policy, key);
+    ASSERT_TRUE(found.hit) << n;
+    ASSERT_TRUE(found.decision) << n;
+    EXPECT_EQ(found.decision->rule, size_t{n});
+    EXPECT_LE(cache.size(), MatchCache::kCapacity);
+  }
+  // A key with no level is a hit with no decision; an absent class differs from class 0.
+  const MatchKey none{1, std::nullopt, 0xFFFF, std::nullopt};
+  cache.insert(policy, none, std::nullopt);
+  EXPECT_TRUE(cache.find(policy, none).hit);
+  EXPECT_FALSE(cache.find(policy, none).decision);
+  EXPECT_FALSE(cache.find(policy, MatchKey{1, uint16_t{0}, 0xFFFF, std::nullopt}).hit);
+}
+
+TEST(MatchCache, ALevelNameOutlivesItsPolicy) {
+  // Decisions keep a view of the level's name, interned for the process: still readable once the
+  // policy that gave it (and the cache's hold on it) is gone.
+  std::optional<CmDecision> d;
+  {
+    CmSettings s = cached_settings(3);
+    d = decide_roce(kBenchSid, std::nullopt, 0xFFFF, s);
+  }
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->level, "BENCH");
+  EXPECT_EQ(d->level_hash, cm_tag_level_hash("BENCH"));
+  // One copy per distinct name.
+  EXPECT_EQ(level_name(std::string("BENCH")).data(), d->level.data());
+  EXPECT_NE(level_name("BENCH2").data(), d->level.data());
+}
+
 }  // namespace
 }  // namespace rdmaqos::rdmacm

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "rdma-qos/common/small_lock.h"
@@ -105,8 +106,23 @@ struct CmDecision {
   std::optional<uint8_t> packet_life;    // the level's packet lifetime (IBA code, 0..31)
   std::optional<uint8_t> match_tclass;   // the traffic class matched with (the program's TOS)
   std::optional<size_t> rule;
-  std::string level;
+  // The level's name, interned (level_name) so that it stays valid for the life of the process:
+  // a decision is copied into the per-id and per-QP state at several steps of every connection,
+  // and with a view it copies as plain bytes (a std::string copied its characters each time, and
+  // allocated for names longer than its inline buffer, such as qos-ulps' levels).
+  std::string_view level;
+  // cm_tag_level_hash(level), worked out once per match (decide_roce) instead of at each
+  // connection's tag; 0 when the decision was made without a match (then worked out on use).
+  uint32_t level_hash = 0;
 };
+
+// The process-lifetime copy of a level name: one per distinct name (the names of the policies a
+// process loads; a reload with the same names adds none). Thread-safe.
+std::string_view level_name(std::string_view name);
+// For a host module's fork handlers (level_name's lock, taken inside the registries' locks when
+// a match runs under them): taken before fork, released after it on both sides.
+void lock_level_names_for_fork();
+void unlock_level_names_after_fork();
 
 // The Service-ID and QoS-Class a connection queries with: overrides first, then the program's
 // TOS as QoS-Class, then the settings.

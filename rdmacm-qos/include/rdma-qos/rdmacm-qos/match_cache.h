@@ -4,12 +4,12 @@
 // emulated or cold CPU a match touches the policy's rules and index every time.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <unordered_map>
 
 #include "rdma-qos/common/small_lock.h"
 #include "rdma-qos/policy/compiled_policy.h"
@@ -31,6 +31,8 @@ struct MatchKey {
 // reload compiles a new one; that instance is the policy's generation) empties it first, so
 // no level of an earlier policy is ever returned. The cache keeps the policy it was filled
 // from alive, so a new policy can never be mistaken for it by address.
+// One array with open addressing, made once: a look-up (every RoCE connection, on each side)
+// is a hash and a compare or two, with no allocation or node walk.
 class MatchCache {
  public:
   // More distinct keys than a process has services and classes in practice; when full, the
@@ -52,15 +54,23 @@ class MatchCache {
   void unlock_after_fork();
 
  private:
-  struct KeyHash {
-    size_t operator()(const MatchKey& k) const noexcept;
+  // Twice the capacity, a power of two: probe runs stay short up to kCapacity entries.
+  static constexpr size_t kSlots = 2 * kCapacity;
+  struct Slot {
+    bool used = false;
+    MatchKey key;
+    std::optional<CmDecision> decision;
   };
+  // The slot holding `key`, or the free slot where it would go (mutex held).
+  Slot& slot_of(const MatchKey& key);
   // Empties the cache when `policy` is not the one it was filled from (mutex held).
   void follow(const std::shared_ptr<const policy::CompiledPolicy>& policy);
+  void clear();
 
   mutable SmallLock mutex_;
   std::shared_ptr<const policy::CompiledPolicy> policy_;
-  std::unordered_map<MatchKey, std::optional<CmDecision>, KeyHash> entries_;
+  std::array<Slot, kSlots> slots_{};
+  size_t used_ = 0;
 };
 
 }  // namespace rdmaqos::rdmacm
