@@ -168,6 +168,15 @@ uint8_t qp_port(ibv_qp* qp) {
   return attr.port_num;
 }
 
+uint16_t qp_pkey_index(ibv_qp* qp) {
+  auto query = real_verbs().query_qp;
+  if (query == nullptr) return 0;
+  ibv_qp_attr attr{};
+  ibv_qp_init_attr init{};
+  if (query(qp, &attr, IBV_QP_PKEY_INDEX, &init) != 0) return 0;
+  return attr.pkey_index;
+}
+
 void lock_ports_for_fork() {
   port_tables_mutex.lock();
 }

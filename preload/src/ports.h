@@ -24,6 +24,8 @@ uint16_t port_lid(ibv_context* ctx, uint8_t port);
 std::optional<uint16_t> port_pkey(ibv_context* ctx, uint8_t port, uint16_t index);
 // The port a QP is bound to (ibv_query_qp), or 0.
 uint8_t qp_port(ibv_qp* qp);
+// The QP's P_Key index (ibv_query_qp), or 0 (the port's first) when it cannot be queried.
+uint16_t qp_pkey_index(ibv_qp* qp);
 
 // The caches' lock, for the module's fork handlers (fork_guard.cpp).
 void lock_ports_for_fork();

@@ -87,6 +87,7 @@ const providers::InterposerHooks& hooks() {
     out->log_once = &log_once;
     out->probe.link_kind = &link_kind;
     out->probe.qp_port = &qp_port;
+    out->probe.qp_pkey_index = &qp_pkey_index;
     out->rate_limit = [](ibv_qp* qp, uint32_t kbps) {
       ibv_qp_rate_limit_attr a{};
       a.rate_limit = kbps;
@@ -126,16 +127,8 @@ extern "C" {
 __attribute__((visibility("default"))) int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask) {
   auto next = real_verbs().modify_qp;
   if (next == nullptr) return EOPNOTSUPP;  // no libibverbs behind us: nothing could succeed
-  if (qp != nullptr && attr != nullptr &&
-      rdmaqos::providers::modify_qp_is_bookkeeping(*attr, mask)) {
-    try {
-      rdmaqos::providers::note_port_and_pkey_index(qp, *attr, mask);
-    } catch (...) {
-      // Only the table's growth can fail (no memory). Without the note a plain-verbs QP's RTR
-      // finds its port by a query and matches with the port's first P_Key.
-    }
+  if (qp != nullptr && attr != nullptr && rdmaqos::providers::modify_qp_is_bookkeeping(*attr, mask))
     return next(qp, attr, mask);
-  }
   rdmaqos::providers::ModifyQpCall call(next, qp, attr, mask);
   try {
     return rdmaqos::providers::interpose_modify_qp(call, rdmaqos::preload::hooks());

@@ -64,27 +64,9 @@ void QpRegistry::set_decision(const ibv_qp* qp, QosDecision decision) {
   store().entries[qp].decision = decision;
 }
 
-void QpRegistry::set_port(const ibv_qp* qp, uint8_t port_num) {
-  std::lock_guard lock(store().mutex);
-  store().entries[qp].port_num = port_num;
-}
-
-void QpRegistry::set_pkey_index(const ibv_qp* qp, uint16_t pkey_index) {
-  std::lock_guard lock(store().mutex);
-  store().entries[qp].pkey_index = pkey_index;
-}
-
 void QpRegistry::mark_rdma_cm(const ibv_qp* qp) {
   std::lock_guard lock(store().mutex);
   store().entries[qp].rdma_cm = true;
-}
-
-void QpRegistry::set_port_and_pkey_index(const ibv_qp* qp, std::optional<uint8_t> port_num,
-                                         std::optional<uint16_t> pkey_index) {
-  std::lock_guard lock(store().mutex);
-  QpEntry& e = store().entries[qp];
-  if (port_num) e.port_num = port_num;
-  if (pkey_index) e.pkey_index = pkey_index;
 }
 
 void QpRegistry::register_rdma_cm(const ibv_qp* qp, const std::optional<CmConnection>& cm,

@@ -159,13 +159,6 @@ bool modify_qp_is_bookkeeping(const ibv_qp_attr& attr, int mask) {
   return !rts || !QpRegistry::instance().any_rts_values();
 }
 
-void note_port_and_pkey_index(const ibv_qp* qp, const ibv_qp_attr& attr, int mask) {
-  if (mask & (IBV_QP_PORT | IBV_QP_PKEY_INDEX))
-    QpRegistry::instance().set_port_and_pkey_index(
-        qp, (mask & IBV_QP_PORT) ? std::optional<uint8_t>(attr.port_num) : std::nullopt,
-        (mask & IBV_QP_PKEY_INDEX) ? std::optional<uint16_t>(attr.pkey_index) : std::nullopt);
-}
-
 int interpose_modify_qp(ModifyQpCall& call, const InterposerHooks& hooks) {
   ibv_qp* qp = call.qp();
   ibv_qp_attr* attr = call.attr();
@@ -173,7 +166,6 @@ int interpose_modify_qp(ModifyQpCall& call, const InterposerHooks& hooks) {
   auto next = [&call](ibv_qp*, ibv_qp_attr* a, int m) { return call.call(a, m); };
   if (qp == nullptr || attr == nullptr) return next(qp, attr, mask);
   auto& registry = QpRegistry::instance();
-  note_port_and_pkey_index(qp, *attr, mask);
   if (modify_qp_is_bookkeeping(*attr, mask)) return next(qp, attr, mask);
   if (!(mask & IBV_QP_AV)) {
     // RTS with some level's timeout or rate: the entry is looked at once, for both.
@@ -186,7 +178,6 @@ int interpose_modify_qp(ModifyQpCall& call, const InterposerHooks& hooks) {
 
   auto entry = registry.find(qp);
   uint8_t port = attr->ah_attr.port_num;
-  if (port == 0 && entry && entry->port_num) port = *entry->port_num;
   if (port == 0 && hooks.probe.qp_port) port = hooks.probe.qp_port(qp);
   LinkKind link = hooks.probe.link_kind
                       ? hooks.probe.link_kind(qp->context, port, attr->ah_attr.grh.sgid_index)
@@ -203,9 +194,11 @@ int interpose_modify_qp(ModifyQpCall& call, const InterposerHooks& hooks) {
   // kept in the registry so its RTS transition gets the level's rate limit and ACK timeout.
   const bool rdma_cm_qp = cm || (entry && entry->rdma_cm);
   if (!decision && !rdma_cm_qp && (mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RTR) {
-    PlainVerbsTarget t{qp->context, port,
-                       entry && entry->pkey_index ? *entry->pkey_index : uint16_t{0}, link,
-                       &attr->ah_attr};
+    // On RoCE the policy matches the default P_Key: only InfiniBand asks the QP for its index.
+    const uint16_t pkey_index = link == LinkKind::kInfiniBand && hooks.probe.qp_pkey_index
+                                    ? hooks.probe.qp_pkey_index(qp)
+                                    : uint16_t{0};
+    PlainVerbsTarget t{qp->context, port, pkey_index, link, &attr->ah_attr};
     decision = plain_decision(t, hooks);
     if (decision) {
       source = "plain_verbs";

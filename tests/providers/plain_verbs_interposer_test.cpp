@@ -73,20 +73,32 @@ TEST_F(PlainVerbsInterposer, InfiniBandRtrGetsTheLevelsSlMtuAndRate) {
 }
 
 TEST_F(PlainVerbsInterposer, TheHookSeesThePortPkeyIndexAndDestination) {
-  ibv_qp_attr init{};
-  init.qp_state = IBV_QPS_INIT;
-  init.port_num = 1;
-  init.pkey_index = 2;
-  interpose_modify_qp(&qp_, &init, IBV_QP_STATE | IBV_QP_PORT | IBV_QP_PKEY_INDEX, fake_modify,
-                      hooks_);
+  // What the QP answers (ibv_query_qp in the module): the port of its INIT transition, its
+  // P_Key index.
+  hooks_.probe.qp_pkey_index = [](ibv_qp*) -> uint16_t { return 2; };
   ibv_qp_attr a = rtr();
-  a.ah_attr.port_num = 0;  // as most programs leave it: the INIT transition's port
+  a.ah_attr.port_num = 0;  // as some programs leave it: the INIT transition's port
   interpose_modify_qp(&qp_, &a, kRtrMask, fake_modify, hooks_);
   ASSERT_EQ(targets_.size(), 1u);
   EXPECT_EQ(targets_[0].port, 1);
   EXPECT_EQ(targets_[0].pkey_index, 2);
   EXPECT_EQ(targets_[0].link, LinkKind::kInfiniBand);
   EXPECT_EQ(targets_[0].ah->dlid, 3);
+}
+
+TEST_F(PlainVerbsInterposer, OnRoceTheQpIsNotAskedForItsPkeyIndex) {
+  // The host policy matches RoCE QPs on the default P_Key: no query for the index.
+  hooks_.probe.link_kind = [](ibv_context*, uint8_t, uint8_t) { return LinkKind::kRoceV2; };
+  int asked = 0;
+  hooks_.probe.qp_pkey_index = [&asked](ibv_qp*) -> uint16_t {
+    ++asked;
+    return 2;
+  };
+  ibv_qp_attr a = rtr();
+  interpose_modify_qp(&qp_, &a, kRtrMask, fake_modify, hooks_);
+  ASSERT_EQ(targets_.size(), 1u);
+  EXPECT_EQ(targets_[0].pkey_index, 0);
+  EXPECT_EQ(asked, 0);
 }
 
 TEST_F(PlainVerbsInterposer, TheMtuIsNeverRaisedAboveTheProgramsPathMtu) {

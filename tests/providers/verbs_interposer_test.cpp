@@ -139,13 +139,19 @@ TEST_F(Interposer, CallsWithoutAddressVectorPassStraightThrough) {
   EXPECT_TRUE(records_.empty());
 }
 
-TEST_F(Interposer, PortRememberedFromInitTransition) {
+TEST_F(Interposer, TheInitTransitionLeavesNoEntry) {
+  // Nothing is noted for INIT: rdma_cm QPs never need its port or P_Key index, and a plain-verbs
+  // QP asks for them at RTR (the probes).
   ibv_qp_attr init{};
+  init.qp_state = IBV_QPS_INIT;
   init.port_num = 2;
-  interpose_modify_qp(&qp_, &init, IBV_QP_STATE | IBV_QP_PORT, &fake_modify, hooks_);
+  init.pkey_index = 5;
+  interpose_modify_qp(&qp_, &init, IBV_QP_STATE | IBV_QP_PORT | IBV_QP_PKEY_INDEX, &fake_modify,
+                      hooks_);
+  EXPECT_FALSE(QpRegistry::instance().find(&qp_));
   ibv_qp_attr a = rtr();
   interpose_modify_qp(&qp_, &a, kMask, &fake_modify, hooks_);
-  EXPECT_EQ(seen_port_, 2);
+  EXPECT_EQ(seen_port_, 7);  // queried
 }
 
 TEST_F(Interposer, PortQueriedWhenUnknown) {
@@ -461,26 +467,28 @@ TEST_F(Interposer, AhForARegisteredUdPeerGetsTheDecisionsLabel) {
 }
 
 // Stands in for the provider's ibv_destroy_qp while another thread creates a QP at the address
-// it frees and the verbs layer registers that QP (its port, 2) before the call returns.
+// it frees and the rdma_cm layer registers that QP (its CM ports) before the call returns.
 int destroy_then_reuse(ibv_qp* qp) {
-  QpRegistry::instance().set_port(qp, 2);
+  QpRegistry::instance().set_cm(qp, CmConnection{7471, 40000, false});
   return 0;
 }
 
 TEST(DestroyQp, ForgetsTheQp) {
   ibv_qp qp{};
-  QpRegistry::instance().set_port(&qp, 1);
+  QpRegistry::instance().mark_rdma_cm(&qp);
   EXPECT_EQ(interpose_destroy_qp(&qp, [](ibv_qp*) { return 0; }), 0);
   EXPECT_FALSE(QpRegistry::instance().find(&qp));
 }
 
 TEST(DestroyQp, KeepsTheEntryOfAQpCreatedAtTheFreedAddress) {
   ibv_qp qp{};
-  QpRegistry::instance().set_port(&qp, 1);
+  QpRegistry::instance().mark_rdma_cm(&qp);
   EXPECT_EQ(interpose_destroy_qp(&qp, &destroy_then_reuse), 0);
   auto entry = QpRegistry::instance().find(&qp);
   ASSERT_TRUE(entry);
-  EXPECT_EQ(entry->port_num, 2);
+  ASSERT_TRUE(entry->cm);
+  EXPECT_EQ(entry->cm->dport, 7471);
+  EXPECT_FALSE(entry->rdma_cm);  // the new QP's entry, not the destroyed one's
   QpRegistry::instance().erase(&qp);
 }
 
@@ -508,7 +516,7 @@ TEST(QpRegistryRtsValues, OnlyALevelWithATimeoutOrARateTurnsTheLookUpOn) {
   EXPECT_TRUE(QpRegistry::instance().any_rts_values());
 }
 
-// The transitions the interposers pass on after noting the port and P_Key index only.
+// The transitions the interposers pass on as the program made them.
 TEST(ModifyQpBookkeeping, InitIsAndRtrWithAnAddressVectorIsNot) {
   ibv_qp_attr init{};
   init.qp_state = IBV_QPS_INIT;
@@ -529,20 +537,6 @@ TEST(ModifyQpBookkeeping, RtsIsUntilSomeLevelHasATimeoutOrARate) {
   rated.static_rate = 7;
   QpRegistry::instance().set_decision(&qp, rated);
   EXPECT_FALSE(modify_qp_is_bookkeeping(rts, mask));
-  QpRegistry::instance().erase(&qp);
-}
-
-TEST(ModifyQpBookkeeping, NotesThePortAndPkeyIndexTheTransitionNames) {
-  ibv_qp qp{};
-  ibv_qp_attr init{};
-  init.qp_state = IBV_QPS_INIT;
-  init.port_num = 2;
-  init.pkey_index = 5;
-  note_port_and_pkey_index(&qp, init, IBV_QP_STATE | IBV_QP_PORT | IBV_QP_PKEY_INDEX);
-  auto entry = QpRegistry::instance().find(&qp);
-  ASSERT_TRUE(entry);
-  EXPECT_EQ(entry->port_num, 2);
-  EXPECT_EQ(entry->pkey_index, 5);
   QpRegistry::instance().erase(&qp);
 }
 

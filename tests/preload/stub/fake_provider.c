@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 /* Stands in for libibverbs behind the preload module (after it in LD_PRELOAD, with its symbol
  * versions, so the module's dlvsym(RTLD_NEXT) finds it): each ibv_modify_qp succeeds and says
- * on stdout what it was given; ibv_query_pkey answers the default P_Key 0xffff at index 0. */
+ * on stdout what it was given; ibv_query_pkey answers the default P_Key 0xffff at index 0 and
+ * ibv_query_qp port 1 and P_Key index 0 (what the module asks of a plain-verbs QP at RTR). */
 #include <endian.h>
 #include <infiniband/verbs.h>
 #include <stdio.h>
@@ -19,5 +20,15 @@ int ibv_query_pkey(struct ibv_context* context, uint8_t port_num, int index, __b
   (void)port_num;
   if (index != 0) return -1;
   *pkey = htobe16(0xffff);
+  return 0;
+}
+
+int ibv_query_qp(struct ibv_qp* qp, struct ibv_qp_attr* attr, int mask,
+                 struct ibv_qp_init_attr* init) {
+  (void)qp;
+  (void)mask;
+  (void)init;
+  attr->port_num = 1;
+  attr->pkey_index = 0;
   return 0;
 }

@@ -15,8 +15,6 @@ namespace rdmaqos::providers {
 struct QpEntry {
   std::optional<CmConnection> cm;
   std::optional<QosDecision> decision;
-  std::optional<uint8_t> port_num;     // remembered from the INIT transition
-  std::optional<uint16_t> pkey_index;  // the same: a plain-verbs QP's P_Key for its policy
   // An rdma_cm id's QP, with or without a decision (on InfiniBand its path came from the SA
   // already, or from the kernel's route resolution): never a plain-verbs QP.
   bool rdma_cm = false;
@@ -28,14 +26,9 @@ class QpRegistry {
 
   void set_cm(const ibv_qp* qp, CmConnection cm);
   void set_decision(const ibv_qp* qp, QosDecision decision);
-  void set_port(const ibv_qp* qp, uint8_t port_num);
-  void set_pkey_index(const ibv_qp* qp, uint16_t pkey_index);
   void mark_rdma_cm(const ibv_qp* qp);
-  // The same in one step each, as connection setup does them (one lock instead of several):
-  // the port and P_Key index of an INIT transition, whichever it names;
-  void set_port_and_pkey_index(const ibv_qp* qp, std::optional<uint8_t> port_num,
-                               std::optional<uint16_t> pkey_index);
-  // an rdma_cm id's QP, marked, with its CM ports and decision when known.
+  // The same in one step, as connection setup does it (one lock instead of several): an
+  // rdma_cm id's QP, marked, with its CM ports and decision when known.
   void register_rdma_cm(const ibv_qp* qp, const std::optional<CmConnection>& cm,
                         const std::optional<QosDecision>& decision);
   std::optional<QpEntry> find(const ibv_qp* qp) const;

@@ -21,8 +21,11 @@ using DestroyQpFn = int (*)(ibv_qp*);
 struct DeviceProbe {
   // Link kind of (context, port, sgid index).
   std::function<LinkKind(ibv_context*, uint8_t port, uint8_t sgid_index)> link_kind;
-  // The QP's port when neither the call nor the registry says (ibv_query_qp in the module).
+  // The QP's port when the call does not name it (ibv_query_qp in the module).
   std::function<uint8_t(ibv_qp*)> qp_port;
+  // The QP's P_Key index (ibv_query_qp in the module): asked only for a plain-verbs QP on
+  // InfiniBand reaching RTR, whose policy matches on its P_Key.
+  std::function<uint16_t(ibv_qp*)> qp_pkey_index;
 };
 
 // What the module knows about a plain-verbs QP or address handle (no rdma_cm decision) when it
@@ -30,7 +33,7 @@ struct DeviceProbe {
 struct PlainVerbsTarget {
   ibv_context* context = nullptr;
   uint8_t port = 0;
-  uint16_t pkey_index = 0;  // the QP's (INIT transition); 0 for address handles
+  uint16_t pkey_index = 0;  // the QP's (InfiniBand; probe.qp_pkey_index); 0 otherwise
   LinkKind link = LinkKind::kUnknown;
   const ibv_ah_attr* ah = nullptr;  // destination LID / GID, as the program passed them
 };
@@ -99,13 +102,13 @@ int interpose_modify_qp(ModifyQpCall& call, const InterposerHooks& hooks);
 int interpose_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask, ModifyQpFn next,
                         const InterposerHooks& hooks);
 
-// Most transitions carry no address vector (INIT, RTS, ...): all they need is the registry's
-// note of the port and P_Key index they name, and an RTS the level's ACK timeout and rate when
-// some level has either. For those, the interposer notes (may throw: before the real call) and
-// then makes the program's call as it is, without the machinery of interpose_modify_qp, which
-// takes the rest. Connection setup makes three such transitions per QP.
+// Most transitions carry no address vector (INIT, RTS, ...) and need nothing of the module but
+// an RTS the level's ACK timeout and rate, when some level has either. For the rest the
+// interposer makes the program's call as it is, without the machinery of interpose_modify_qp.
+// Connection setup makes three such transitions per QP. (The port and P_Key index an INIT
+// transition names are not kept: only a plain-verbs QP on InfiniBand needs them, at RTR, where
+// it asks the QP (DeviceProbe); rdma_cm QPs, on every connection, would pay for the note.)
 bool modify_qp_is_bookkeeping(const ibv_qp_attr& attr, int mask);
-void note_port_and_pkey_index(const ibv_qp* qp, const ibv_qp_attr& attr, int mask);
 
 // Wraps one ibv_create_ah call, with the same guarantees.
 ibv_ah* interpose_create_ah(CreateAhCall& call, const InterposerHooks& hooks);
