@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 
+#include "device_name.h"
 #include "real_calls.h"
 
 namespace rdmaqos::preload {
@@ -40,6 +41,7 @@ class PortTable {
       e->value.store(value, std::memory_order_relaxed);
       return;
     }
+    static_assert(sizeof(Entry::device) == sizeof(ibv_device::name), "same_device_name");
     if (used == kSize || std::strlen(device) >= sizeof entries_[used].device) return;
     Entry& e = entries_[used];
     std::strcpy(e.device, device);
@@ -59,7 +61,7 @@ class PortTable {
   Entry* entry(const char* device, uint8_t port, uint8_t index, size_t used) const {
     for (size_t i = 0; i < used; ++i) {
       Entry& e = const_cast<Entry&>(entries_[i]);
-      if (e.port == port && e.index == index && std::strcmp(e.device, device) == 0) return &e;
+      if (e.port == port && e.index == index && same_device_name(e.device, device)) return &e;
     }
     return nullptr;
   }
