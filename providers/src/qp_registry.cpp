@@ -19,12 +19,14 @@
 #include "rdma-qos/common/small_lock.h"
 
 namespace rdmaqos::providers {
+
+constinit std::atomic<bool> detail::g_rts_values{false};
+
 namespace {
 
 struct Store {
   mutable SmallLock mutex;
   PointerMap<QpEntry> entries;
-  std::atomic<bool> rts_values{false};  // see any_rts_values()
   std::map<std::pair<const ibv_pd*, std::array<uint8_t, 16>>, QosDecision> peers;
   std::unordered_set<const ibv_pd*> rdma_cm_pds;
 };
@@ -42,8 +44,8 @@ Store& store() {
 
 // A decision an RTS transition has work for: the level's ACK timeout or its rate limit.
 void note_rts_values(const QosDecision& d) {
-  if ((d.ack_timeout || d.static_rate) && !store().rts_values.load(std::memory_order_relaxed))
-    store().rts_values.store(true, std::memory_order_release);
+  if ((d.ack_timeout || d.static_rate) && !detail::g_rts_values.load(std::memory_order_relaxed))
+    detail::g_rts_values.store(true, std::memory_order_release);
 }
 
 }  // namespace
@@ -86,10 +88,6 @@ std::optional<QpEntry> QpRegistry::find(const ibv_qp* qp) const {
   const QpEntry* e = store().entries.find(qp);
   if (e == nullptr) return std::nullopt;
   return *e;
-}
-
-bool QpRegistry::any_rts_values() const {
-  return store().rts_values.load(std::memory_order_acquire);
 }
 
 void QpRegistry::erase(const ibv_qp* qp) {

@@ -153,12 +153,6 @@ int interpose_destroy_qp(ibv_qp* qp, DestroyQpFn next) noexcept {
   return next(qp);
 }
 
-bool modify_qp_is_bookkeeping(const ibv_qp_attr& attr, int mask) {
-  if (mask & IBV_QP_AV) return false;
-  const bool rts = (mask & IBV_QP_STATE) && attr.qp_state == IBV_QPS_RTS;
-  return !rts || !QpRegistry::instance().any_rts_values();
-}
-
 int interpose_modify_qp(ModifyQpCall& call, const InterposerHooks& hooks) {
   ibv_qp* qp = call.qp();
   ibv_qp_attr* attr = call.attr();

@@ -6,11 +6,17 @@
 
 #include <infiniband/verbs.h>
 
+#include <atomic>
 #include <optional>
 
 #include "rdma-qos/providers/av_policy.h"
 
 namespace rdmaqos::providers {
+
+namespace detail {
+// QpRegistry::any_rts_values' flag: read inline, on every RTS transition of every connection.
+extern constinit std::atomic<bool> g_rts_values;
+}  // namespace detail
 
 struct QpEntry {
   std::optional<CmConnection> cm;
@@ -35,7 +41,7 @@ class QpRegistry {
   // Whether any QP of this process was ever given a decision with an ACK timeout or a rate
   // limit (sticky): until one was, an RTS transition has nothing to look up, and most levels set
   // neither.
-  bool any_rts_values() const;
+  static bool any_rts_values() { return detail::g_rts_values.load(std::memory_order_acquire); }
   void erase(const ibv_qp* qp);  // when the QP is destroyed
 
   // UD: an address handle has no QP, so the rdma_cm layer registers a UD id's decision by its

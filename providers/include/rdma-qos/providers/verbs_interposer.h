@@ -10,6 +10,7 @@
 #include <string>
 
 #include "rdma-qos/providers/av_policy.h"
+#include "rdma-qos/providers/qp_registry.h"
 
 namespace rdmaqos::providers {
 
@@ -108,7 +109,11 @@ int interpose_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask, ModifyQpFn next
 // Connection setup makes three such transitions per QP. (The port and P_Key index an INIT
 // transition names are not kept: only a plain-verbs QP on InfiniBand needs them, at RTR, where
 // it asks the QP (DeviceProbe); rdma_cm QPs, on every connection, would pay for the note.)
-bool modify_qp_is_bookkeeping(const ibv_qp_attr& attr, int mask);
+inline bool modify_qp_is_bookkeeping(const ibv_qp_attr& attr, int mask) {
+  if (mask & IBV_QP_AV) return false;
+  const bool rts = (mask & IBV_QP_STATE) && attr.qp_state == IBV_QPS_RTS;
+  return !rts || !QpRegistry::any_rts_values();
+}
 
 // Wraps one ibv_create_ah call, with the same guarantees.
 ibv_ah* interpose_create_ah(CreateAhCall& call, const InterposerHooks& hooks);
