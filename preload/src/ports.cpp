@@ -128,13 +128,16 @@ int port_link_layer(ibv_context* ctx, uint8_t port) {
 
 providers::LinkKind link_kind(ibv_context* ctx, uint8_t port, uint8_t sgid_index) {
   using providers::LinkKind;
+  if (ctx == nullptr || ctx->device == nullptr) return LinkKind::kUnknown;
+  const char* device = ctx->device->name;
+  const uint64_t now = coarse_now_ms();
+  // A GID type is only ever kept for an Ethernet port, and a port's link layer never changes:
+  // a fresh one answers without looking the link layer up (every RTR transition asks).
+  if (auto known = fresh_value(gid_types.find(device, port, sgid_index), now))
+    return static_cast<LinkKind>(*known);
   int link = port_link_layer(ctx, port);
   if (link == IBV_LINK_LAYER_INFINIBAND) return LinkKind::kInfiniBand;
   if (link != IBV_LINK_LAYER_ETHERNET) return LinkKind::kUnknown;
-  const char* device = ctx->device->name;
-  const uint64_t now = coarse_now_ms();
-  if (auto known = fresh_value(gid_types.find(device, port, sgid_index), now))
-    return static_cast<LinkKind>(*known);
   ibv_gid_entry entry{};
   if (ibv_query_gid_ex(ctx, port, sgid_index, &entry, 0) != 0) return LinkKind::kUnknown;
   LinkKind kind = entry.gid_type == IBV_GID_TYPE_ROCE_V2 ? LinkKind::kRoceV2 : LinkKind::kRoceV1;
