@@ -3,11 +3,16 @@
 # Host side of the rdmacm-qos `bench` VM group: per-connection setup times (cm_setup_time: route
 # resolution + QP creation, then rdma_connect -> ESTABLISHED, connections one after the other)
 # with and without the preload module, and (kind tos, when the run has it) without it but with
-# the client setting the level's TOS itself, taking turns. Pools every connection of a kind (the
-# rounds only spread the guest's drift over all) and reports median and p99 of each step; fails
-# when the preload adds more than 5% to the median setup time of plain. The tos kind's figures
-# are reported, not judged: they tell what the level's TOS costs the kernel from what the module
-# costs beyond it.
+# the client setting the level's TOS itself, taking turns. Reports median and p99 of each step
+# over every connection of a kind, and each round's medians side by side. Fails when the preload
+# adds more than 5% to the median setup time of plain, as the mean over rounds of each round's
+# difference of medians: the kinds take turns within a round, so a round compares like with
+# like, while rounds run at different speeds (the guest's phases: 4.5 to 11 ms a connection in
+# one run), and a median pooled over rounds at different levels moved with which rounds
+# straddled it (one run: +6.4% pooled, its rounds +2.1% to +5.9%, +4.3% on average; ten runs
+# of one commit: pooled +2.6% to +6.4%, per round +3.4% to +4.4%, the same mean). The tos
+# kind's figures are reported, not judged: they tell what the level's TOS costs the kernel from
+# what the module costs beyond it.
 #   check-bench.sh SCENARIO RESULTS_DIR ROCE_PCAP_DUMP
 set -euo pipefail
 dir=$2
@@ -44,6 +49,7 @@ done
 rounds=""
 slower=0
 total=0
+round_pcts=""
 for log in "$dir"/client-plain[0-9]*.log; do
     round=${log##*/client-plain}
     round=${round%.log}
@@ -55,7 +61,9 @@ for log in "$dir"/client-plain[0-9]*.log; do
     rounds+=" $round:${a%.*}/${b%.*}${c:+/${c%.*}}"
     total=$((total + 1))
     [ "$(echo "$b > $a" | bc -l)" = 1 ] && slower=$((slower + 1))
+    round_pcts+=" $(echo "($b - $a) * 100 / $a" | bc -l)"
 done
+[ "$total" -gt 0 ] || { echo "FAIL: no round has both plain and preload medians"; exit 1; }
 tos_label=""
 "$has_tos" && tos_label=/tos
 echo "per-round median setup us (plain/preload$tos_label):$rounds"
@@ -70,9 +78,13 @@ if "$has_tos"; then
             "$step" "$(pct "${median[preload.$step]}" "${median[tos.$step]}")"
     done
 fi
-printf 'preload vs plain: median setup %+.1f%%, p99 setup %+.1f%%\n' "$m" "$p"
-if [ "$(echo "$m > 5" | bc -l)" = 1 ]; then
-    echo "FAIL: the preload adds more than 5% to the median connection setup"
+printf 'preload vs plain: median setup %+.1f%%, p99 setup %+.1f%% (all connections pooled)\n' \
+    "$m" "$p"
+r=$(echo "$round_pcts" | awk '{ for (i = 1; i <= NF; i++) s += $i; print s / NF }')
+printf 'preload vs plain, per round:%s%%; mean over %d rounds %+.1f%%\n' \
+    "$(echo "$round_pcts" | awk '{ for (i = 1; i <= NF; i++) printf " %+.1f", $i }')" "$total" "$r"
+if [ "$(echo "$r > 5" | bc -l)" = 1 ]; then
+    echo "FAIL: the preload adds more than 5% to the median connection setup (mean over rounds)"
     exit 1
 fi
 echo "PASS: setup_time"
