@@ -173,22 +173,28 @@ std::optional<uint16_t> port_pkey(ibv_context* ctx, uint8_t port, uint16_t index
   return pkey;
 }
 
-uint8_t qp_port(ibv_qp* qp) {
+namespace {
+
+// The attributes `mask` names of a QP (ibv_query_qp through the table); nullopt when it cannot
+// be asked.
+std::optional<ibv_qp_attr> query_qp(ibv_qp* qp, int mask) {
   auto query = real_verbs().query_qp;
-  if (query == nullptr) return 0;
   ibv_qp_attr attr{};
   ibv_qp_init_attr init{};
-  if (query(qp, &attr, IBV_QP_PORT, &init) != 0) return 0;
-  return attr.port_num;
+  if (query == nullptr || query(qp, &attr, mask, &init) != 0) return std::nullopt;
+  return attr;
+}
+
+}  // namespace
+
+uint8_t qp_port(ibv_qp* qp) {
+  const auto attr = query_qp(qp, IBV_QP_PORT);
+  return attr ? attr->port_num : 0;
 }
 
 uint16_t qp_pkey_index(ibv_qp* qp) {
-  auto query = real_verbs().query_qp;
-  if (query == nullptr) return 0;
-  ibv_qp_attr attr{};
-  ibv_qp_init_attr init{};
-  if (query(qp, &attr, IBV_QP_PKEY_INDEX, &init) != 0) return 0;
-  return attr.pkey_index;
+  const auto attr = query_qp(qp, IBV_QP_PKEY_INDEX);
+  return attr ? attr->pkey_index : 0;
 }
 
 void lock_ports_for_fork() {
