@@ -41,7 +41,6 @@ class PortTable {
       e->value.store(value, std::memory_order_relaxed);
       return;
     }
-    static_assert(sizeof(Entry::device) == sizeof(ibv_device::name), "same_device_name");
     if (used == kSize || std::strlen(device) >= sizeof entries_[used].device) return;
     Entry& e = entries_[used];
     std::strcpy(e.device, device);
@@ -58,6 +57,8 @@ class PortTable {
     uint8_t index = 0;
     std::atomic<uint64_t> value{0};
   };
+  // same_device_name reads a name's first word from both arrays.
+  static_assert(sizeof(Entry::device) == sizeof(ibv_device::name));
   Entry* entry(const char* device, uint8_t port, uint8_t index, size_t used) const {
     for (size_t i = 0; i < used; ++i) {
       Entry& e = const_cast<Entry&>(entries_[i]);
@@ -105,10 +106,6 @@ constinit PortTable<32> port_lids;
 // Keyed by an 8-bit index; larger ones (rare) are queried each time.
 constinit PortTable<64> port_pkeys;
 
-}  // namespace
-
-namespace {
-
 // The first look at a port: out of line, so the look-up every connection step makes is short
 // (no registers saved for a query it does not make).
 [[gnu::noinline, gnu::cold]] int query_link_layer(ibv_context* ctx, uint8_t port) {
@@ -116,6 +113,16 @@ namespace {
   if (ibv_query_port(ctx, port, &pa) != 0) return -1;
   link_layers.put(ctx->device->name, port, 0, pa.link_layer);
   return pa.link_layer;
+}
+
+// The attributes `mask` names of a QP (ibv_query_qp through the table); nullopt when it cannot
+// be asked.
+std::optional<ibv_qp_attr> query_qp(ibv_qp* qp, int mask) {
+  auto query = real_verbs().query_qp;
+  ibv_qp_attr attr{};
+  ibv_qp_init_attr init{};
+  if (query == nullptr || query(qp, &attr, mask, &init) != 0) return std::nullopt;
+  return attr;
 }
 
 }  // namespace
@@ -172,20 +179,6 @@ std::optional<uint16_t> port_pkey(ibv_context* ctx, uint8_t port, uint16_t index
     port_pkeys.put(device, port, static_cast<uint8_t>(index), timed_word(pkey, now));
   return pkey;
 }
-
-namespace {
-
-// The attributes `mask` names of a QP (ibv_query_qp through the table); nullopt when it cannot
-// be asked.
-std::optional<ibv_qp_attr> query_qp(ibv_qp* qp, int mask) {
-  auto query = real_verbs().query_qp;
-  ibv_qp_attr attr{};
-  ibv_qp_init_attr init{};
-  if (query == nullptr || query(qp, &attr, mask, &init) != 0) return std::nullopt;
-  return attr;
-}
-
-}  // namespace
 
 uint8_t qp_port(ibv_qp* qp) {
   const auto attr = query_qp(qp, IBV_QP_PORT);

@@ -155,24 +155,6 @@ uint32_t level_hash_of(const CmDecision& d) {
   return d.level_hash != 0 ? d.level_hash : cm_tag_level_hash(d.level);
 }
 
-}  // namespace
-
-std::string_view level_name(std::string_view name) {
-  std::lock_guard lock(level_names_lock);
-  if (level_names == nullptr) level_names = new std::unordered_set<std::string>;
-  return *level_names->emplace(name).first;
-}
-
-void lock_level_names_for_fork() {
-  level_names_lock.lock();
-}
-
-void unlock_level_names_after_fork() {
-  level_names_lock.unlock();
-}
-
-namespace {
-
 // The match itself, without the cache.
 std::optional<CmDecision> match_roce(uint64_t sid, std::optional<uint16_t> qos_class, uint16_t pkey,
                                      const CmSettings& s, std::optional<uint8_t> tclass) {
@@ -203,6 +185,20 @@ std::optional<CmDecision> match_roce(uint64_t sid, std::optional<uint16_t> qos_c
 }
 
 }  // namespace
+
+std::string_view level_name(std::string_view name) {
+  std::lock_guard lock(level_names_lock);
+  if (level_names == nullptr) level_names = new std::unordered_set<std::string>;
+  return *level_names->emplace(name).first;
+}
+
+void lock_level_names_for_fork() {
+  level_names_lock.lock();
+}
+
+void unlock_level_names_after_fork() {
+  level_names_lock.unlock();
+}
 
 std::optional<CmDecision> decide_roce(uint64_t sid, std::optional<uint16_t> qos_class,
                                       uint16_t pkey, const CmSettings& s,
