@@ -172,6 +172,10 @@ void IbFabric::start_opensm() {
   sm.env["OSM_TMP_DIR"] = dir_;
   sm.env["OSM_CACHE_DIR"] = dir_;
   for (const auto& [name, value] : options_.opensm_env) sm.env[name] = value;
+  if (options_.pin_random) {
+    std::string& preload = sm.env["LD_PRELOAD"];
+    preload = preload.empty() ? RDMA_QOS_PINNED_RAND : preload + ":" + RDMA_QOS_PINNED_RAND;
+  }
   sm.cwd = dir_;
   sm.output_path = dir_ + "/opensm.out";
   // wait_until_ready looks for this run's "Entering MASTER state" only.

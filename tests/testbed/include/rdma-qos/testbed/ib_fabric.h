@@ -36,6 +36,9 @@ struct IbFabricOptions {
   // OpenSM's LMC (-l): each CA port gets 2^lmc LIDs. Pair it with FatTreeSpec::lmc so the
   // topology's LIDs are aligned and kept.
   int lmc = 0;
+  // OpenSM runs with rand() pinned (a test shim preloaded after umad2sim): DFSSSP's choice among
+  // the VLs of a split layer becomes a function of the path, so answers compare byte for byte.
+  bool pin_random = false;
   std::chrono::milliseconds start_timeout{std::chrono::seconds(60)};
   bool keep_dir = false;  // keep the private directory (logs) after teardown
 };

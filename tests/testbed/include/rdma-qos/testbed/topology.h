@@ -82,4 +82,33 @@ FatTreeSpec mixed_speed_tree(int cas = 8);
 // LIDs: sm01 = 1, nodeNNN = 1 + NNN, then leaves, then spines.
 Topology make_fat_tree(const FatTreeSpec& spec);
 
+// A fabric of switches linked as any graph (rings, tori, meshes, dragonfly-like groups, random
+// graphs): the fabrics with loops where routing engines such as LASH, DFSSSP and Nue give paths
+// different SLs. Every switch carries `cas_per_switch` compute CAs; sm01 hangs off switch 0.
+struct SwitchGraphSpec {
+  int switches = 6;
+  std::vector<std::pair<int, int>> links;  // switch index pairs; a pair may repeat (parallel)
+  int cas_per_switch = 2;
+  Link ca_link = {Width::k4x, Speed::kQdr};
+  Link switch_link = {Width::k4x, Speed::kQdr};
+  int lmc = 0;  // as FatTreeSpec::lmc
+};
+
+// A ring of `switches` (at least 3).
+SwitchGraphSpec ring_spec(int switches, int cas_per_switch = 2);
+// An x-by-y torus (wrap-around links in both dimensions; each dimension at least 3), switch
+// (i, j) at index j * x + i.
+SwitchGraphSpec torus_spec(int x, int y, int cas_per_switch = 1);
+// An x-by-y mesh (no wrap-around), numbered as the torus.
+SwitchGraphSpec mesh_spec(int x, int y, int cas_per_switch = 1);
+// `groups` groups of `per_group` switches, all-to-all inside a group, and one global link
+// between every two groups (dragonfly-like).
+SwitchGraphSpec dragonfly_spec(int groups, int per_group, int cas_per_switch = 1);
+// A connected random graph: a random spanning tree plus `extra_links`, from `seed`.
+SwitchGraphSpec random_spec(int switches, int extra_links, unsigned seed, int cas_per_switch = 1);
+
+// Names: sm01 (LID 1), then node001.. (switch s carries node s*cas_per_switch+1 onwards), then
+// switches sw01.. . Switch ports: CAs first (switch 0: sm01 on port 1), then links in order.
+Topology make_switch_graph(const SwitchGraphSpec& spec);
+
 }  // namespace rdmaqos::testbed
