@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-// `rdma-qos opensm-plugin reload|rediscover|stats|explain`: operates the rdma-qos OpenSM plugin
-// inside a running OpenSM through its control socket (the protocol of rdma-qos-sad's).
+// `rdma-qos opensm-plugin reload|rediscover|stats|status|pause|resume|explain`: operates the
+// rdma-qos OpenSM plugin inside a running OpenSM through its control socket (the protocol of
+// rdma-qos-sad's).
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -42,6 +43,55 @@ void run(const PluginArgs& a, const std::string& command) {
   set_exit_code(ok ? 0 : 1);
 }
 
+// Whether the plugin answers: exit 0 when it does, 1 when OpenSM's own handlers answer (with
+// why), 2 when no plugin answers on the socket (OpenSM runs without it: not loaded, refused at
+// load, an OpenSM of another version).
+void status(const PluginArgs& a) {
+  auto reply = sad::control_call(a.socket, {{"command", "stats"}},
+                                 std::chrono::milliseconds(static_cast<long>(a.timeout * 1000)));
+  nlohmann::json out = {{"socket", a.socket}, {"loaded", false}, {"answering", false}};
+  if (!reply || !reply->value("ok", false)) {
+    out["reason"] = fmt::format(
+        "no rdma-qos plugin answers on {} ({}): OpenSM runs without it, or is not running",
+        a.socket, reply ? reply->value("message", "refused") : reply.error().message);
+    set_exit_code(2);
+  } else {
+    const nlohmann::json& stats = (*reply)["stats"];
+    const nlohmann::json plugin = stats.value("plugin", nlohmann::json::object());
+    out["loaded"] = true;
+    out["answering"] = plugin.value("answering", false);
+    out["reason"] = plugin.value("handed_to_opensm", nlohmann::json(nullptr));
+    out["routing"] = stats.value("routing", nlohmann::json(nullptr));
+    out["endpoints"] = stats.value("fabric", nlohmann::json::object()).value("endpoints", 0);
+    set_exit_code(out["answering"].get<bool>() ? 0 : 1);
+  }
+  if (a.json) {
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  if (!out["loaded"].get<bool>()) {
+    std::cerr << "rdma-qos opensm-plugin status: " << out["reason"].get<std::string>() << "\n";
+    return;
+  }
+  if (out["answering"].get<bool>()) {
+    std::cout << fmt::format("answering PathRecord and MultiPathRecord: {} endpoints\n",
+                             out["endpoints"].get<uint64_t>());
+  } else {
+    std::cout << "not answering: OpenSM's own handlers answer ("
+              << (out["reason"].is_string() ? out["reason"].get<std::string>() : "?") << ")\n";
+  }
+  if (const nlohmann::json& r = out["routing"]; r.is_object()) {
+    std::cout << fmt::format("routing engine: {}{}\n", r.value("engine", "?"),
+                             r.value("assigns_sl", false)
+                                 ? " (assigns path SLs: answers take its SL, MultiPathRecords are "
+                                   "OpenSM's)"
+                                 : "");
+    if (!r.value("qos_setup_applied", true))
+      std::cout << "qos-setup: not applied under this engine (OpenSM's own SL2VL and VLArb "
+                   "tables keep its layers apart)\n";
+  }
+}
+
 void setup_opensm_plugin(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "opensm-plugin", "operate the rdma-qos plugin inside a running OpenSM (rdma-qos-opensm(8))");
@@ -53,7 +103,12 @@ void setup_opensm_plugin(CLI::App& app) {
   };
   for (Sub s : {Sub{"reload", "read the policy and partitions again; prints every diagnostic"},
                 Sub{"rediscover", "build a new model from OpenSM's subnet now"},
-                Sub{"stats", "counters per method, MAD status and rejection; models; reloads"}}) {
+                Sub{"stats", "counters per method, MAD status and rejection; models; reloads"},
+                Sub{"status",
+                    "whether the plugin answers (exit 0), OpenSM's handlers do (1, with why) or "
+                    "no plugin is reachable (2); the routing engine"},
+                Sub{"pause", "let OpenSM's own handlers answer every path query until resume"},
+                Sub{"resume", "answer path queries again after pause"}}) {
     auto* sub = cmd->add_subcommand(s.name, s.help);
     sub->add_option("--socket", args->socket, "the plugin's control socket")->capture_default_str();
     sub->add_option("--timeout", args->timeout, "seconds to wait for the reply")
@@ -67,7 +122,10 @@ void setup_opensm_plugin(CLI::App& app) {
           ->capture_default_str();
     }
     std::string name = s.name;
-    sub->callback([args, name] { run(*args, name); });
+    if (name == "status")
+      sub->callback([args] { status(*args); });
+    else
+      sub->callback([args, name] { run(*args, name); });
   }
   auto* explain = add_explain_command(cmd, "opensm-plugin",
                                       [args] { return std::optional<std::string>(args->socket); });

@@ -27,6 +27,15 @@ void print_stats(const nlohmann::json& s) {
                              plugin.value("pid", 0),
                              plugin.value("answering", false) ? "answering" : "not answering",
                              plugin.value("fallbacks", 0), plugin.value("uptime_seconds", 0));
+    if (auto why = plugin.find("handed_to_opensm"); why != plugin.end() && why->is_string())
+      std::cout << "OpenSM's own handlers answer: " << why->get<std::string>() << "\n";
+    if (const auto& r = part(s, "routing"); !r.empty()) {
+      std::cout << fmt::format("routing engine: {}{}{}\n", r.value("engine", "?"),
+                               r.value("assigns_sl", false) ? ", assigns path SLs" : "",
+                               r.value("qos_setup_applied", true)
+                                   ? ""
+                                   : "; qos-setup not applied (OpenSM's own SL2VL and VLArb)");
+    }
   } else {
     const auto& sa = part(s, "sa");
     std::cout << fmt::format("SA at {} port {}, LID {}, up {} s\n", sa.value("ca", "?"),
@@ -83,6 +92,7 @@ void print_stats(const nlohmann::json& s) {
                                v.value("rejected", 0));
   }
   table("rejections", part(s, "rejections"));
+  table("queries left to OpenSM's handlers", part(s, "fallback_reasons"));
 }
 
 void show_control_reply(const nlohmann::json& r, const std::string& command, bool json) {

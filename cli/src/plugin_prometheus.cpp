@@ -95,6 +95,11 @@ constexpr std::array kKeyed{
           "Answers cut by a bound and answered ERR_NO_RESOURCES: records (a table longer than "
           "max-records), time (still computed after answer-time-limit)."},
     Keyed{"rejections", "rejections_total", "reason", "Pairs given no record, by reason."},
+    Keyed{"fallback_reasons", "fallbacks_by_reason_total", "reason",
+          "Requests handed to OpenSM's own handler, by reason: no_model (none yet, or none of "
+          "the current subnet can be built), qos_off, paused, undecodable, unknown_requester, "
+          "multipath_routing_sl (a MultiPathRecord where the routing engine assigns SLs), "
+          "failed."},
 };
 
 std::string name(std::string_view suffix) {
@@ -112,6 +117,16 @@ std::string plugin_prometheus_text(const nlohmann::json& stats) {
            "1 while the plugin answers PathRecord and MultiPathRecord, 0 while OpenSM's own "
            "handlers do.");
   p.sample(name("answering"), {}, plugin.value("answering", false) ? 1 : 0);
+  if (const nlohmann::json& routing = json_object_field(stats, "routing"); !routing.empty()) {
+    p.family(name("routing_info"), "gauge",
+             "The routing engine OpenSM used (value 1): whether it assigns path SLs, and whether "
+             "the policy's qos-setup tables apply under it.");
+    p.sample(name("routing_info"),
+             {{"engine", routing.value("engine", "")},
+              {"assigns_sl", routing.value("assigns_sl", false) ? "1" : "0"},
+              {"qos_setup_applied", routing.value("qos_setup_applied", true) ? "1" : "0"}},
+             1);
+  }
 
   std::string_view family;
   for (const Scalar& s : kScalars) {

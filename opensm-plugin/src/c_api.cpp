@@ -38,7 +38,7 @@ extern "C" {
 
 rdma_qos_osmp* rdma_qos_osmp_create(const char* options, const rdma_qos_osmp_osm_config* osm,
                                     rdma_qos_osmp_log_fn log, rdma_qos_osmp_snapshot_fn snapshot,
-                                    void* ctx) {
+                                    rdma_qos_osmp_path_sl_fn path_sl, void* ctx) {
   try {
     auto say = [log, ctx](bool error, const std::string& line) {
       if (log != nullptr) log(ctx, error ? 1 : 0, line.c_str());
@@ -57,6 +57,7 @@ rdma_qos_osmp* rdma_qos_osmp_create(const char* options, const rdma_qos_osmp_osm
         config.partition_config_file = osm->partition_config_file;
       config.subnet_timeout = osm->subnet_timeout;
       config.sa_key = osm->sa_key;
+      config.qos = osm->qos != 0;
     }
     auto plugin = std::make_unique<rdma_qos_osmp>();
     plugin->engine = std::make_unique<rdmaqos::osmp::Engine>(
@@ -64,6 +65,9 @@ rdma_qos_osmp* rdma_qos_osmp_create(const char* options, const rdma_qos_osmp_osm
         [snapshot, ctx](rdmaqos::osmp::FabricBuilder& b) {
           return snapshot != nullptr &&
                  snapshot(ctx, reinterpret_cast<rdma_qos_osmp_builder*>(&b)) == 0;
+        },
+        [path_sl, ctx](uint8_t hint, uint16_t slid, uint16_t dlid) {
+          return path_sl != nullptr ? path_sl(ctx, hint, slid, dlid) : -1;
         });
     plugin->engine->start();
     return plugin.release();
@@ -122,6 +126,13 @@ void rdma_qos_osmp_builder_free(rdma_qos_osmp_builder* builder) {
 
 void rdma_qos_osmp_builder_subnet(rdma_qos_osmp_builder* builder, uint64_t sm_port_guid) {
   guarded([&] { B(builder).sm_port_guid(sm_port_guid); });
+}
+
+void rdma_qos_osmp_builder_routing(rdma_qos_osmp_builder* builder, const char* engine,
+                                   int assigns_sl, int programs_sl2vl) {
+  guarded([&] {
+    B(builder).routing({engine != nullptr ? engine : "", assigns_sl != 0, programs_sl2vl != 0});
+  });
 }
 
 int rdma_qos_osmp_builder_node(rdma_qos_osmp_builder* builder, uint64_t guid, uint8_t type,

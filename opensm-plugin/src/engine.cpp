@@ -26,15 +26,21 @@
 #include "rdma-qos/sa-responder/path_bits.h"
 
 namespace rdmaqos::osmp {
-Engine::Engine(Options options, OsmConfig osm, Log log, Snapshotter snapshotter)
+Engine::Engine(Options options, OsmConfig osm, Log log, Snapshotter snapshotter, PathSl path_sl)
     : options_(std::move(options)),
       osm_(std::move(osm)),
       log_(std::move(log)),
       snapshotter_(std::move(snapshotter)),
+      routing_sl_(std::move(path_sl)),
       // As rdma-qos-sad: table answers in one buffer the kernel cuts into RMPP segments, except
       // under ibsim's umad2sim, which has no RMPP (answers cut to one MAD, as OpenSM's are there).
       rmpp_(sad::use_rmpp(sad::RmppMode::kAuto)),
       source_(std::make_unique<PolicySource>(options_, osm_)) {}
+
+uint8_t Engine::RoutingSl::path_sl(uint8_t hint, uint16_t slid, uint16_t dlid) const {
+  const int sl = path_sl_ ? path_sl_(hint, slid, dlid) : -1;
+  return sl >= 0 && sl < 16 ? static_cast<uint8_t>(sl) : hint;
+}
 
 Engine::~Engine() {
   stop_ = true;
@@ -60,6 +66,12 @@ void Engine::start() {
   }
   log_(false,
        rmpp_ ? "RMPP on: table answers of any length" : "RMPP off: table answers cut to one MAD");
+  if (!osm_.qos) {
+    log_(true,
+         "OpenSM runs with qos FALSE: it answers every path SL 0 and programs no QoS tables, so "
+         "the policy does not apply and OpenSM's own PathRecord and MultiPathRecord handlers "
+         "answer (set qos TRUE in opensm.conf to apply it)");
+  }
   thread_ = std::thread([this] { run(); });
 }
 
@@ -158,6 +170,23 @@ void Engine::log_once(const PolicyInputs& inputs, bool error, const std::string&
   if (logged_.insert(line).second) log_(error, line);
 }
 
+void Engine::hand_over(const std::string& why) {
+  // Answers from the previous model would name old LIDs and forwarding tables, and its policy
+  // may no longer fit the fabric: OpenSM's own handlers answer until a model can be built.
+  current_.store(nullptr);
+  handover_why_.store(std::make_shared<const std::string>(why));
+  if (!handed_over_.exchange(true))
+    log_(true, why + ": OpenSM's own PathRecord and MultiPathRecord handlers answer");
+}
+
+nlohmann::json Engine::handover_reason(bool answering) const {
+  if (!osm_.qos) return "OpenSM runs with qos FALSE";
+  if (paused_) return "paused through the control socket";
+  if (answering) return nullptr;
+  if (auto why = handover_why_.load(); why && handed_over_) return *why;
+  return "no model of OpenSM's subnet yet";
+}
+
 void Engine::install(Snapshot s) {
   s.levels = counters_.bind_policy(s.policy.get());
   current_.store(std::make_shared<const Snapshot>(std::move(s)));
@@ -167,10 +196,11 @@ bool Engine::rebuild() {
   FabricBuilder builder;
   if (!snapshotter_(builder)) {
     ++model_failures_;
-    log_(true, "could not read OpenSM's subnet: the previous model stays in force");
+    hand_over("could not read OpenSM's subnet");
     return false;
   }
   auto built = std::make_shared<sad::FabricModel>(builder.build());
+  routing_.store(std::make_shared<const sad::RoutingFacts>(built->routing));
   built->subnet_timeout = osm_.subnet_timeout;
   std::shared_ptr<const sad::FabricModel> model = std::move(built);
   last_model_ = model;
@@ -185,15 +215,15 @@ bool Engine::rebuild() {
     log_once(*inputs, !fresh_ok && r.errors[i], r.diagnostics[i]);
   if (!fresh_ok) {
     if (last_good_) r = load_cached(model, *last_good_);
-    log_once(*inputs, true,
-             r.snapshot ? "the policy or partitions have errors: the previous ones stay in force"
-                        : "the policy or partitions have errors: OpenSM's own PathRecord and "
-                          "MultiPathRecord handlers answer");
+    if (r.snapshot)
+      log_once(*inputs, true,
+               "the policy or partitions have errors: the previous ones stay in force");
   } else {
     last_good_ = std::move(inputs);
   }
   if (!r.snapshot) {
     ++model_failures_;
+    hand_over("the policy or partitions have errors");
     return false;
   }
   const size_t endpoints = model->endpoints().size();
@@ -202,7 +232,11 @@ bool Engine::rebuild() {
   const bool has_policy = r.snapshot->policy != nullptr;
   install(std::move(*r.snapshot));
   ++models_;
-  if (first) {
+  if (handed_over_.exchange(false)) {
+    log_(false,
+         "a model of OpenSM's current subnet is in force again: answering PathRecord and "
+         "MultiPathRecord");
+  } else if (first) {
     log_(false, fmt::format("answering PathRecord and MultiPathRecord: {} endpoints, {}", endpoints,
                             has_policy ? fmt::format("{} policy rules", rules)
                                        : std::string("no policy (partition SLs)")));
@@ -244,7 +278,8 @@ nlohmann::json Engine::stats() const {
   nlohmann::json j = sad::to_json(counters_.snapshot());
   auto now = current_.load();
   j["plugin"] = {{"pid", getpid()},
-                 {"answering", now != nullptr},
+                 {"answering", now != nullptr && osm_.qos && !paused_},
+                 {"handed_to_opensm", handover_reason(now != nullptr)},
                  {"fallbacks", fallbacks_.load()},
                  {"uptime_seconds", std::chrono::duration_cast<std::chrono::seconds>(
                                         std::chrono::steady_clock::now() - started_)
@@ -261,38 +296,67 @@ nlohmann::json Engine::stats() const {
   j["qos_setup"] = {{"heavy_sweeps", qos_setup_.heavy_sweeps.load()},
                     {"builds", qos_setup_.builds.load()},
                     {"scopes", qos_setup_.scopes.load()}};
+  if (auto routing = routing_.load()) {
+    j["routing"] = {{"engine", routing->engine},
+                    {"assigns_sl", routing->assigns_sl},
+                    {"programs_sl2vl", routing->programs_sl2vl},
+                    {"qos_setup_applied", !engine_keeps_own_tables(*routing)}};
+  }
+  nlohmann::json reasons = nlohmann::json::object();
+  for (size_t i = 0; i < fallback_reasons_.size(); ++i) {
+    if (uint64_t n = fallback_reasons_[i].load())
+      reasons[fallback_name(static_cast<Fallback>(i))] = n;
+  }
+  j["fallback_reasons"] = std::move(reasons);
   j["fabric"] = {{"endpoints", now ? now->model->endpoints().size() : 0},
                  {"models", models_.load()},
                  {"model_failures", model_failures_.load()}};
   return j;
 }
 
-Engine::Outcome Engine::answer(std::span<const uint8_t> bytes, uint16_t slid, const Send& send) {
-  std::shared_ptr<const Snapshot> now = current_.load();
-  if (!now) {
-    ++fallbacks_;
-    return Outcome::kFallback;
+Engine::Outcome Engine::hand_to_opensm(Fallback why) {
+  ++fallbacks_;
+  ++fallback_reasons_[static_cast<size_t>(why)];
+  return Outcome::kFallback;
+}
+
+const char* fallback_name(Engine::Fallback why) {
+  switch (why) {
+    case Engine::Fallback::kNoModel: return "no_model";
+    case Engine::Fallback::kQosOff: return "qos_off";
+    case Engine::Fallback::kPaused: return "paused";
+    case Engine::Fallback::kUndecodable: return "undecodable";
+    case Engine::Fallback::kUnknownRequester: return "unknown_requester";
+    case Engine::Fallback::kMultiPathRoutingSl: return "multipath_routing_sl";
+    case Engine::Fallback::kFailed: return "failed";
   }
+  return "?";
+}
+
+Engine::Outcome Engine::answer(std::span<const uint8_t> bytes, uint16_t slid, const Send& send) {
+  if (!osm_.qos) return hand_to_opensm(Fallback::kQosOff);
+  if (paused_) return hand_to_opensm(Fallback::kPaused);
+  std::shared_ptr<const Snapshot> now = current_.load();
+  if (!now) return hand_to_opensm(Fallback::kNoModel);
   try {
     auto mad = sa::decode_sa_mad(bytes);
-    if (!mad) {
-      ++fallbacks_;  // OpenSM's handler answers what we cannot decode, as it would alone
-      return Outcome::kFallback;
-    }
+    // OpenSM's handler answers what we cannot decode, as it would alone.
+    if (!mad) return hand_to_opensm(Fallback::kUndecodable);
     if ((mad->mad.method & sa::method::kResponseBit) != 0) return Outcome::kDropped;
     if (!sad::sm_key_accepted(*mad, osm_.sa_key)) {
       counters_.dropped_sm_key();
       return Outcome::kDropped;
     }
+    // OpenSM 3.3.23's MultiPathRecord handler does not ask the routing engine for the SL (its
+    // PathRecord handler does): where the engine assigns SLs, OpenSM's own answer stands.
+    if (mad->mad.attr_id == sa::attr::kMultiPathRecord && now->model->routing.assigns_sl)
+      return hand_to_opensm(Fallback::kMultiPathRoutingSl);
     sad::AnswerContext ctx;
     ctx.fabric = now->model.get();
     ctx.set_requester_lid(slid);
-    if (ctx.requester_unknown) {
-      // OpenSM's handler decides, as without us: it drops the request too when its subnet does
-      // not know the LID either (the model is a copy of it), and answers when the copy is behind.
-      ++fallbacks_;
-      return Outcome::kFallback;
-    }
+    // OpenSM's handler decides, as without us: it drops the request too when its subnet does
+    // not know the LID either (the model is a copy of it), and answers when the copy is behind.
+    if (ctx.requester_unknown) return hand_to_opensm(Fallback::kUnknownRequester);
     const auto received = std::chrono::steady_clock::now();
     counters_.request(mad->mad.method, mad->mad.attr_id);
     sad::CountingObserver observer(counters_, *now->levels);
@@ -301,6 +365,7 @@ Engine::Outcome Engine::answer(std::span<const uint8_t> bytes, uint16_t slid, co
     ctx.sa_key = osm_.sa_key;
     ctx.groups = now->groups.get();
     ctx.observer = &observer;
+    if (now->model->routing.assigns_sl) ctx.routing = &routing_sl_;
     // As rdma-qos-sad: a table too long or an answer too late is ERR_NO_RESOURCES (counted in
     // stats' bounded), so one query cannot hold the OpenSM thread that answers it for long.
     ctx.limits.max_records = options_.max_records;
@@ -314,8 +379,7 @@ Engine::Outcome Engine::answer(std::span<const uint8_t> bytes, uint16_t slid, co
     send(out);
     return Outcome::kAnswered;
   } catch (...) {
-    ++fallbacks_;
-    return Outcome::kFallback;
+    return hand_to_opensm(Fallback::kFailed);
   }
 }
 
@@ -340,7 +404,8 @@ void Engine::share_control_socket() {
 }
 
 bool Engine::refused_to_group_member(int connection, const std::string& command) {
-  if (command != "reload" && command != "rediscover") return false;
+  if (command != "reload" && command != "rediscover" && command != "pause" && command != "resume")
+    return false;
   ucred cred{};
   socklen_t len = sizeof cred;
   if (getsockopt(connection, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
@@ -368,6 +433,15 @@ void Engine::handle(int connection, const nlohmann::json& body) {
     control_->reply(connection, {{"ok", true}, {"stats", stats()}});
   } else if (command->action == ControlAction::kExplain) {
     control_->reply(connection, explain(body));
+  } else if (command->action == ControlAction::kPause ||
+             command->action == ControlAction::kResume) {
+    const bool pause = command->action == ControlAction::kPause;
+    const bool was = paused_.exchange(pause);
+    std::string message =
+        pause ? "paused: OpenSM's own PathRecord and MultiPathRecord handlers answer until resume"
+              : "resumed: the plugin answers PathRecord and MultiPathRecord again";
+    if (was != pause) log_(false, message);
+    control_->reply(connection, {{"ok", true}, {"message", message}});
   } else {
     // No discovery of our own: OpenSM's subnet is read again (`full` changes nothing).
     bool ok = rebuild();

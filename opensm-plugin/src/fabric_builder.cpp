@@ -75,6 +75,7 @@ void FabricBuilder::lft(int node, std::vector<uint8_t> table) {
 sad::FabricModel FabricBuilder::build() const {
   sad::FabricModel model;
   model.sm_port_guid = sm_port_guid_;
+  model.routing = routing_;
   std::unordered_map<uint64_t, int> by_guid;
   for (size_t i = 0; i < nodes_.size(); ++i) by_guid.emplace(nodes_[i].guid, static_cast<int>(i));
   bool have_prefix = false;

@@ -138,11 +138,16 @@ static void copy_port(rdma_qos_osmp_builder* b, int node, uint8_t num, const osm
 static int snapshot(void* ctx, rdma_qos_osmp_builder* b) {
   struct plugin* p = ctx;
   osm_subn_t* subn = &p->osm->subn;
+  const struct osm_routing_engine* re;
   cl_map_item_t* item;
 
   if (*p->exit_flag) return -1;
   cl_plock_acquire(&p->osm->lock);
   rdma_qos_osmp_builder_subnet(b, cl_ntoh64(subn->sm_port_guid));
+  re = p->osm->routing_engine_used;
+  if (re)
+    rdma_qos_osmp_builder_routing(b, re->name, re->path_sl != NULL,
+                                  re->update_sl2vl != NULL || re->update_vlarb != NULL);
   for (item = cl_qmap_head(&subn->node_guid_tbl); item != cl_qmap_end(&subn->node_guid_tbl);
        item = cl_qmap_next(item)) {
     osm_node_t* node = (osm_node_t*)item;
@@ -168,6 +173,22 @@ static int snapshot(void* ctx, rdma_qos_osmp_builder* b) {
   }
   cl_plock_release(&p->osm->lock);
   return 0;
+}
+
+/* The routing engine's SL for a path, asked as OpenSM's own PathRecord handler asks it: with
+ * the SL chosen so far as the hint, under OpenSM's lock (read side), so that a routing pass
+ * (write side) never changes the engine's tables under the call. */
+static int path_sl(void* ctx, uint8_t hint, uint16_t slid, uint16_t dlid) {
+  struct plugin* p = ctx;
+  struct osm_routing_engine* re;
+  int sl = -1;
+
+  if (*p->exit_flag) return -1;
+  cl_plock_acquire(&p->osm->lock);
+  re = p->osm->routing_engine_used;
+  if (re && re->path_sl) sl = re->path_sl(re->context, hint, cl_hton16(slid), cl_hton16(dlid));
+  cl_plock_release(&p->osm->lock);
+  return sl;
 }
 
 /* Puts `rcv` in place of OpenSM's handler for `msg_id`; on failure OpenSM's comes back. */
@@ -218,7 +239,7 @@ static void* create(osm_opensm_t* osm) {
   config.partition_config_file = opt->partition_config_file;
   config.subnet_timeout = opt->subnet_timeout;
   config.sa_key = cl_ntoh64(opt->sa_key);
-  p->engine = rdma_qos_osmp_create(opt->event_plugin_options, &config, say, snapshot, p);
+  p->engine = rdma_qos_osmp_create(opt->event_plugin_options, &config, say, snapshot, path_sl, p);
   if (!p->engine) {
     free(p);
     return NULL;

@@ -34,6 +34,8 @@ struct rdma_qos_qa {
   // (nullopt: built without, their partition groups select no port yet).
   std::optional<rdmaqos::fabric::PartitionKeys> partitions, resolved_with;
 
+  // Routing engines already said to keep their own tables.
+  std::set<std::string> engines_said;
   // What was logged for the policy version `logged_version`: each line once per version.
   uint64_t logged_version = 0;
   std::set<std::string> logged;
@@ -113,6 +115,22 @@ rdma_qos_qa* rdma_qos_qa_new(rdma_qos_osmp* plugin, rdma_qos_qa_log_fn log, void
 
 void rdma_qos_qa_free(rdma_qos_qa* qa) {
   delete qa;
+}
+
+int rdma_qos_qa_engine_keeps_tables(int has_update_sl2vl, int has_update_vlarb, int has_path_sl) {
+  return rdmaqos::osmp::engine_keeps_own_tables(
+             {"", has_path_sl != 0, has_update_sl2vl != 0 || has_update_vlarb != 0})
+             ? 1
+             : 0;
+}
+
+int rdma_qos_qa_note_skipped(rdma_qos_qa* qa, const char* engine) {
+  if (qa == nullptr) return 1;
+  try {
+    return qa->engines_said.insert(engine != nullptr ? engine : "").second ? 1 : 0;
+  } catch (...) {
+    return 0;
+  }
 }
 
 int rdma_qos_qa_load(rdma_qos_qa* qa, uint64_t sm_port_guid, int qos) {

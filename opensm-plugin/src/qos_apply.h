@@ -74,6 +74,14 @@ int rdma_qos_qa_vlarb(rdma_qos_qa* qa, const struct rdma_qos_qa_port* port,
                       const struct rdma_qos_qa_port* peer, int high, size_t first, size_t n,
                       uint8_t* vl, uint8_t* weight, int* high_limit);
 
+/* Whether a routing engine with these callbacks keeps OpenSM's own tables (no qos-setup hooks
+ * are installed on it): engine_keeps_own_tables of engine.h. */
+int rdma_qos_qa_engine_keeps_tables(int has_update_sl2vl, int has_update_vlarb, int has_path_sl);
+
+/* 1 the first time `engine` is reported as keeping its tables (to say so once in OpenSM's log),
+ * else 0. */
+int rdma_qos_qa_note_skipped(rdma_qos_qa* qa, const char* engine);
+
 #ifdef __cplusplus
 }
 #endif

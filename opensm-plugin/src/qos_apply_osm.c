@@ -190,16 +190,20 @@ static void hook_vlarb(void* context, osm_physp_t* port, uint8_t port_num, ib_vl
   if (high_limit >= 0) port->vl_high_limit = (uint8_t)high_limit;
 }
 
-/* Engines with callbacks of their own (torus-2QoS, DFSSSP, LASH) keep them: their SL2VL tables
- * avoid deadlocks, which a policy table must not undo. */
+/* Engines that assign SLs or VL layers keep OpenSM's own tables: torus-2QoS programs SL2VL
+ * itself, and LASH, DFSSSP and Nue give each path the SL of its deadlock-free layer
+ * (path_sl) and rely on OpenSM's SL-to-VL map to keep the layers apart; a policy table that
+ * merged two of those SLs onto one VL could close a credit loop. Said once per engine. */
 static void install(osm_opensm_t* osm, struct osm_routing_engine* re) {
   if (!re) return;
   if (re->update_sl2vl == hook_sl2vl && re->update_vlarb == hook_vlarb) return;
-  if (re->update_sl2vl || re->update_vlarb) {
-    osm_log(&osm->log, OSM_LOG_ERROR,
-            "rdma-qos plugin: routing engine %s programs SL2VL/VLArb itself: qos-setup is not "
-            "applied while it routes\n",
-            re->name ? re->name : "?");
+  if (rdma_qos_qa_engine_keeps_tables(re->update_sl2vl != NULL, re->update_vlarb != NULL,
+                                      re->path_sl != NULL)) {
+    if (rdma_qos_qa_note_skipped(g_qa, re->name ? re->name : "?"))
+      osm_log(&osm->log, OSM_LOG_ERROR,
+              "rdma-qos plugin: routing engine %s assigns SLs or programs SL2VL/VLArb itself: "
+              "qos-setup is not applied while it routes (OpenSM's own tables stay)\n",
+              re->name ? re->name : "?");
     return;
   }
   re->update_sl2vl = hook_sl2vl;

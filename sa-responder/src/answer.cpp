@@ -204,6 +204,11 @@ Direction path_parms(const AnswerContext& ctx, const PathRequest& request, Endpo
     sl = (walk->valid_sls & 1u) != 0 ? 0 : static_cast<uint8_t>(std::countr_zero(walk->valid_sls));
   }
   if ((walk->valid_sls & (1u << sl)) == 0) return fail(Rejection::kSlDropped);
+  // The routing engine has the last word where it assigns SLs: its SL is the path's layer.
+  if (ctx.routing != nullptr) {
+    sl = ctx.routing->path_sl(sl, slid, dlid);
+    if (has(mask, pr::kSl) && req.sl != sl) return fail(Rejection::kSlNotRouting);
+  }
 
   sa::PathRecord& out = d.record;
   out.sgid = sa::make_gid(fabric.subnet_prefix, src.guid);

@@ -146,10 +146,15 @@ sa::Result<ControlCommand> read_control_command(const nlohmann::json& body) {
     out.action = ControlAction::kStats;
   } else if (command == "explain") {
     out.action = ControlAction::kExplain;
+  } else if (command == "pause") {
+    out.action = ControlAction::kPause;
+  } else if (command == "resume") {
+    out.action = ControlAction::kResume;
   } else {
     return sa::make_error(
         sa::ErrorCode::kInvalidArgument,
-        fmt::format("unknown command '{}' (reload, rediscover, stats, explain)", command));
+        fmt::format("unknown command '{}' (reload, rediscover, stats, explain, pause, resume)",
+                    command));
   }
   return out;
 }

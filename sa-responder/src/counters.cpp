@@ -36,6 +36,7 @@ const char* rejection_name(Rejection r) {
     case Rejection::kNoCommonPkey: return "no_common_pkey";
     case Rejection::kSlNotLevel: return "sl_not_level";
     case Rejection::kSlDropped: return "sl_dropped";
+    case Rejection::kSlNotRouting: return "sl_not_routing";
   }
   return "?";
 }
@@ -156,7 +157,7 @@ CounterSnapshot SaCounters::snapshot() const {
     if (c.records != 0 || c.rejected != 0) s.levels[name] = c;
   }
   for (size_t i = 1; i < rejections_.size(); ++i) {
-    if (i > static_cast<size_t>(Rejection::kSlDropped)) break;
+    if (i > static_cast<size_t>(Rejection::kSlNotRouting)) break;
     if (uint64_t n = get(rejections_[i]))
       s.rejections[rejection_name(static_cast<Rejection>(i))] = n;
   }

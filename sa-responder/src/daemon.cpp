@@ -744,6 +744,13 @@ class Daemon::Impl {
       start_rediscovery(request.connection, command->full);
     } else if (command->action == ControlAction::kStats) {
       control_->reply(request.connection, {{"ok", true}, {"stats", stats()}});
+    } else if (command->action == ControlAction::kPause ||
+               command->action == ControlAction::kResume) {
+      control_->reply(request.connection,
+                      {{"ok", false},
+                       {"message",
+                        "pause and resume are the OpenSM plugin's: rdma-qos-sad has "
+                        "no other SA to leave the queries to"}});
     } else {
       control_->reply(request.connection, explain(request.body));
     }

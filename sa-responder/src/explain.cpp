@@ -153,6 +153,9 @@ std::string reason_text(const AnswerContext& ctx, const ExplainRequest& r,
     case Rejection::kSlNotLevel:
       return fmt::format("the requested SL {} is not the level's SL {}", r.sl.value_or(0),
                          level != nullptr ? level->sl : 0);
+    case Rejection::kSlNotRouting:
+      return fmt::format("the requested SL {} is not the one the routing engine gives this path",
+                         r.sl.value_or(0));
   }
   return "";
 }

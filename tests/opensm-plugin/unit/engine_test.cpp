@@ -4,9 +4,12 @@
 // previous policy when a reload fails.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <optional>
+
+#include <nlohmann/json.hpp>
 
 #include "rdma-qos/opensm-plugin/engine.h"
 #include "rdma-qos/sa-client/mad.h"
@@ -32,16 +35,29 @@ class EngineTest : public ::testing::Test {
   void write_policy(const std::string& text) { std::ofstream(policy_path) << text; }
   void TearDown() override { std::remove(policy_path.c_str()); }
 
-  std::unique_ptr<Engine> engine(const std::function<void(Options&)>& tweak = {}) {
+  // What the fake OpenSM reports: host B's port count, the routing engine, and its path SLs
+  // (the hints it was given are kept).
+  uint8_t b_ports = 1;
+  sad::RoutingFacts routing;
+  std::function<int(uint8_t)> path_sl;
+  std::vector<uint8_t> hints;
+
+  std::unique_ptr<Engine> engine(const std::function<void(Options&)>& tweak = {},
+                                 OsmConfig osm = {}) {
     Options o;
     o.policy = policy_path;
     o.control_socket = "";
     if (tweak) tweak(o);
     return std::make_unique<Engine>(
-        o, OsmConfig{}, [this](bool, const std::string& line) { log.push_back(line); },
-        [](FabricBuilder& b) {
-          testing::feed_tiny_subnet(b);
+        o, osm, [this](bool, const std::string& line) { log.push_back(line); },
+        [this](FabricBuilder& b) {
+          testing::feed_tiny_subnet(b, b_ports);
+          b.routing(routing);
           return true;
+        },
+        [this](uint8_t hint, uint16_t, uint16_t) {
+          hints.push_back(hint);
+          return path_sl ? path_sl(hint) : -1;
         });
   }
 
@@ -219,6 +235,84 @@ TEST_F(EngineTest, NoMaxRecordsMeansNoBound) {
   ASSERT_TRUE(resp);
   EXPECT_EQ(resp->mad.status, 0);
   EXPECT_EQ(e->stats()["bounded"]["records"], 0);
+}
+
+TEST_F(EngineTest, WithQosOffOpenSmAnswersEveryQueryAndTheStatsSayWhy) {
+  write_policy(policy_with_sl(4));
+  OsmConfig osm;
+  osm.qos = false;
+  auto e = engine({}, osm);
+  ASSERT_TRUE(e->rebuild());
+  EXPECT_EQ(answered_sl(*e), -1);
+  nlohmann::json stats = e->stats();
+  EXPECT_FALSE(stats["plugin"]["answering"].get<bool>());
+  EXPECT_EQ(stats["plugin"]["handed_to_opensm"], "OpenSM runs with qos FALSE");
+  EXPECT_EQ(stats["fallback_reasons"]["qos_off"], 1);
+}
+
+TEST_F(EngineTest, TheRoutingEnginesSlReplacesTheLevelsWhereItAssignsSls) {
+  write_policy(policy_with_sl(4));
+  routing = {"lash", true, false};
+  path_sl = [](uint8_t hint) { return hint + 3; };
+  auto e = engine();
+  ASSERT_TRUE(e->rebuild());
+  EXPECT_EQ(answered_sl(*e), 7);
+  ASSERT_FALSE(hints.empty());
+  EXPECT_EQ(hints.front(), 4);  // told the level's SL, as OpenSM tells it
+  nlohmann::json stats = e->stats();
+  EXPECT_EQ(stats["routing"]["engine"], "lash");
+  EXPECT_TRUE(stats["routing"]["assigns_sl"].get<bool>());
+  EXPECT_FALSE(stats["routing"]["qos_setup_applied"].get<bool>());
+}
+
+TEST_F(EngineTest, AnEngineThatAssignsNoSlsIsNeverAsked) {
+  write_policy(policy_with_sl(4));
+  routing = {"minhop", false, false};
+  path_sl = [](uint8_t) { return 9; };
+  auto e = engine();
+  ASSERT_TRUE(e->rebuild());
+  EXPECT_EQ(answered_sl(*e), 4);
+  EXPECT_TRUE(hints.empty());
+  EXPECT_TRUE(e->stats()["routing"]["qos_setup_applied"].get<bool>());
+}
+
+TEST_F(EngineTest, AnEngineThatStoppedAssigningSlsLeavesTheChosenSl) {
+  write_policy(policy_with_sl(4));
+  routing = {"lash", true, false};  // the model's engine; OpenSM has since routed without it
+  auto e = engine();
+  ASSERT_TRUE(e->rebuild());
+  EXPECT_EQ(answered_sl(*e), 4);
+  EXPECT_FALSE(hints.empty());
+}
+
+// A node swap: host B comes back with one port where the policy names its second.
+TEST_F(EngineTest, AFabricThePolicyNoLongerFitsHandsEveryQueryToOpenSmUntilItFitsAgain) {
+  write_policy(
+      "port-groups\nport-group\nname: BSecond\nport-name: \"host B/P2\"\nend-port-group\n"
+      "end-port-groups\n" +
+      policy_with_sl(4));
+  b_ports = 2;
+  auto e = engine();
+  ASSERT_TRUE(e->rebuild());
+  EXPECT_EQ(answered_sl(*e), 4);
+
+  b_ports = 1;
+  EXPECT_FALSE(e->rebuild());
+  EXPECT_FALSE(e->ready());
+  EXPECT_EQ(answered_sl(*e), -1);  // not the previous model's answer
+  nlohmann::json stats = e->stats();
+  EXPECT_FALSE(stats["plugin"]["answering"].get<bool>());
+  EXPECT_EQ(stats["plugin"]["handed_to_opensm"], "the policy or partitions have errors");
+  EXPECT_EQ(stats["fallback_reasons"]["no_model"], 1);
+  EXPECT_NE(std::find(log.begin(), log.end(),
+                      "the policy or partitions have errors: OpenSM's own PathRecord and "
+                      "MultiPathRecord handlers answer"),
+            log.end());
+
+  b_ports = 2;
+  ASSERT_TRUE(e->rebuild());
+  EXPECT_EQ(answered_sl(*e), 4);
+  EXPECT_TRUE(e->stats()["plugin"]["handed_to_opensm"].is_null());
 }
 
 }  // namespace

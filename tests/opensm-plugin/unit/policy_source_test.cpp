@@ -136,7 +136,7 @@ class SharedPolicyTest : public PolicySourceTest {
  protected:
   void SetUp() override {
     const std::string options = "policy=" + path + " control-socket=none";
-    plugin_ = rdma_qos_osmp_create(options.c_str(), nullptr, remember, feed, this);
+    plugin_ = rdma_qos_osmp_create(options.c_str(), nullptr, remember, feed, nullptr, this);
     ASSERT_NE(plugin_, nullptr);
     qa_ = rdma_qos_qa_new(plugin_, remember, this);
     ASSERT_NE(qa_, nullptr);

@@ -31,7 +31,9 @@ inline rdma_qos_osmp_port port_info(uint64_t guid, uint16_t lid, uint8_t state, 
   return p;
 }
 
-inline void feed_tiny_subnet(FabricBuilder& b) {
+// `b_ports`: host B's port count (a node swap that leaves B with fewer ports breaks a policy
+// naming its second port).
+inline void feed_tiny_subnet(FabricBuilder& b, uint8_t b_ports = 1) {
   constexpr uint8_t kActive = 4, kDown = 1;
   b.sm_port_guid(kPortA);
   int s = b.node(kSwitchGuid, 2, "switch S", 3);
@@ -49,7 +51,7 @@ inline void feed_tiny_subnet(FabricBuilder& b) {
   b.pkey(a, 1, 0xFFFF);
   b.pkey(a, 1, 0x0000);  // an empty slot
   b.sl2vl(a, 1, 0, kSl2Vl);
-  int bn = b.node(kNodeB, 1, "host B", 1);
+  int bn = b.node(kNodeB, 1, "host B", b_ports);
   b.port(bn, 1, port_info(kPortB, 3, kActive, kSwitchGuid, 2));
   b.pkey(bn, 1, 0x7FFF);
   b.sl2vl(bn, 1, 0, kSl2Vl);

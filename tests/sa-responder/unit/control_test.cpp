@@ -148,6 +148,8 @@ TEST(ControlRequest, EachKnownCommandIsRead) {
   EXPECT_EQ(read(R"({"command": "reload"})")->action, ControlAction::kReload);
   EXPECT_EQ(read(R"({"command": "stats"})")->action, ControlAction::kStats);
   EXPECT_EQ(read(R"({"command": "explain", "lid": 3})")->action, ControlAction::kExplain);
+  EXPECT_EQ(read(R"({"command": "pause"})")->action, ControlAction::kPause);
+  EXPECT_EQ(read(R"({"command": "resume"})")->action, ControlAction::kResume);
   auto incremental = read(R"({"command": "rediscover"})");
   EXPECT_EQ(incremental->action, ControlAction::kRediscover);
   EXPECT_FALSE(incremental->full);
@@ -155,7 +157,7 @@ TEST(ControlRequest, EachKnownCommandIsRead) {
   auto unknown = read(R"({"command": "shutdown"})");
   ASSERT_FALSE(unknown);
   EXPECT_EQ(unknown.error().message,
-            "unknown command 'shutdown' (reload, rediscover, stats, explain)");
+            "unknown command 'shutdown' (reload, rediscover, stats, explain, pause, resume)");
 }
 
 // rdma-qos-sad read `full` as a bool and a number there threw out of its control thread: the

@@ -4,6 +4,7 @@
 // code; reloads the policy and serves the control socket on its own thread.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -25,6 +26,7 @@
 #include "rdma-qos/opensm-plugin/policy_cache.h"
 #include "rdma-qos/opensm-plugin/policy_source.h"
 #include "rdma-qos/policy/compiled_policy.h"
+#include "rdma-qos/sa-responder/answer.h"
 #include "rdma-qos/sa-responder/counters.h"
 #include "rdma-qos/sa-responder/fabric_model.h"
 #include "rdma-qos/sa-responder/multicast.h"
@@ -66,8 +68,11 @@ class Engine {
   // Fills the builder from OpenSM's subnet; false when it could not.
   using Snapshotter = std::function<bool(FabricBuilder&)>;
   using Send = std::function<void(std::span<const uint8_t>)>;
+  // The routing engine's SL for (hint, SLID, DLID), asked as OpenSM asks it; -1 when the engine
+  // routing the subnet now assigns none.
+  using PathSl = std::function<int(uint8_t hint, uint16_t slid, uint16_t dlid)>;
 
-  Engine(Options options, OsmConfig osm, Log log, Snapshotter snapshotter);
+  Engine(Options options, OsmConfig osm, Log log, Snapshotter snapshotter, PathSl path_sl = {});
   ~Engine();  // stops the thread
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -79,6 +84,16 @@ class Engine {
   bool ready() const { return current_.load() != nullptr; }
 
   enum class Outcome { kAnswered, kDropped, kFallback };
+  // Why a request went to OpenSM's own handler (stats' fallback_reasons).
+  enum class Fallback {
+    kNoModel,             // no model of the current subnet (none yet, or it cannot be built)
+    kQosOff,              // OpenSM runs with qos FALSE
+    kPaused,              // paused through the control socket
+    kUndecodable,         // a MAD the plugin cannot decode
+    kUnknownRequester,    // the model does not know the requester's LID
+    kMultiPathRoutingSl,  // a MultiPathRecord where the routing engine assigns SLs
+    kFailed,              // the answer failed (an exception)
+  };
   // One request MAD; `send` gets the response bytes. Thread-safe.
   Outcome answer(std::span<const uint8_t> mad, uint16_t slid, const Send& send);
 
@@ -106,6 +121,10 @@ class Engine {
   // user: the socket's group may only read the stats.
   bool refused_to_group_member(int connection, const std::string& command);
   void install(Snapshot s);
+  // No model of the current subnet can be built: OpenSM's handlers answer (said once at ERROR).
+  void hand_over(const std::string& why);
+  // Why OpenSM's own handlers answer (stats' handed_to_opensm); null while the plugin answers.
+  nlohmann::json handover_reason(bool answering) const;
   // load(), or the kept compilation when the files and the fabric's nodes are unchanged (then
   // without diagnostics: they were those of the compilation kept).
   LoadResult load_cached(std::shared_ptr<const sad::FabricModel> model, const PolicyInputs& inputs);
@@ -119,6 +138,16 @@ class Engine {
   const OsmConfig osm_;
   const Log log_;
   const Snapshotter snapshotter_;
+  // The routing engine's path SLs through path_sl (used where the model says it assigns them).
+  class RoutingSl : public sad::RoutingSl {
+   public:
+    explicit RoutingSl(PathSl path_sl) : path_sl_(std::move(path_sl)) {}
+    uint8_t path_sl(uint8_t hint, uint16_t slid, uint16_t dlid) const override;
+
+   private:
+    const PathSl path_sl_;
+  };
+  const RoutingSl routing_sl_;
   const bool rmpp_;
   mutable sad::SaCounters counters_;
   std::atomic<std::shared_ptr<const Snapshot>> current_;
@@ -131,6 +160,12 @@ class Engine {
   // What log_once said, for the versions of the files it said it for (the thread's).
   std::pair<uint64_t, uint64_t> logged_versions_{0, 0};
   std::set<std::string> logged_;
+  Outcome hand_to_opensm(Fallback why);
+  std::array<std::atomic<uint64_t>, 7> fallback_reasons_{};
+  std::atomic<bool> handed_over_{false};
+  std::atomic<bool> paused_{false};  // the control socket's pause: OpenSM's handlers answer
+  std::atomic<std::shared_ptr<const std::string>> handover_why_;
+  std::atomic<std::shared_ptr<const sad::RoutingFacts>> routing_;  // of the last model built
   std::unique_ptr<sad::ControlServer> control_;
   std::thread thread_;
   int wake_[2] = {-1, -1};
@@ -139,6 +174,16 @@ class Engine {
       reload_failures_{0}, compiles_{0}, compiles_skipped_{0};
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };
+
+// Whether the routing engine keeps OpenSM's own SL2VL / VLArb tables, so the policy's qos-setup
+// is not applied under it: it programs them itself (torus-2QoS), or it gives paths SLs whose
+// virtual layers OpenSM's SL-to-VL map keeps apart (LASH, DFSSSP, Nue).
+inline bool engine_keeps_own_tables(const sad::RoutingFacts& routing) {
+  return routing.assigns_sl || routing.programs_sl2vl;
+}
+
+// The name stats and metrics give a fallback reason ("no_model", "qos_off", ...).
+const char* fallback_name(Engine::Fallback why);
 
 // The engine behind the C handle of plugin.h (for the plugin's other C++ parts).
 Engine& engine_of(rdma_qos_osmp* plugin);

@@ -18,6 +18,7 @@ namespace rdmaqos::osmp {
 class FabricBuilder {
  public:
   void sm_port_guid(uint64_t guid) { sm_port_guid_ = guid; }
+  void routing(sad::RoutingFacts facts) { routing_ = std::move(facts); }
   // Returns the node's index; ports 0..num_ports.
   int node(uint64_t guid, uint8_t type, std::string description, uint8_t num_ports);
   void port(int node, uint8_t port, const rdma_qos_osmp_port& info);
@@ -49,6 +50,7 @@ class FabricBuilder {
 
   std::vector<NodeFacts> nodes_;
   uint64_t sm_port_guid_ = 0;
+  sad::RoutingFacts routing_;
 };
 
 // SL -> VL from the 8 bytes of an SLtoVLMappingTable (SL 2n in the high nibble of byte n).

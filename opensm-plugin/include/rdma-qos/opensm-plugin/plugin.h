@@ -20,6 +20,10 @@ typedef void (*rdma_qos_osmp_log_fn)(void* ctx, int error, const char* line);
 /* Fills `builder` from OpenSM's subnet (under OpenSM's lock); returns 0 on success. Called on
  * the plugin's own thread, never on a sweep's. */
 typedef int (*rdma_qos_osmp_snapshot_fn)(void* ctx, rdma_qos_osmp_builder* builder);
+/* The SM's routing engine's SL for the path `slid` -> `dlid` (host order) given the SL chosen
+ * so far (`hint`), asked as OpenSM's PathRecord handler asks it (under OpenSM's lock); -1 when
+ * the engine routing the subnet now assigns no SLs. Called on the answering thread. */
+typedef int (*rdma_qos_osmp_path_sl_fn)(void* ctx, uint8_t hint, uint16_t slid, uint16_t dlid);
 /* Sends one response MAD (`len` bytes, MAD header first) to the requester of the request being
  * answered. */
 typedef void (*rdma_qos_osmp_send_fn)(void* ctx, const uint8_t* mad, size_t len);
@@ -38,7 +42,7 @@ struct rdma_qos_osmp_osm_config {
  * errors does not fail creation: the plugin then falls back to OpenSM's handlers. */
 rdma_qos_osmp* rdma_qos_osmp_create(const char* options, const struct rdma_qos_osmp_osm_config* osm,
                                     rdma_qos_osmp_log_fn log, rdma_qos_osmp_snapshot_fn snapshot,
-                                    void* ctx);
+                                    rdma_qos_osmp_path_sl_fn path_sl, void* ctx);
 /* Stops the thread and frees everything. */
 void rdma_qos_osmp_destroy(rdma_qos_osmp* plugin);
 /* Asks for a new model from OpenSM's subnet (a sweep or routing pass ended). Never blocks. */
@@ -76,6 +80,10 @@ struct rdma_qos_osmp_port {
 rdma_qos_osmp_builder* rdma_qos_osmp_builder_new(void);
 void rdma_qos_osmp_builder_free(rdma_qos_osmp_builder* builder);
 void rdma_qos_osmp_builder_subnet(rdma_qos_osmp_builder* builder, uint64_t sm_port_guid);
+/* The routing engine that routed the subnet (OpenSM's name for it; NULL: none yet), whether it
+ * assigns path SLs (path_sl) and whether it programs SL2VL / VLArb tables itself. */
+void rdma_qos_osmp_builder_routing(rdma_qos_osmp_builder* builder, const char* engine,
+                                   int assigns_sl, int programs_sl2vl);
 /* A node (type 1 CA, 2 switch, 3 router) with ports 0..num_ports; returns its index. */
 int rdma_qos_osmp_builder_node(rdma_qos_osmp_builder* builder, uint64_t guid, uint8_t type,
                                const char* description, uint8_t num_ports);

@@ -24,6 +24,9 @@ struct OsmConfig {
   std::optional<std::string> partition_config_file;
   uint8_t subnet_timeout = 18;
   uint64_t sa_key = 1;
+  // OpenSM's qos option. Off (OpenSM's own default), OpenSM answers every path SL 0 (partition
+  // SLs included) and programs no QoS tables: the plugin then leaves every query to OpenSM.
+  bool qos = true;
 };
 
 // The policy file in force for these options: the plugin's own, else OpenSM's (when its QoS is

@@ -54,6 +54,18 @@ enum class Rejection {
   kNoCommonPkey,        // the ends share no pkey (1F1B)
   kSlNotLevel,          // requested SL differs from the level's (1F1F)
   kSlDropped,           // the chosen SL maps to VL 15 (1F24)
+  kSlNotRouting,        // requested SL differs from the routing engine's (1F2A)
+};
+
+// The subnet manager's routing engine where it gives each path its SL (OpenSM's path_sl: LASH,
+// DFSSSP, Nue, torus-2QoS). Those SLs select the virtual layers that keep a looped fabric free
+// of credit loops, so OpenSM's PathRecord handler lets the engine override the SL it chose from
+// the request, the level and the partition; an answer with another SL could deadlock the fabric.
+class RoutingSl {
+ public:
+  virtual ~RoutingSl() = default;
+  // The engine's SL for the path from `slid` to `dlid`, told the SL chosen so far (`hint`).
+  virtual uint8_t path_sl(uint8_t hint, uint16_t slid, uint16_t dlid) const = 0;
 };
 
 // Which bound of AnswerLimits cut an answer short.
@@ -118,6 +130,8 @@ struct AnswerContext {
   const std::vector<MulticastGroup>* groups = nullptr;
   // Bounds on this answer (none by default, as OpenSM).
   AnswerLimits limits;
+  // The routing engine's SLs; null: the SL is the request's, the level's or the partition's.
+  const RoutingSl* routing = nullptr;
 
   // Sets `requester` and `requester_unknown` for a request from `slid` (`fabric` set first).
   void set_requester_lid(uint16_t slid);

@@ -40,7 +40,8 @@ sa::Result<nlohmann::json> control_call(const std::string& socket_path,
 sa::Result<nlohmann::json> parse_control_request(std::string_view line);
 
 // What a request asks of rdma-qos-sad or the OpenSM plugin (rdma-qos-lsd answers `stats` only).
-enum class ControlAction { kReload, kRediscover, kStats, kExplain };
+// Pause and resume are the plugin's: OpenSM's own handlers answer while it is paused.
+enum class ControlAction { kReload, kRediscover, kStats, kExplain, kPause, kResume };
 struct ControlCommand {
   ControlAction action = ControlAction::kStats;
   bool full = false;  // rediscover: a full discovery ({"full": true}), not an incremental one

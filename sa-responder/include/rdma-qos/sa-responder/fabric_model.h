@@ -98,9 +98,18 @@ struct PathWalk {
   int links = 0;           // links crossed: OpenSM's hop count (MultiPathRecord's APM choice)
 };
 
+// What the subnet manager's routing engine decides beyond the forwarding tables, where the model
+// knows it: the OpenSM plugin reads it from OpenSM; rdma-qos-sad's discovery cannot see it.
+struct RoutingFacts {
+  std::string engine;           // OpenSM's name for it ("minhop", "lash"); empty: unknown
+  bool assigns_sl = false;      // it gives each path the SL of its layer (OpenSM's path_sl)
+  bool programs_sl2vl = false;  // it writes SL2VL or VLArb tables itself (torus-2QoS)
+};
+
 class FabricModel {
  public:
   std::vector<NodeModel> nodes;
+  RoutingFacts routing;
   uint64_t subnet_prefix = 0xFE80000000000000ULL;
   uint8_t subnet_timeout = 18;  // OpenSM's default: the packet life without a level value
   uint64_t sm_port_guid = 0;
