@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
+// The plugin against OpenSM alone on fabrics with loops, under every routing engine, QoS on and
+// off: the same MAD bytes (sa-raw-mad at node001) go to OpenSM with the plugin answering, then
+// with the plugin paused (OpenSM's own handlers answer, on the same routing), and every answer
+// must be the same to the byte. On a looped fabric LASH, DFSSSP and Nue give paths different SLs
+// (their deadlock-free layers); a fat tree, where every engine gives SL 0, cannot show a wrong SL.
+// The CI slice is one ring under five engines; the soak matrix adds tori, meshes, dragonfly-like
+// groups, random graphs, LMC 1 and every engine (Documentation/testing.md).
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "rdma-qos/testbed/ib_fabric.h"
+#include "rdma-qos/testbed/process.h"
+#include "rdma-qos/testbed/raw_mad.h"
+#include "rdma-qos/testbed/topology.h"
+
+namespace rdmaqos::osmp {
+namespace {
+
+using testbed::IbFabric;
+using testbed::IbFabricOptions;
+namespace raw = testbed::raw;
+
+// Levels with SLs (one per Service-ID range) and a default, so the hint OpenSM gives the
+// routing engine is not always 0.
+constexpr const char* kPolicy = R"(qos-levels
+  qos-level
+    name: DEFAULT
+    sl: 0
+  end-qos-level
+  qos-level
+    name: Storage
+    sl: 1
+  end-qos-level
+  qos-level
+    name: Bulk
+    sl: 3
+  end-qos-level
+end-qos-levels
+qos-match-rules
+  qos-match-rule
+    service-id: 0x1000-0x10FF
+    qos-level-name: Storage
+  end-qos-match-rule
+  qos-match-rule
+    service-id: 0x2000
+    qos-level-name: Bulk
+  end-qos-match-rule
+end-qos-match-rules
+)";
+
+// Partitions with SLs: with QoS off OpenSM overrides them to 0.
+constexpr const char* kPartitions =
+    "Default=0x7fff, ipoib, sl=2 : ALL=full;\n"
+    "Storage=0x8001, sl=1 : ALL=full;\n";
+
+struct Case {
+  std::string name;
+  testbed::SwitchGraphSpec spec;
+  std::string engine;
+  bool qos = true;
+  bool policy = true;
+  int lmc = 0;
+  // The engine gives this fabric's paths more than one SL (checked on OpenSM's answers, so
+  // the case really exercises the routing engine's SLs).
+  bool layered = false;
+};
+
+std::ostream& operator<<(std::ostream& os, const Case& c) {
+  return os << c.name;
+}
+
+// The queries: every ordered pair of CA ports and every CA to every switch, plain, with an SL
+// requested (0 to 2), with each level's Service-ID and with a P_Key; a GetTable per source;
+// MultiPathRecords from node001.
+std::vector<std::string> queries(const testbed::Topology& t) {
+  using raw::Mad;
+  std::vector<std::string> out;
+  std::vector<const testbed::TopoNode*> cas, all;
+  for (const auto& n : t.nodes) {
+    all.push_back(&n);
+    if (n.kind == testbed::NodeKind::kCa) cas.push_back(&n);
+  }
+  auto path = [](uint8_t method, const testbed::TopoNode& s, const testbed::TopoNode& d,
+                 uint64_t extra) {
+    Mad m = raw::sa_mad(method, raw::kPathRecord, raw::prm::kSlid | raw::prm::kDlid | extra);
+    m.put(raw::kData + raw::pr::kSlid, s.lid, 2);
+    m.put(raw::kData + raw::pr::kDlid, d.lid, 2);
+    return m;
+  };
+  for (const auto* s : cas) {
+    for (const auto* d : all) {
+      out.push_back(path(raw::kGet, *s, *d, 0).hex());
+      if (d->kind != testbed::NodeKind::kCa) continue;
+      for (uint8_t sl : {0, 1, 2}) {
+        Mad m = path(raw::kGet, *s, *d, raw::prm::kSl);
+        m.put(raw::kData + raw::pr::kQosSl, sl, 2);
+        out.push_back(m.hex());
+      }
+      for (uint64_t sid : {0x1010, 0x2000}) {
+        Mad m = path(raw::kGet, *s, *d, raw::prm::kServiceId);
+        m.put(raw::kData + raw::pr::kServiceId, sid, 8);
+        out.push_back(m.hex());
+      }
+      Mad m = path(raw::kGet, *s, *d, raw::prm::kPKey);
+      m.put(raw::kData + raw::pr::kPKey, 0xFFFF, 2);
+      out.push_back(m.hex());
+    }
+    Mad table = raw::sa_mad(raw::kGetTable, raw::kPathRecord, raw::prm::kSlid);
+    table.put(raw::kData + raw::pr::kSlid, s->lid, 2);
+    out.push_back(table.hex());
+  }
+  const testbed::TopoNode& from = t.node("node001");
+  for (const auto* d : cas) {
+    Mad m = raw::sa_mad(raw::kGetMulti, raw::kMultiPathRecord,
+                        raw::mprm::kSgidCount | raw::mprm::kDgidCount | raw::mprm::kNumbPath);
+    raw::one_rmpp_segment(m, 2);
+    m.put(raw::kData + 5, 4, 1);  // NumbPath
+    m.put(raw::kData + 15, 1, 1);
+    m.put(raw::kData + 16, 1, 1);
+    m.gid(raw::kData + 24, raw::kLinkLocal, from.port_guid);
+    m.gid(raw::kData + 40, raw::kLinkLocal, d->port_guid);
+    out.push_back(m.hex());
+  }
+  return out;
+}
+
+IbFabricOptions options(const Case& c) {
+  testbed::SwitchGraphSpec spec = c.spec;
+  spec.lmc = c.lmc;
+  IbFabricOptions o = testbed::fabric_options(testbed::make_switch_graph(spec));
+  o.lmc = c.lmc;
+  o.qos = c.qos;
+  o.policy = c.policy ? kPolicy : "";
+  o.partitions = kPartitions;
+  // Nue uses one VL unless told more; with several it gives paths SLs as DFSSSP does.
+  o.opensm_conf = "routing_engine " + c.engine + "\nnue_max_num_vls 4\n";
+  o.start_timeout = std::chrono::seconds(120);
+  o.pin_random = true;
+  return o;
+}
+
+bool wait_for_log(const IbFabric& f, const std::string& text) {
+  for (int i = 0; i < 300; ++i) {
+    if (f.opensm_log().find(text) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return false;
+}
+
+// Every answer, one JSON line a query, in the order asked.
+std::vector<std::string> ask(const IbFabric& f, const std::vector<std::string>& mads) {
+  const std::string file = f.dir() + "/mads.hex";
+  {
+    std::ofstream out(file);
+    for (const auto& m : mads) out << m << "\n";
+  }
+  auto r = f.run_at("node001", {RDMA_QOS_SA_RAW_MAD, "--from", file, "--timeout", "3000"},
+                    std::chrono::minutes(5));
+  EXPECT_EQ(r.exit_code, 0) << r.output.substr(0, 2000);
+  std::vector<std::string> lines;
+  std::istringstream in(r.output);
+  for (std::string line; std::getline(in, line);)
+    if (!line.empty() && line.front() == '{') lines.push_back(line);
+  return lines;
+}
+
+// The SL of a PathRecord answer (SA data byte 53, low nibble); -1 for no record.
+int answered_sl(const std::string& line) {
+  auto j = nlohmann::json::parse(line);
+  if (!j.value("answered", false) || j.value("status", "") != "0x0000" ||
+      j.value("attr_id", "") != "0x0035")
+    return -1;
+  const std::string data = j.value("data", "");
+  if (data.size() < 2 * 54) return 0;  // trailing zero bytes are cut
+  return std::stoi(data.substr(2 * 53, 2), nullptr, 16) & 0xF;
+}
+
+class RoutingDifferential : public ::testing::TestWithParam<Case> {};
+
+// `rdma-qos opensm-plugin COMMAND --json` against the fabric's plugin; its exit code.
+int plugin_command(const IbFabric& f, const std::string& command, std::string* output = nullptr) {
+  testbed::ProcessOptions p;
+  p.argv = {RDMA_QOS_CLI, "opensm-plugin", command, "--socket", f.dir() + "/plugin.sock", "--json"};
+  auto r = testbed::run(p, std::chrono::seconds(30));
+  if (output != nullptr) *output = r.output;
+  return r.exit_code;
+}
+
+// One OpenSM, one routing: the plugin answers every query, then (paused) OpenSM's own handlers
+// answer the same queries. Two OpenSM runs cannot be compared: DFSSSP and Nue may lay out their
+// layers differently from one run to the next.
+TEST_P(RoutingDifferential, ThePluginAnswersAsOpenSmsOwnHandlers) {
+  const Case& c = GetParam();
+  IbFabricOptions o = options(c);
+  const std::vector<std::string> mads = queries(o.topology);
+  o.opensm_conf +=
+      "force_log_flush TRUE\nevent_plugin_name rdma-qos-opensm\n"
+      "event_plugin_options control-socket=@DIR@/plugin.sock" +
+      std::string(c.policy ? "" : " policy=none") + "\n";
+  o.opensm_env["LD_LIBRARY_PATH"] = RDMA_QOS_OSM_PLUGIN_DIR;
+  IbFabric f(o);
+  ASSERT_TRUE(wait_for_log(f, c.qos ? "rdma-qos plugin: answering" : "runs with qos FALSE"))
+      << f.opensm_log().substr(0, 4000);
+  std::string status;
+  EXPECT_EQ(plugin_command(f, "status", &status), c.qos ? 0 : 1) << status;
+  if (c.layered) {
+    EXPECT_NE(status.find("\"assigns_sl\": true"), std::string::npos) << status;
+  }
+
+  const std::vector<std::string> ours = ask(f, mads);
+  ASSERT_EQ(plugin_command(f, "pause"), 0);
+  const std::vector<std::string> opensm = ask(f, mads);
+  ASSERT_EQ(plugin_command(f, "resume"), 0);
+  ASSERT_EQ(ours.size(), mads.size());
+  ASSERT_EQ(opensm.size(), mads.size());
+
+  // The SLs of plain queries (SLID and DLID alone): the default level's or the partition's SL
+  // unless the routing engine gives paths their own.
+  std::set<int> sls;
+  for (const auto& line : opensm)
+    if (int sl = answered_sl(line);
+        sl >= 0 && line.find("\"comp_mask\":\"0x30\"") != std::string::npos)
+      sls.insert(sl);
+  ASSERT_FALSE(sls.empty()) << "OpenSM answered no PathRecord";
+  if (c.layered) {
+    EXPECT_GT(sls.size(), 1u) << c.engine << " gave every path one SL: the case tests nothing";
+  }
+  size_t differ = 0;
+  for (size_t i = 0; i < mads.size(); ++i) {
+    if (opensm[i] == ours[i]) continue;
+    if (++differ <= 5) {
+      ADD_FAILURE() << "query " << i << ": " << mads[i].substr(0, 160)
+                    << "\n  OpenSM:      " << opensm[i] << "\n  the plugin:  " << ours[i];
+    }
+  }
+  EXPECT_EQ(differ, 0u) << differ << " of " << mads.size() << " answers differ (" << c.engine
+                        << ", qos " << c.qos << ")";
+}
+
+std::vector<Case> ci_cases() {
+  std::vector<Case> out;
+  const testbed::SwitchGraphSpec ring = testbed::ring_spec(6, 2);
+  for (const char* engine : {"lash", "dfsssp", "nue", "updn", "minhop"}) {
+    const bool layered = std::string(engine) == "lash" || std::string(engine) == "dfsssp" ||
+                         std::string(engine) == "nue";
+    out.push_back({fmt::format("ring6_{}_qos", engine), ring, engine, true, true, 0, layered});
+    out.push_back({fmt::format("ring6_{}_noqos", engine), ring, engine, false, false, 0, false});
+  }
+  return out;
+}
+
+// The whole matrix (label soak): every shape, every engine that runs on it, QoS on with and
+// without a policy, QoS off, and LMC 1.
+std::vector<Case> soak_cases() {
+  std::vector<Case> out;
+  const std::vector<std::pair<std::string, testbed::SwitchGraphSpec>> shapes = {
+      {"ring8", testbed::ring_spec(8, 1)},          {"torus3x3", testbed::torus_spec(3, 3)},
+      {"mesh3x3", testbed::mesh_spec(3, 3)},        {"dragonfly3x3", testbed::dragonfly_spec(3, 3)},
+      {"random10", testbed::random_spec(10, 6, 7)},
+  };
+  for (const auto& [shape, spec] : shapes) {
+    for (const char* engine :
+         {"lash", "dfsssp", "sssp", "nue", "updn", "dnup", "minhop", "dor", "ftree"}) {
+      out.push_back({fmt::format("{}_{}_qos", shape, engine), spec, engine, true, true});
+      out.push_back({fmt::format("{}_{}_qos_nopolicy", shape, engine), spec, engine, true, false});
+      out.push_back({fmt::format("{}_{}_noqos", shape, engine), spec, engine, false, false});
+      out.push_back({fmt::format("{}_{}_qos_lmc1", shape, engine), spec, engine, true, true, 1});
+    }
+  }
+  return out;
+}
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  return info.param.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Ci, RoutingDifferential, ::testing::ValuesIn(ci_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Soak, RoutingDifferential, ::testing::ValuesIn(soak_cases()), case_name);
+
+}  // namespace
+}  // namespace rdmaqos::osmp
