@@ -31,23 +31,48 @@ sa::Error umad_error(const std::string& what, int err) {
 
 }  // namespace
 
+namespace {
+
+bool under_umad2sim(std::string_view ld_preload, std::string_view maps) {
+  constexpr std::string_view kUmad2sim = "umad2sim";
+  return ld_preload.find(kUmad2sim) != std::string_view::npos ||
+         maps.find(kUmad2sim) != std::string_view::npos;
+}
+
+// The same for this process: its LD_PRELOAD and /proc/self/maps.
+bool under_umad2sim() {
+  const char* preload = std::getenv("LD_PRELOAD");
+  std::ifstream in("/proc/self/maps");
+  std::string maps(std::istreambuf_iterator<char>(in), {});
+  return under_umad2sim(preload != nullptr ? preload : "", maps);
+}
+
+}  // namespace
+
 bool use_rmpp(RmppMode mode, std::string_view ld_preload, std::string_view maps) {
   switch (mode) {
     case RmppMode::kOn: return true;
     case RmppMode::kOff: return false;
     case RmppMode::kAuto: break;
   }
-  constexpr std::string_view kUmad2sim = "umad2sim";
-  return ld_preload.find(kUmad2sim) == std::string_view::npos &&
-         maps.find(kUmad2sim) == std::string_view::npos;
+  return !under_umad2sim(ld_preload, maps);
 }
 
 bool use_rmpp(RmppMode mode) {
-  if (mode != RmppMode::kAuto) return use_rmpp(mode, {}, {});
-  const char* preload = std::getenv("LD_PRELOAD");
-  std::ifstream in("/proc/self/maps");
-  std::string maps(std::istreambuf_iterator<char>(in), {});
-  return use_rmpp(mode, preload != nullptr ? preload : "", maps);
+  return mode == RmppMode::kAuto ? !under_umad2sim() : mode == RmppMode::kOn;
+}
+
+bool hold_issm(IssmMode mode, std::string_view ld_preload, std::string_view maps) {
+  switch (mode) {
+    case IssmMode::kOn: return true;
+    case IssmMode::kOff: return false;
+    case IssmMode::kAuto: break;
+  }
+  return under_umad2sim(ld_preload, maps);
+}
+
+bool hold_issm(IssmMode mode) {
+  return mode == IssmMode::kAuto ? under_umad2sim() : mode == IssmMode::kOn;
 }
 
 std::vector<uint8_t> encode_answer(sa::SaMad answer, bool rmpp, size_t max_data) {

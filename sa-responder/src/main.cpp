@@ -212,7 +212,13 @@ int main(int argc, char** argv) {
   app.add_option("--control-socket-group", control_group,
                  "let this group read the stats through the control socket (mode 0660), so "
                  "monitoring needs no root; reload and rediscover stay with root");
-  app.add_flag("--no-issm", no_issm, "do not hold the port's issm device");
+  std::string issm_mode = "auto";
+  app.add_option("--issm", issm_mode,
+                 "hold the port's issm device (advertises an SM at the port): auto (only under "
+                 "ibsim's umad2sim), on (where the SA takes over the SM's own port), off")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->capture_default_str();
+  app.add_flag("--no-issm", no_issm, "the same as --issm off");
   std::string rmpp_mode = "auto";
   app.add_option("--rmpp", rmpp_mode,
                  "multi-MAD table answers (RMPP): auto (off under umad2sim), on, off")
@@ -324,7 +330,10 @@ int main(int argc, char** argv) {
   options.rediscover_interval = std::chrono::seconds(rediscover_interval);
   options.answer_time_limit = std::chrono::milliseconds(answer_time_limit_ms);
   options.control_socket_given = app.count("--control-socket") > 0;
-  options.issm = !no_issm;
+  options.issm =
+      !no_issm && rdmaqos::sad::hold_issm(issm_mode == "on"    ? rdmaqos::sad::IssmMode::kOn
+                                          : issm_mode == "off" ? rdmaqos::sad::IssmMode::kOff
+                                                               : rdmaqos::sad::IssmMode::kAuto);
   options.rmpp = rmpp_mode == "on"    ? rdmaqos::sad::RmppMode::kOn
                  : rmpp_mode == "off" ? rdmaqos::sad::RmppMode::kOff
                                       : rdmaqos::sad::RmppMode::kAuto;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-// The SA agent's pure parts: when it uses RMPP, and the bytes it hands to umad_send for a table
-// answer with and without RMPP (the kernel segments an RMPP send itself).
+// The SA agent's pure parts: when it uses RMPP and holds issm, and the bytes it hands to umad_send
+// for a table answer with and without RMPP (the kernel segments an RMPP send itself).
 #include <gtest/gtest.h>
 
 #include "rdma-qos/sa-client/path_record.h"
@@ -19,6 +19,19 @@ TEST(RmppDecision, AutoIsOffUnderUmad2simOnlyAndOnOffAreForced) {
   EXPECT_FALSE(use_rmpp(RmppMode::kAuto, "", sim_maps));
   EXPECT_TRUE(use_rmpp(RmppMode::kOn, "libumad2sim.so", sim_maps));
   EXPECT_FALSE(use_rmpp(RmppMode::kOff, "", hardware_maps));
+}
+
+// On hardware a held issm advertises an SM at the port that never answers SMInfo: auto holds it
+// only under umad2sim, where unsolicited requests reach issm holders only.
+TEST(IssmDecision, AutoHoldsItUnderUmad2simOnlyAndOnOffAreForced) {
+  const std::string hardware_maps =
+      "7f00-7f10 r-xp 0 08:01 1 /usr/lib/x86_64-linux-gnu/libibumad.so.3\n";
+  const std::string sim_maps = "7f00-7f10 r-xp 0 08:01 2 /usr/lib/umad2sim/libumad2sim.so\n";
+  EXPECT_FALSE(hold_issm(IssmMode::kAuto, "", hardware_maps));
+  EXPECT_TRUE(hold_issm(IssmMode::kAuto, "/usr/lib/umad2sim/libumad2sim.so", ""));
+  EXPECT_TRUE(hold_issm(IssmMode::kAuto, "", sim_maps));
+  EXPECT_TRUE(hold_issm(IssmMode::kOn, "", hardware_maps));
+  EXPECT_FALSE(hold_issm(IssmMode::kOff, "libumad2sim.so", sim_maps));
 }
 
 // A GetTableResp of `n` PathRecords.

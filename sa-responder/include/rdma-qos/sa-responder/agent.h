@@ -44,6 +44,15 @@ bool use_rmpp(RmppMode mode, std::string_view ld_preload, std::string_view maps)
 // The same for this process (reads LD_PRELOAD and /proc/self/maps).
 bool use_rmpp(RmppMode mode);
 
+// --issm: on, off, or auto (on only under umad2sim). ibsim delivers unsolicited requests only to
+// a port's issm holder; on hardware holding issm sets the port's IsSM capability, so the SM and
+// every tool see an SM at the port that never answers SMInfo: right only where the SA takes
+// over the SM's own port (and `on` says so).
+enum class IssmMode { kAuto, kOn, kOff };
+// Whether to hold the port's issm device; `ld_preload` and `maps` as for use_rmpp.
+bool hold_issm(IssmMode mode, std::string_view ld_preload, std::string_view maps);
+bool hold_issm(IssmMode mode);
+
 // The MAD bytes (no umad header) the agent hands to umad_send for `answer`. Table answers
 // (GetTableResp, GetMultiResp) with status 0 carry an active RMPP DATA header; an error keeps
 // the header it has (its request's). Without RMPP the SA data is cut
