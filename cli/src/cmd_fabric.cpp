@@ -52,6 +52,7 @@ struct Intent {
   pol::QosConfig conf;
   std::optional<pol::Policy> policy;
   std::optional<fab::PartitionKeys> partitions;
+  std::string routing_engine;  // the first of opensm.conf's routing_engine; empty: minhop
 };
 
 // The partitions file as rdma-qos-sad reads it; only the names and P_Keys matter here (the
@@ -79,6 +80,7 @@ std::optional<Intent> load_intent(const Options& o) {
   print_diagnostics(conf.diagnostics, o.opensm_conf_path);
   if (pol::has_errors(conf.diagnostics)) return std::nullopt;
   in.conf = conf.config;
+  if (!conf.sm.routing_engines.empty()) in.routing_engine = conf.sm.routing_engines.front();
   // As rdma-qos-sad: without --partitions, opensm.conf's partition_config_file when it exists.
   std::string partitions_path = o.partitions_path;
   if (partitions_path.empty() && conf.sm.partition_config_file &&
@@ -96,9 +98,21 @@ std::optional<Intent> load_intent(const Options& o) {
   return in;
 }
 
+bool has_setup(const pol::Policy& p) {
+  return !p.setup.sl2vl_scopes.empty() || !p.setup.vlarb_scopes.empty();
+}
+
 fab::Planner make_planner(const Intent& in, uint64_t sm_port_guid) {
   std::optional<fab::SetupScopes> scopes;
-  if (in.policy) {
+  const bool engine_keeps_tables = pol::routing_engine_assigns_sls(in.routing_engine);
+  if (in.policy && engine_keeps_tables && has_setup(*in.policy)) {
+    // As the OpenSM plugin: no qos-setup table under an engine whose SLs are its layers.
+    std::cerr << "rdma-qos: opensm.conf routes with " << in.routing_engine
+              << ", which assigns path SLs: the policy's qos-setup is not applied under it "
+                 "(OpenSM's own SL2VL and VLArb tables keep its layers apart); the fabric is "
+                 "checked against OpenSM's tables\n";
+  }
+  if (in.policy && !engine_keeps_tables) {
     scopes.emplace(*in.policy, sm_port_guid, in.partitions);
     print_diagnostics(scopes->diagnostics(), "policy");
   }

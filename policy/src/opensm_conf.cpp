@@ -150,6 +150,17 @@ bool read_sm_option(std::string_view key, std::string_view value, SourceLocation
       bad("0..15");
     else
       sm.sm_sl = static_cast<uint8_t>(*v);
+  } else if (key == "routing_engine") {
+    sm.routing_engines.clear();
+    for (size_t at_comma = 0; at_comma <= value.size();) {
+      size_t next = value.find(',', at_comma);
+      if (next == std::string_view::npos) next = value.size();
+      std::string_view name = value.substr(at_comma, next - at_comma);
+      while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
+      while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
+      if (!name.empty() && name != "(null)") sm.routing_engines.emplace_back(name);
+      at_comma = next + 1;
+    }
   } else if (key == "sa_key") {
     auto v = number(~0ULL);
     if (!v)
@@ -163,6 +174,10 @@ bool read_sm_option(std::string_view key, std::string_view value, SourceLocation
 }
 
 }  // namespace
+
+bool routing_engine_assigns_sls(std::string_view name) {
+  return name == "lash" || name == "dfsssp" || name == "nue" || name == "torus-2QoS";
+}
 
 OpenSmConfResult parse_opensm_conf(std::string_view text) {
   OpenSmConfResult out;

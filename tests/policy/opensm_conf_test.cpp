@@ -37,6 +37,21 @@ TEST(OpenSmConf, ReadsTheOptionsAnSaNeeds) {
   EXPECT_EQ(r.sm.sa_key, 0xABu);
 }
 
+TEST(OpenSmConf, RoutingEngineIsTheListOpenSmTriesInOrder) {
+  OpenSmConfResult r = parse_opensm_conf("routing_engine lash, minhop\n");
+  EXPECT_TRUE(r.diagnostics.empty());
+  EXPECT_EQ(r.sm.routing_engines, (std::vector<std::string>{"lash", "minhop"}));
+  EXPECT_TRUE(parse_opensm_conf("routing_engine (null)\n").sm.routing_engines.empty());
+  EXPECT_TRUE(parse_opensm_conf("").sm.routing_engines.empty());
+}
+
+TEST(OpenSmConf, EnginesWhoseSlsAreLayersAreKnownByName) {
+  for (const char* e : {"lash", "dfsssp", "nue", "torus-2QoS"})
+    EXPECT_TRUE(routing_engine_assigns_sls(e)) << e;
+  for (const char* e : {"minhop", "updn", "dnup", "ftree", "dor", "sssp", "file", ""})
+    EXPECT_FALSE(routing_engine_assigns_sls(e)) << e;
+}
+
 TEST(OpenSmConf, AbsentSaOptionsStayUnset) {
   OpenSmConfResult r = parse_opensm_conf("qos_policy_file (null)\nsm_priority 1\n");
   EXPECT_TRUE(r.diagnostics.empty());

@@ -142,6 +142,24 @@ TEST_F(FabricCheckTest, AgreesWithTheTablesOpenSmProgrammed) {
   EXPECT_GT(report["tables"].get<int>(), report["ports"].get<int>() * 3);
 }
 
+// Under an engine whose SLs are its deadlock-free layers (LASH here) the policy's qos-setup is
+// not applied, by the OpenSM plugin or by `fabric apply`: check compares with OpenSM's own
+// tables, says why on stderr, and finds the tables OpenSM programmed clean; apply writes none.
+TEST_F(FabricCheckTest, UnderAnEngineThatAssignsSlsTheQosSetupIsNotApplied) {
+  const std::string conf = fabric_->dir() + "/lash.conf";
+  std::ofstream(conf) << "routing_engine lash,minhop\n";
+  auto r = run({"check", "--json", "-q", "--policy", policy_path_, "--opensm-conf", conf});
+  EXPECT_NE(r.output.find("opensm.conf routes with lash, which assigns path SLs"),
+            std::string::npos)
+      << r.output;
+  const json report = report_of(r.output);
+  EXPECT_TRUE(findings(report, "difference").empty()) << r.output;
+  auto a = run({"apply", "--json", "-q", "--policy", policy_path_, "--opensm-conf", conf});
+  EXPECT_TRUE(findings(report_of(a.output), "difference").empty()) << a.output;
+  auto after = run({"check", "--json", "-q"});
+  EXPECT_TRUE(findings(report_of(after.output), "difference").empty()) << after.output;
+}
+
 TEST_F(FabricCheckTest, FindsATableChangedBehindItsBack) {
   // apply writes node002's tables and the leaf port's tables towards it; the check without the
   // policy (OpenSM's tables intended) must name exactly those.

@@ -50,7 +50,15 @@ struct SmOptions {
   std::optional<uint8_t> subnet_timeout;             // 0..31: packet life without a level value
   std::optional<uint8_t> sm_sl;                      // 0..15
   std::optional<uint64_t> sa_key;                    // SM_Key of trusted SA requests
+  // routing_engine: the engines OpenSM tries in order (falling back to minhop); empty: minhop.
+  std::vector<std::string> routing_engines;
 };
+
+// Whether OpenSM's routing engine `name` gives each path its own SL (LASH, DFSSSP, Nue: their
+// path_sl) or programs SL2VL itself (torus-2QoS). Under such an engine the path's SL is the
+// engine's deadlock-free layer, OpenSM's own SL-to-VL tables keep the layers apart, and the
+// policy's qos-setup tables are not applied (the OpenSM plugin leaves them to OpenSM).
+bool routing_engine_assigns_sls(std::string_view name);
 
 struct OpenSmConfResult {
   QosConfig config;
