@@ -99,7 +99,7 @@ constexpr std::array kKeyed{
           "Requests handed to OpenSM's own handler, by reason: no_model (none yet, or none of "
           "the current subnet can be built), qos_off, paused, undecodable, unknown_requester, "
           "multipath_routing_sl (a MultiPathRecord where the routing engine assigns SLs), "
-          "failed."},
+          "multicast (a PathRecord to a group, answered from OpenSM's live groups), failed."},
 };
 
 std::string name(std::string_view suffix) {

@@ -135,6 +135,25 @@ void rdma_qos_osmp_builder_routing(rdma_qos_osmp_builder* builder, const char* e
   });
 }
 
+void rdma_qos_osmp_builder_groups_known(rdma_qos_osmp_builder* builder) {
+  guarded([&] { B(builder).groups_known(); });
+}
+
+void rdma_qos_osmp_builder_group(rdma_qos_osmp_builder* builder, const rdma_qos_osmp_group* group) {
+  if (group == nullptr) return;
+  guarded([&] {
+    rdmaqos::sad::MulticastGroup g;
+    std::memcpy(g.mgid.data(), group->mgid, g.mgid.size());
+    g.mlid = group->mlid;
+    g.pkey = group->pkey;
+    g.sl = group->sl;
+    g.mtu = group->mtu;
+    g.rate = group->rate;
+    g.packet_life = group->packet_life;
+    B(builder).group(g);
+  });
+}
+
 int rdma_qos_osmp_builder_node(rdma_qos_osmp_builder* builder, uint64_t guid, uint8_t type,
                                const char* description, uint8_t num_ports) {
   int index = -1;

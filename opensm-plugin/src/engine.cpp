@@ -188,6 +188,9 @@ nlohmann::json Engine::handover_reason(bool answering) const {
 }
 
 void Engine::install(Snapshot s) {
+  // OpenSM's live groups, where the model has them, not those the partitions imply.
+  if (s.model->multicast_groups)
+    s.groups = std::make_shared<const std::vector<sad::MulticastGroup>>(*s.model->multicast_groups);
   s.levels = counters_.bind_policy(s.policy.get());
   current_.store(std::make_shared<const Snapshot>(std::move(s)));
 }
@@ -314,6 +317,21 @@ nlohmann::json Engine::stats() const {
   return j;
 }
 
+bool Engine::leave_multicast_to_opensm(const sa::SaMad& mad, const Snapshot& now,
+                                       const sad::AnswerContext& ctx) {
+  if (mad.mad.attr_id != sa::attr::kPathRecord || (mad.sa.comp_mask & sa::pr_mask::kDgid) == 0)
+    return false;
+  auto record = sa::decode_path_record(mad.data);
+  if (!record || record->dgid[0] != 0xFF) return false;
+  // A PathRecord to a group is OpenSM's answer from its live groups (their members, flow label
+  // and hop limit included), except where our rule shows the group to no one but its
+  // partition's members: that refusal stays ours.
+  const sad::MulticastGroup* g =
+      now.groups != nullptr ? sad::find_group(*now.groups, record->dgid) : nullptr;
+  return g == nullptr || !ctx.requester ||
+         sad::may_see_group(ctx.fabric->port(*ctx.requester).pkeys, *g);
+}
+
 Engine::Outcome Engine::hand_to_opensm(Fallback why) {
   ++fallbacks_;
   ++fallback_reasons_[static_cast<size_t>(why)];
@@ -328,6 +346,7 @@ const char* fallback_name(Engine::Fallback why) {
     case Engine::Fallback::kUndecodable: return "undecodable";
     case Engine::Fallback::kUnknownRequester: return "unknown_requester";
     case Engine::Fallback::kMultiPathRoutingSl: return "multipath_routing_sl";
+    case Engine::Fallback::kMulticast: return "multicast";
     case Engine::Fallback::kFailed: return "failed";
   }
   return "?";
@@ -357,6 +376,7 @@ Engine::Outcome Engine::answer(std::span<const uint8_t> bytes, uint16_t slid, co
     // OpenSM's handler decides, as without us: it drops the request too when its subnet does
     // not know the LID either (the model is a copy of it), and answers when the copy is behind.
     if (ctx.requester_unknown) return hand_to_opensm(Fallback::kUnknownRequester);
+    if (leave_multicast_to_opensm(*mad, *now, ctx)) return hand_to_opensm(Fallback::kMulticast);
     const auto received = std::chrono::steady_clock::now();
     counters_.request(mad->mad.method, mad->mad.attr_id);
     sad::CountingObserver observer(counters_, *now->levels);

@@ -76,6 +76,7 @@ sad::FabricModel FabricBuilder::build() const {
   sad::FabricModel model;
   model.sm_port_guid = sm_port_guid_;
   model.routing = routing_;
+  model.multicast_groups = groups_;
   std::unordered_map<uint64_t, int> by_guid;
   for (size_t i = 0; i < nodes_.size(); ++i) by_guid.emplace(nodes_[i].guid, static_cast<int>(i));
   bool have_prefix = false;

@@ -13,6 +13,7 @@
 #include <opensm/osm_log.h>
 #include <opensm/osm_mad_pool.h>
 #include <opensm/osm_madw.h>
+#include <opensm/osm_multicast.h>
 #include <opensm/osm_node.h>
 #include <opensm/osm_opensm.h>
 #include <opensm/osm_pkey.h>
@@ -133,6 +134,28 @@ static void copy_port(rdma_qos_osmp_builder* b, int node, uint8_t num, const osm
   }
 }
 
+/* OpenSM's live multicast groups: a PathRecord to a group is OpenSM's answer from these. */
+static void copy_groups(rdma_qos_osmp_builder* b, osm_subn_t* subn) {
+  cl_fmap_item_t* item;
+
+  rdma_qos_osmp_builder_groups_known(b);
+  for (item = cl_fmap_head(&subn->mgrp_mgid_tbl); item != cl_fmap_end(&subn->mgrp_mgid_tbl);
+       item = cl_fmap_next(item)) {
+    const osm_mgrp_t* g = (const osm_mgrp_t*)item; /* map_item is its first member */
+    const ib_member_rec_t* r = &g->mcmember_rec;
+    struct rdma_qos_osmp_group out;
+
+    memcpy(out.mgid, r->mgid.raw, sizeof(out.mgid));
+    out.mlid = cl_ntoh16(g->mlid);
+    out.pkey = cl_ntoh16(r->pkey);
+    out.sl = (uint8_t)(cl_ntoh32(r->sl_flow_hop) >> 28);
+    out.mtu = r->mtu & 0x3F;
+    out.rate = r->rate & 0x3F;
+    out.packet_life = r->pkt_life & 0x3F;
+    rdma_qos_osmp_builder_group(b, &out);
+  }
+}
+
 /* Copies what the engine needs under OpenSM's lock (read side: SA queries go on, a sweep waits
  * only for this copy); the model is built from the copy outside the lock. */
 static int snapshot(void* ctx, rdma_qos_osmp_builder* b) {
@@ -143,6 +166,7 @@ static int snapshot(void* ctx, rdma_qos_osmp_builder* b) {
 
   if (*p->exit_flag) return -1;
   cl_plock_acquire(&p->osm->lock);
+  copy_groups(b, subn);
   rdma_qos_osmp_builder_subnet(b, cl_ntoh64(subn->sm_port_guid));
   re = p->osm->routing_engine_used;
   if (re)

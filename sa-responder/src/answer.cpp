@@ -403,12 +403,7 @@ std::vector<sa::PathRecord> multicast_records(const AnswerContext& ctx, const Pa
   if (ctx.groups == nullptr) return {};
   const MulticastGroup* g = find_group(*ctx.groups, req.record.dgid);
   if (g == nullptr) return {};
-  if (ctx.requester) {
-    const std::vector<uint16_t>& held = ctx.fabric->port(*ctx.requester).pkeys;
-    if (std::none_of(held.begin(), held.end(),
-                     [g](uint16_t k) { return (k & 0x7FFF) == (g->pkey & 0x7FFF); }))
-      return {};
-  }
+  if (ctx.requester && !may_see_group(ctx.fabric->port(*ctx.requester).pkeys, *g)) return {};
   auto record = multicast_path(*g, req.record, req.comp_mask, get);
   if (!record) return {};
   return {*record};

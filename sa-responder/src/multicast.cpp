@@ -6,6 +6,8 @@
 // answers only to requests that name no source (no port has joined).
 #include "rdma-qos/sa-responder/multicast.h"
 
+#include <algorithm>
+
 namespace rdmaqos::sad {
 namespace {
 
@@ -35,6 +37,11 @@ std::vector<MulticastGroup> ipoib_broadcast_groups(const std::vector<policy::Par
     out.push_back(g);
   }
   return out;
+}
+
+bool may_see_group(const std::vector<uint16_t>& pkeys, const MulticastGroup& group) {
+  return std::any_of(pkeys.begin(), pkeys.end(),
+                     [&group](uint16_t k) { return (k & 0x7FFF) == (group.pkey & 0x7FFF); });
 }
 
 const MulticastGroup* find_group(const std::vector<MulticastGroup>& groups, const sa::Gid& mgid) {

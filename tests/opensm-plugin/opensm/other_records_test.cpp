@@ -14,6 +14,7 @@
 #include <map>
 
 #include "plugin_fabric.h"
+#include "rdma-qos/testbed/raw_mad.h"
 #include "rdma-qos/testbed/saquery.h"
 
 namespace rdmaqos::osmp {
@@ -30,22 +31,7 @@ struct Asked {
 // The MCMemberRecord join (SubnAdmSet, full member) of node001's port to the Default
 // partition's IPoIB broadcast group, as the MAD sa-raw-mad sends (hex).
 std::string ipoib_join_mad(uint64_t port_guid) {
-  std::vector<uint8_t> m(256, 0);
-  auto put = [&](size_t at, uint64_t v, size_t width) {
-    for (size_t i = 0; i < width; ++i) m[at + i] = static_cast<uint8_t>(v >> (8 * (width - 1 - i)));
-  };
-  put(0, 0x01030202, 4);  // base version 1, SA class, class version 2, SubnAdmSet
-  put(12, 0x5151, 4);     // transaction ID
-  put(16, 0x0038, 2);     // MCMemberRecord
-  put(48, (1u << 0) | (1u << 1) | (1u << 16), 8);  // MGID, PortGID, JoinState
-  put(56, 0xFF12401BFFFF0000ULL, 8);               // MGID
-  put(64, 0x00000000FFFFFFFFULL, 8);
-  put(72, 0xFE80000000000000ULL, 8);  // PortGID
-  put(80, port_guid, 8);
-  put(104, 0x01, 1);  // JoinState: full member
-  std::string hex;
-  for (uint8_t b : m) hex += fmt::format("{:02x}", b);
-  return hex;
+  return testbed::raw::join_group(0xFF12401BFFFF0000ULL, 0x00000000FFFFFFFFULL, port_guid).hex();
 }
 
 std::vector<Asked> questions(const IbFabric& f) {

@@ -82,7 +82,7 @@ std::ostream& operator<<(std::ostream& os, const Case& c) {
 
 // The queries: every ordered pair of CA ports and every CA to every switch, plain, with an SL
 // requested (0 to 2), with each level's Service-ID and with a P_Key; a GetTable per source;
-// MultiPathRecords from node001.
+// PathRecords to multicast groups (node001 joins one first); MultiPathRecords from node001.
 std::vector<std::string> queries(const testbed::Topology& t) {
   using raw::Mad;
   std::vector<std::string> out;
@@ -121,6 +121,22 @@ std::vector<std::string> queries(const testbed::Topology& t) {
     out.push_back(table.hex());
   }
   const testbed::TopoNode& from = t.node("node001");
+  // node001 joins the IPoIB broadcast group (a live member OpenSM knows, no SA but OpenSM's
+  // does), then PathRecords to it and to no group, from a member and a non-member: OpenSM
+  // answers them from its live groups.
+  constexpr uint64_t kIpoibPrefix = 0xff12401bffff0000ULL, kIpoibId = 0xffffffffULL;
+  out.push_back(raw::join_group(kIpoibPrefix, kIpoibId, from.port_guid).hex());
+  for (uint64_t id : {kIpoibId, uint64_t{0x9999}}) {
+    for (const auto* s : {&from, &t.node("node002")}) {
+      Mad m = raw::sa_mad(raw::kGet, raw::kPathRecord, raw::prm::kDgid | raw::prm::kSgid);
+      m.gid(raw::kData + raw::pr::kDgid, kIpoibPrefix, id);
+      m.gid(raw::kData + raw::pr::kSgid, raw::kLinkLocal, s->port_guid);
+      out.push_back(m.hex());
+    }
+    Mad any = raw::sa_mad(raw::kGet, raw::kPathRecord, raw::prm::kDgid);
+    any.gid(raw::kData + raw::pr::kDgid, kIpoibPrefix, id);
+    out.push_back(any.hex());
+  }
   for (const auto* d : cas) {
     Mad m = raw::sa_mad(raw::kGetMulti, raw::kMultiPathRecord,
                         raw::mprm::kSgidCount | raw::mprm::kDgidCount | raw::mprm::kNumbPath);

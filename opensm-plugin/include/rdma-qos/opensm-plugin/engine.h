@@ -92,6 +92,7 @@ class Engine {
     kUndecodable,         // a MAD the plugin cannot decode
     kUnknownRequester,    // the model does not know the requester's LID
     kMultiPathRoutingSl,  // a MultiPathRecord where the routing engine assigns SLs
+    kMulticast,           // a PathRecord to a multicast group the requester may see
     kFailed,              // the answer failed (an exception)
   };
   // One request MAD; `send` gets the response bytes. Thread-safe.
@@ -161,7 +162,10 @@ class Engine {
   std::pair<uint64_t, uint64_t> logged_versions_{0, 0};
   std::set<std::string> logged_;
   Outcome hand_to_opensm(Fallback why);
-  std::array<std::atomic<uint64_t>, 7> fallback_reasons_{};
+  // A PathRecord to a multicast group that OpenSM's handler answers (from its live groups).
+  static bool leave_multicast_to_opensm(const sa::SaMad& mad, const Snapshot& now,
+                                        const sad::AnswerContext& ctx);
+  std::array<std::atomic<uint64_t>, 8> fallback_reasons_{};
   std::atomic<bool> handed_over_{false};
   std::atomic<bool> paused_{false};  // the control socket's pause: OpenSM's handlers answer
   std::atomic<std::shared_ptr<const std::string>> handover_why_;

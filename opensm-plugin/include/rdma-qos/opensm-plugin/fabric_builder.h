@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,14 @@ class FabricBuilder {
  public:
   void sm_port_guid(uint64_t guid) { sm_port_guid_ = guid; }
   void routing(sad::RoutingFacts facts) { routing_ = std::move(facts); }
+  // The SM's live multicast groups: once known (even none), the model's multicast_groups.
+  void groups_known() {
+    if (!groups_) groups_.emplace();
+  }
+  void group(const sad::MulticastGroup& g) {
+    groups_known();
+    groups_->push_back(g);
+  }
   // Returns the node's index; ports 0..num_ports.
   int node(uint64_t guid, uint8_t type, std::string description, uint8_t num_ports);
   void port(int node, uint8_t port, const rdma_qos_osmp_port& info);
@@ -51,6 +60,7 @@ class FabricBuilder {
   std::vector<NodeFacts> nodes_;
   uint64_t sm_port_guid_ = 0;
   sad::RoutingFacts routing_;
+  std::optional<std::vector<sad::MulticastGroup>> groups_;
 };
 
 // SL -> VL from the 8 bytes of an SLtoVLMappingTable (SL 2n in the high nibble of byte n).

@@ -77,6 +77,17 @@ struct rdma_qos_osmp_port {
   uint8_t peer_port;
 };
 
+/* One of OpenSM's live multicast groups (its MCMemberRecord parameters, selectors stripped). */
+struct rdma_qos_osmp_group {
+  uint8_t mgid[16]; /* network order, as on the wire */
+  uint16_t mlid;
+  uint16_t pkey;
+  uint8_t sl;
+  uint8_t mtu;
+  uint8_t rate;
+  uint8_t packet_life;
+};
+
 rdma_qos_osmp_builder* rdma_qos_osmp_builder_new(void);
 void rdma_qos_osmp_builder_free(rdma_qos_osmp_builder* builder);
 void rdma_qos_osmp_builder_subnet(rdma_qos_osmp_builder* builder, uint64_t sm_port_guid);
@@ -96,6 +107,12 @@ void rdma_qos_osmp_builder_pkey(rdma_qos_osmp_builder* builder, int node, uint8_
  * SLtoVLMappingTable attribute. */
 void rdma_qos_osmp_builder_sl2vl(rdma_qos_osmp_builder* builder, int node, uint8_t port,
                                  uint8_t in_port, const uint8_t raw[8]);
+/* OpenSM's live multicast groups follow (none, if no rdma_qos_osmp_builder_group follows): they
+ * replace the IPoIB groups the engine would otherwise derive from the partitions file. */
+void rdma_qos_osmp_builder_groups_known(rdma_qos_osmp_builder* builder);
+/* One live multicast group. */
+void rdma_qos_osmp_builder_group(rdma_qos_osmp_builder* builder,
+                                 const struct rdma_qos_osmp_group* group);
 /* A switch's linear forwarding table, DLID 0..top. */
 void rdma_qos_osmp_builder_lft(rdma_qos_osmp_builder* builder, int node, const uint8_t* lft,
                                size_t entries);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "rdma-qos/policy/fabric.h"
+#include "rdma-qos/sa-responder/multicast.h"
 
 namespace rdmaqos::sad {
 
@@ -110,6 +111,9 @@ class FabricModel {
  public:
   std::vector<NodeModel> nodes;
   RoutingFacts routing;
+  // The SM's live multicast groups where the model knows them (the OpenSM plugin reads them
+  // from OpenSM); nullopt: unknown (rdma-qos-sad synthesises the partitions' IPoIB groups).
+  std::optional<std::vector<MulticastGroup>> multicast_groups;
   uint64_t subnet_prefix = 0xFE80000000000000ULL;
   uint8_t subnet_timeout = 18;  // OpenSM's default: the packet life without a level value
   uint64_t sm_port_guid = 0;

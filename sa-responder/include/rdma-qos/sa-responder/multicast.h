@@ -39,6 +39,12 @@ std::vector<MulticastGroup> ipoib_broadcast_groups(const std::vector<policy::Par
 // The group a multicast DGID names, if OpenSM would have created it.
 const MulticastGroup* find_group(const std::vector<MulticastGroup>& groups, const sa::Gid& mgid);
 
+// Whether a requester holding `pkeys` (its P_Key table, membership bits included) is shown
+// `group`: only when it holds the group's P_Key, full or limited, as OpenSM's own MCMemberRecord
+// queries show a group (OpenSM answers a multicast PathRecord to anyone: a deliberate
+// difference).
+bool may_see_group(const std::vector<uint16_t>& pkeys, const MulticastGroup& group);
+
 // pr_match_mgrp_attributes and pr_process_multicast: the record for `request` (its component
 // mask `comp_mask`) to `group`, or nullopt when a component disqualifies it. A named source
 // (SGID or SLID) must be a member, and no port is known to be one. `get` is SubnAdmGet (which

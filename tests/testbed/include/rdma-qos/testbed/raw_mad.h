@@ -74,6 +74,18 @@ inline Mad sa_mad(uint8_t method, uint16_t attr, uint64_t comp_mask, uint64_t sm
   return m;
 }
 
+inline constexpr uint16_t kMcMemberRecord = 0x0038;
+
+// An MCMemberRecord join (SubnAdmSet, full member) of port `port_guid` to the existing group
+// `mgid_prefix`:`mgid_id`, naming MGID, PortGID and JoinState only.
+inline Mad join_group(uint64_t mgid_prefix, uint64_t mgid_id, uint64_t port_guid) {
+  Mad m = sa_mad(kSet, kMcMemberRecord, (1u << 0) | (1u << 1) | (1u << 16));
+  m.gid(kData + 0, mgid_prefix, mgid_id);
+  m.gid(kData + 16, kLinkLocal, port_guid);
+  m.put(kData + 48, 0x01, 1);  // JoinState: full member
+  return m;
+}
+
 // The RMPP header of a one-segment GetMulti whose data holds `gids` GIDs.
 inline void one_rmpp_segment(Mad& m, size_t gids) {
   m.put(24, 1, 1);     // RMPP version
