@@ -220,5 +220,76 @@ TEST(PluginInOpenSm, AControlSocketGroupMayReadTheSocket) {
   EXPECT_EQ(st.st_gid, gid);
 }
 
+// `rdma-qos opensm-plugin status --json`: its exit code and reply.
+std::pair<int, nlohmann::json> status(const IbFabric& f) {
+  testbed::ProcessOptions p;
+  p.argv = {RDMA_QOS_CLI, "opensm-plugin", "status",
+            "--json",     "--socket",      f.dir() + "/plugin.sock"};
+  auto r = testbed::run(p, std::chrono::seconds(20));
+  size_t start = r.output.find('{');
+  return {r.exit_code, start == std::string::npos
+                           ? nlohmann::json()
+                           : nlohmann::json::parse(r.output.substr(start), nullptr, false)};
+}
+
+// Polls until `want` holds (every 200 ms, at most 30 s).
+template <typename F>
+bool eventually(F want) {
+  for (int i = 0; i < 150; ++i) {
+    if (want()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return false;
+}
+
+// A host swapped for one with fewer ports: the policy names port 2 of "swap01 HCA-1", which the
+// host swapped in does not have, so the policy no longer compiles on OpenSM's subnet. The
+// plugin must not keep answering from the model before the swap: OpenSM's own handlers answer
+// (status exit 1, OpenSM's log at error level) until the two-port host is back.
+TEST(PluginInOpenSm, ANodeSwapThatBreaksThePolicyHandsEveryQueryToOpenSmUntilItFits) {
+  auto o = plugin_fabric_options("policy=@DIR@/plugin-policy.conf");
+  o.ibsim_console = true;
+  o.files["plugin-policy.conf"] =
+      "port-groups\nport-group\nname: Swap\nport-name: \"swap01 HCA-1/P2\"\nend-port-group\n"
+      "end-port-groups\n" +
+      kSl5Policy;
+  // Two hosts with one NodeDescription, neither cabled yet: OpenSM has never seen them.
+  o.topology.netfile +=
+      "caguid=0x0002c90300ee2000\nCa 2 \"dual01\" # \"swap01 HCA-1\"\n\n"
+      "caguid=0x0002c90300ee3000\nCa 1 \"single01\" # \"swap01 HCA-1\"\n\n";
+  IbFabric f(o);
+  ASSERT_TRUE(wait_for_log(f, kAnswering)) << f.opensm_log();
+  const pid_t opensm = f.pids()[1];
+  // The two-port host, cabled to leaf01 and leaf02's free port 8: the policy compiles.
+  f.ibsim_command("Link \"leaf01\"[8] \"dual01\"[1]");
+  f.ibsim_command("Link \"leaf02\"[8] \"dual01\"[2]");
+  ::kill(opensm, SIGHUP);
+  ASSERT_TRUE(eventually([&] { return status(f).second.value("endpoints", 0) == 15; }))
+      << status(f).second.dump();
+  EXPECT_EQ(path_sl(f), 5);
+  EXPECT_EQ(status(f).first, 0);
+
+  // The swap: the two-port host out, the one-port host in its place.
+  f.ibsim_command("Unlink \"dual01\"");
+  f.ibsim_command("Link \"leaf01\"[8] \"single01\"[1]");
+  ::kill(opensm, SIGHUP);
+  ASSERT_TRUE(eventually([&] { return status(f).first == 1; })) << f.opensm_log();
+  auto [code, reply] = status(f);
+  EXPECT_FALSE(reply.value("answering", true));
+  EXPECT_EQ(reply.value("reason", ""), "the policy or partitions have errors");
+  EXPECT_EQ(path_sl(f), 0);  // OpenSM's own answer (it runs without a policy)
+  EXPECT_NE(f.opensm_log().find("has no port 2"), std::string::npos);
+  EXPECT_NE(f.opensm_log().find("the policy or partitions have errors: OpenSM's own PathRecord "
+                                "and MultiPathRecord handlers answer"),
+            std::string::npos);
+
+  // The two-port host back: the plugin answers again.
+  f.ibsim_command("Unlink \"single01\"");
+  f.ibsim_command("ReLink \"dual01\"");
+  ::kill(opensm, SIGHUP);
+  EXPECT_TRUE(eventually([&] { return status(f).first == 0; })) << f.opensm_log();
+  EXPECT_EQ(path_sl(f), 5);
+}
+
 }  // namespace
 }  // namespace rdmaqos::osmp
