@@ -73,6 +73,11 @@ constexpr std::array kScalars{
     Scalar{"fabric", "models", "models_total", "counter",
            "Models built from OpenSM's subnet, by result.", "result", "ok"},
     Scalar{"fabric", "model_failures", "models_total", "counter", "", "result", "failed"},
+    Scalar{"fabric", "snapshot_seconds", "snapshot_seconds", "gauge",
+           "Seconds the last copy of OpenSM's subnet held OpenSM's lock (read side; a sweep "
+           "waits for it)."},
+    Scalar{"fabric", "snapshot_seconds_max", "snapshot_seconds_max", "gauge",
+           "The longest such copy since the plugin was loaded."},
 };
 
 // An object of the stats whose every key is a label value of one family.
@@ -99,7 +104,10 @@ constexpr std::array kKeyed{
           "Requests handed to OpenSM's own handler, by reason: no_model (none yet, or none of "
           "the current subnet can be built), qos_off, paused, undecodable, unknown_requester, "
           "multipath_routing_sl (a MultiPathRecord where the routing engine assigns SLs), "
-          "multicast (a PathRecord to a group, answered from OpenSM's live groups), failed."},
+          "multicast (a PathRecord to a group, answered from OpenSM's live groups), "
+          "unknown_port (a GID the model lacks: an alias GUID, a new port), no_pkey_table (an "
+          "endpoint whose P_Key table is not read yet), aliased_port (a path query that may "
+          "touch a port with alias GUIDs), failed."},
 };
 
 std::string name(std::string_view suffix) {

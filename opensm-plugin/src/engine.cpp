@@ -20,6 +20,7 @@
 
 #include "rdma-qos/policy/fabric.h"
 #include "rdma-qos/sa-client/mad.h"
+#include "rdma-qos/sa-client/multipath_record.h"
 #include "rdma-qos/sa-responder/agent.h"
 #include "rdma-qos/sa-responder/answer.h"
 #include "rdma-qos/sa-responder/control.h"
@@ -197,7 +198,17 @@ void Engine::install(Snapshot s) {
 
 bool Engine::rebuild() {
   FabricBuilder builder;
-  if (!snapshotter_(builder)) {
+  // The copy is made under OpenSM's lock (read side): a sweep waits for it, so its time is
+  // OpenSM's and kept in the stats.
+  const auto copy_started = std::chrono::steady_clock::now();
+  const bool copied = snapshotter_(builder);
+  const uint64_t copy_ns =
+      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                std::chrono::steady_clock::now() - copy_started)
+                                .count());
+  snapshot_ns_last_ = copy_ns;
+  if (copy_ns > snapshot_ns_max_) snapshot_ns_max_ = copy_ns;
+  if (!copied) {
     ++model_failures_;
     hand_over("could not read OpenSM's subnet");
     return false;
@@ -313,8 +324,63 @@ nlohmann::json Engine::stats() const {
   j["fallback_reasons"] = std::move(reasons);
   j["fabric"] = {{"endpoints", now ? now->model->endpoints().size() : 0},
                  {"models", models_.load()},
+                 {"snapshot_seconds", static_cast<double>(snapshot_ns_last_.load()) / 1e9},
+                 {"snapshot_seconds_max", static_cast<double>(snapshot_ns_max_.load()) / 1e9},
                  {"model_failures", model_failures_.load()}};
   return j;
+}
+
+bool Engine::is_path_query(const sa::SaMad& mad) {
+  return mad.mad.attr_id == sa::attr::kPathRecord || mad.mad.attr_id == sa::attr::kMultiPathRecord;
+}
+
+bool Engine::names_port_unknown_to_model(const sa::SaMad& mad, const sad::FabricModel& model) {
+  auto unknown = [&model](const sa::Gid& g) { return sad::names_unknown_local_port(model, g); };
+  if (mad.mad.attr_id == sa::attr::kPathRecord) {
+    auto r = sa::decode_path_record(mad.data);
+    if (!r) return false;
+    return ((mad.sa.comp_mask & sa::pr_mask::kSgid) != 0 && unknown(r->sgid)) ||
+           ((mad.sa.comp_mask & sa::pr_mask::kDgid) != 0 && unknown(r->dgid));
+  }
+  if (mad.mad.attr_id == sa::attr::kMultiPathRecord) {
+    auto r = sa::decode_multipath_record(mad.data);
+    if (!r) return false;  // the engine answers what OpenSM refuses as invalid
+    return std::any_of(r->sgids.begin(), r->sgids.end(), unknown) ||
+           std::any_of(r->dgids.begin(), r->dgids.end(), unknown);
+  }
+  return false;
+}
+
+bool Engine::touches_aliased_port(const sa::SaMad& mad, const sad::FabricModel& model) {
+  if (model.ports_with_aliases.empty()) return false;
+  auto aliased = [&model](std::optional<sad::Endpoint> e) {
+    return !e || std::binary_search(model.ports_with_aliases.begin(),
+                                    model.ports_with_aliases.end(), model.port(*e).guid);
+  };
+  auto by_gid = [&model](const sa::Gid& g) { return model.by_guid(sa::gid_guid(g)); };
+  if (mad.mad.attr_id == sa::attr::kPathRecord) {
+    auto r = sa::decode_path_record(mad.data);
+    if (!r) return false;
+    const uint64_t m = mad.sa.comp_mask;
+    namespace pm = sa::pr_mask;
+    // An open end may be any port, an aliased one among them.
+    auto end = [&](bool gid, const sa::Gid& g, bool lid, uint16_t l) {
+      return gid ? by_gid(g) : lid ? model.by_lid(l) : std::nullopt;
+    };
+    return aliased(end(m & pm::kSgid, r->sgid, m & pm::kSlid, r->slid)) ||
+           aliased(end(m & pm::kDgid, r->dgid, m & pm::kDlid, r->dlid));
+  }
+  if (mad.mad.attr_id == sa::attr::kMultiPathRecord) {
+    auto r = sa::decode_multipath_record(mad.data);
+    if (!r) return false;
+    auto named_aliased = [&](const sa::Gid& g) {
+      auto e = by_gid(g);
+      return e && aliased(e);
+    };
+    return std::any_of(r->sgids.begin(), r->sgids.end(), named_aliased) ||
+           std::any_of(r->dgids.begin(), r->dgids.end(), named_aliased);
+  }
+  return false;
 }
 
 bool Engine::leave_multicast_to_opensm(const sa::SaMad& mad, const Snapshot& now,
@@ -347,6 +413,9 @@ const char* fallback_name(Engine::Fallback why) {
     case Engine::Fallback::kUnknownRequester: return "unknown_requester";
     case Engine::Fallback::kMultiPathRoutingSl: return "multipath_routing_sl";
     case Engine::Fallback::kMulticast: return "multicast";
+    case Engine::Fallback::kUnknownPort: return "unknown_port";
+    case Engine::Fallback::kNoPkeyTable: return "no_pkey_table";
+    case Engine::Fallback::kAliasedPort: return "aliased_port";
     case Engine::Fallback::kFailed: return "failed";
   }
   return "?";
@@ -377,6 +446,11 @@ Engine::Outcome Engine::answer(std::span<const uint8_t> bytes, uint16_t slid, co
     // not know the LID either (the model is a copy of it), and answers when the copy is behind.
     if (ctx.requester_unknown) return hand_to_opensm(Fallback::kUnknownRequester);
     if (leave_multicast_to_opensm(*mad, *now, ctx)) return hand_to_opensm(Fallback::kMulticast);
+    if (names_port_unknown_to_model(*mad, *now->model))
+      return hand_to_opensm(Fallback::kUnknownPort);
+    if (touches_aliased_port(*mad, *now->model)) return hand_to_opensm(Fallback::kAliasedPort);
+    if (now->model->endpoints_without_pkeys != 0 && is_path_query(*mad))
+      return hand_to_opensm(Fallback::kNoPkeyTable);
     const auto received = std::chrono::steady_clock::now();
     counters_.request(mad->mad.method, mad->mad.attr_id);
     sad::CountingObserver observer(counters_, *now->levels);

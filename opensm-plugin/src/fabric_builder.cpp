@@ -77,6 +77,7 @@ sad::FabricModel FabricBuilder::build() const {
   model.sm_port_guid = sm_port_guid_;
   model.routing = routing_;
   model.multicast_groups = groups_;
+  model.ports_with_aliases.assign(aliased_.begin(), aliased_.end());
   std::unordered_map<uint64_t, int> by_guid;
   for (size_t i = 0; i < nodes_.size(); ++i) by_guid.emplace(nodes_[i].guid, static_cast<int>(i));
   bool have_prefix = false;
@@ -123,6 +124,7 @@ sad::FabricModel FabricBuilder::build() const {
         }
         if (pm.lid == 0 || !active) continue;
         pm.pkeys = pf.pkeys;
+        if (pm.pkeys.empty()) ++model.endpoints_without_pkeys;
         if (auto t = pf.sl2vl.find(0); t != pf.sl2vl.end()) pm.sl2vl = {t->second};
         continue;
       }

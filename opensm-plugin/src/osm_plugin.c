@@ -33,9 +33,10 @@ struct plugin {
   osm_opensm_t* osm;
   rdma_qos_osmp* engine;
   rcv_fn pr, mpr; /* OpenSM's own handlers: the fallback */
+  rcv_fn gir;     /* OpenSM's GUIDInfoRecord handler, which we follow */
   sa_send_fn sa_send;
   volatile unsigned int* exit_flag;
-  cl_disp_reg_handle_t pr_h, mpr_h;
+  cl_disp_reg_handle_t pr_h, mpr_h, gir_h;
 };
 
 static void say(void* ctx, int error, const char* line) {
@@ -92,6 +93,18 @@ static void mpr_rcv(void* context, void* data) {
   struct plugin* p = context;
 
   answer(p, data, p->mpr);
+}
+
+/* GUIDInfoRecord stays OpenSM's; a SubnAdmSet or SubnAdmDelete may add or remove alias GUIDs
+ * (an SR-IOV virtual function's), which change OpenSM's PathRecords for that port at once, so a
+ * new model is asked for right after OpenSM's handler ran. */
+static void gir_rcv(void* context, void* data) {
+  struct plugin* p = context;
+  const ib_mad_t* mad = osm_madw_get_mad_ptr((osm_madw_t*)data);
+  const int changes = mad->method == IB_MAD_METHOD_SET || mad->method == IB_MAD_METHOD_DELETE;
+
+  p->gir(&p->osm->sa, data);
+  if (changes && !*p->exit_flag) rdma_qos_osmp_refresh(p->engine);
 }
 
 static void copy_port(rdma_qos_osmp_builder* b, int node, uint8_t num, const osm_physp_t* physp) {
@@ -156,6 +169,20 @@ static void copy_groups(rdma_qos_osmp_builder* b, osm_subn_t* subn) {
   }
 }
 
+/* The alias GUIDs of ports (SR-IOV virtual functions' GUIDs): OpenSM's answers for such a port
+ * may carry an alias, so the engine leaves its queries to OpenSM. */
+static void copy_aliases(rdma_qos_osmp_builder* b, osm_subn_t* subn) {
+  cl_map_item_t* item;
+
+  for (item = cl_qmap_head(&subn->alias_port_guid_tbl);
+       item != cl_qmap_end(&subn->alias_port_guid_tbl); item = cl_qmap_next(item)) {
+    const osm_alias_guid_t* a = (const osm_alias_guid_t*)item; /* map_item is its first member */
+
+    if (a->p_base_port && a->alias_guid != a->p_base_port->guid)
+      rdma_qos_osmp_builder_alias(b, cl_ntoh64(a->p_base_port->guid), cl_ntoh64(a->alias_guid));
+  }
+}
+
 /* Copies what the engine needs under OpenSM's lock (read side: SA queries go on, a sweep waits
  * only for this copy); the model is built from the copy outside the lock. */
 static int snapshot(void* ctx, rdma_qos_osmp_builder* b) {
@@ -167,6 +194,7 @@ static int snapshot(void* ctx, rdma_qos_osmp_builder* b) {
   if (*p->exit_flag) return -1;
   cl_plock_acquire(&p->osm->lock);
   copy_groups(b, subn);
+  copy_aliases(b, subn);
   rdma_qos_osmp_builder_subnet(b, cl_ntoh64(subn->sm_port_guid));
   re = p->osm->routing_engine_used;
   if (re)
@@ -215,13 +243,15 @@ static int path_sl(void* ctx, uint8_t hint, uint16_t slid, uint16_t dlid) {
   return sl;
 }
 
-/* Puts `rcv` in place of OpenSM's handler for `msg_id`; on failure OpenSM's comes back. */
-static int swap_handler(struct plugin* p, cl_disp_reg_handle_t* slot, cl_disp_msgid_t msg_id,
-                        cl_pfn_msgrcv_cb_t rcv, rcv_fn own, cl_disp_reg_handle_t* ours) {
+/* Puts `rcv` in place of OpenSM's handler for `msg_id` on dispatcher `disp`; on failure
+ * OpenSM's comes back. */
+static int swap_handler(struct plugin* p, cl_dispatcher_t* disp, cl_disp_reg_handle_t* slot,
+                        cl_disp_msgid_t msg_id, cl_pfn_msgrcv_cb_t rcv, rcv_fn own,
+                        cl_disp_reg_handle_t* ours) {
   cl_disp_unregister(*slot);
-  *ours = cl_disp_register(&p->osm->disp, msg_id, rcv, p);
+  *ours = cl_disp_register(disp, msg_id, rcv, p);
   if (*ours == CL_DISP_INVALID_HANDLE) {
-    *slot = cl_disp_register(&p->osm->disp, msg_id, own, &p->osm->sa);
+    *slot = cl_disp_register(disp, msg_id, own, &p->osm->sa);
     return -1;
   }
   /* OpenSM's SA shutdown unregisters whatever this slot holds: ours, from now on. */
@@ -268,15 +298,25 @@ static void* create(osm_opensm_t* osm) {
     free(p);
     return NULL;
   }
-  if (swap_handler(p, &osm->sa.pr_disp_h, OSM_MSG_MAD_PATH_RECORD, pr_rcv, p->pr, &p->pr_h) != 0) {
+  if (swap_handler(p, &osm->disp, &osm->sa.pr_disp_h, OSM_MSG_MAD_PATH_RECORD, pr_rcv, p->pr,
+                   &p->pr_h) != 0) {
     say(p, 1, "not loaded: cannot register for PathRecord; OpenSM's own SA handlers answer");
     rdma_qos_osmp_destroy(p->engine);
     free(p);
     return NULL;
   }
-  if (swap_handler(p, &osm->sa.mpr_disp_h, OSM_MSG_MAD_MULTIPATH_RECORD, mpr_rcv, p->mpr,
-                   &p->mpr_h) != 0) {
+  if (swap_handler(p, &osm->disp, &osm->sa.mpr_disp_h, OSM_MSG_MAD_MULTIPATH_RECORD, mpr_rcv,
+                   p->mpr, &p->mpr_h) != 0) {
     say(p, 1, "MultiPathRecord stays OpenSM's: cannot register for it");
+  }
+  /* SubnAdmSet and SubnAdmDelete reach OpenSM's handlers through its SA set dispatcher. */
+  p->gir = (rcv_fn)dlsym(RTLD_DEFAULT, "osm_gir_rcv_process");
+  if (!p->gir || !osm->sa_set_disp_initialized ||
+      swap_handler(p, &osm->sa_set_disp, &osm->sa.gir_set_disp_h, OSM_MSG_MAD_GUIDINFO_RECORD,
+                   gir_rcv, p->gir, &p->gir_h) != 0) {
+    say(p, 1,
+        "cannot follow GUIDInfoRecord changes: a new alias GUID reaches the model at the next "
+        "sweep");
   }
   say(p, 0,
       "loaded into " OSM_VERSION

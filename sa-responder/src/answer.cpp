@@ -243,6 +243,15 @@ bool names_local_port(const FabricModel& fabric, const sa::Gid& gid) {
          prefix == fabric.subnet_prefix;
 }
 
+}  // namespace detail
+
+bool names_unknown_local_port(const FabricModel& fabric, const sa::Gid& gid) {
+  return gid[0] != 0xFF && detail::names_local_port(fabric, gid) &&
+         !fabric.by_guid(sa::gid_guid(gid));
+}
+
+namespace detail {
+
 Ends end_points(const FabricModel& fabric, const PathRequest& request) {
   Ends ends;
   auto resolve = [&](bool by_gid, const sa::Gid& gid, bool by_lid, uint16_t lid,

@@ -82,7 +82,11 @@ std::ostream& operator<<(std::ostream& os, const Case& c) {
 
 // The queries: every ordered pair of CA ports and every CA to every switch, plain, with an SL
 // requested (0 to 2), with each level's Service-ID and with a P_Key; a GetTable per source;
-// PathRecords to multicast groups (node001 joins one first); MultiPathRecords from node001.
+// PathRecords to multicast groups (node001 joins one first); PathRecords and a MultiPathRecord
+// naming node001's alias GUID; MultiPathRecords from node001.
+// The alias GUID node001 registers before the queries, as an SR-IOV virtual function does.
+constexpr uint64_t kAlias = 0x0002c903abcd0001ULL;
+
 std::vector<std::string> queries(const testbed::Topology& t) {
   using raw::Mad;
   std::vector<std::string> out;
@@ -136,6 +140,29 @@ std::vector<std::string> queries(const testbed::Topology& t) {
     Mad any = raw::sa_mad(raw::kGet, raw::kPathRecord, raw::prm::kDgid);
     any.gid(raw::kData + raw::pr::kDgid, kIpoibPrefix, id);
     out.push_back(any.hex());
+  }
+  // PathRecords and a MultiPathRecord naming node001's alias GUID (registered before the
+  // queries): OpenSM resolves the alias to node001's port.
+  const testbed::TopoNode& other = t.node("node002");
+  for (uint64_t mask : {raw::prm::kSgid | raw::prm::kDgid, raw::prm::kDgid}) {
+    Mad to = raw::sa_mad(raw::kGet, raw::kPathRecord, mask);
+    to.gid(raw::kData + raw::pr::kDgid, raw::kLinkLocal, kAlias);
+    to.gid(raw::kData + raw::pr::kSgid, raw::kLinkLocal, other.port_guid);
+    out.push_back(to.hex());
+    Mad back = raw::sa_mad(raw::kGet, raw::kPathRecord, mask);
+    back.gid(raw::kData + raw::pr::kDgid, raw::kLinkLocal, other.port_guid);
+    back.gid(raw::kData + raw::pr::kSgid, raw::kLinkLocal, kAlias);
+    out.push_back(back.hex());
+  }
+  {
+    Mad m = raw::sa_mad(raw::kGetMulti, raw::kMultiPathRecord,
+                        raw::mprm::kSgidCount | raw::mprm::kDgidCount);
+    raw::one_rmpp_segment(m, 2);
+    m.put(raw::kData + 15, 1, 1);
+    m.put(raw::kData + 16, 1, 1);
+    m.gid(raw::kData + 24, raw::kLinkLocal, kAlias);
+    m.gid(raw::kData + 40, raw::kLinkLocal, other.port_guid);
+    out.push_back(m.hex());
   }
   for (const auto* d : cas) {
     Mad m = raw::sa_mad(raw::kGetMulti, raw::kMultiPathRecord,
@@ -234,7 +261,39 @@ TEST_P(RoutingDifferential, ThePluginAnswersAsOpenSmsOwnHandlers) {
     EXPECT_NE(status.find("\"assigns_sl\": true"), std::string::npos) << status;
   }
 
+  // node001 registers an alias GUID (SubnAdmSet(GUIDInfoRecord), index 1); OpenSM's answers for
+  // node001 may then carry it, and the plugin follows the change with a new model.
+  auto models = [&f] {
+    std::string stats;
+    plugin_command(f, "stats", &stats);
+    const auto at = stats.find('{');
+    if (at == std::string::npos) return -1;
+    const auto j = nlohmann::json::parse(stats.substr(at), nullptr, false);
+    return j.is_object() ? j["fabric"].value("models", -1) : -1;
+  };
+  const int before = models();
+  auto set = f.run_at(
+      "node001",
+      {RDMA_QOS_SA_RAW_MAD, raw::set_alias_guid(o.topology.node("node001").lid, 1, kAlias).hex()});
+  ASSERT_NE(set.output.find("\"status\":\"0x0000\""), std::string::npos) << set.output;
+  if (c.qos) {
+    for (int i = 0; i < 100 && models() <= before; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_GT(models(), before) << "no new model after the alias GUID";
+  }
+
   const std::vector<std::string> ours = ask(f, mads);
+  if (c.qos) {
+    // The plugin itself answered the unicast PathRecords (OpenSM's handlers only the multicast,
+    // alias and, where the engine assigns SLs, MultiPathRecord queries).
+    std::string stats;
+    ASSERT_EQ(plugin_command(f, "stats", &stats), 0);
+    const auto at = stats.find('{');
+    ASSERT_NE(at, std::string::npos) << stats;
+    const auto j = nlohmann::json::parse(stats.substr(at), nullptr, false);
+    EXPECT_GT(j.value("responses", 0), 1000) << stats;
+    EXPECT_FALSE(j["fallback_reasons"].contains("no_pkey_table")) << stats;
+  }
   ASSERT_EQ(plugin_command(f, "pause"), 0);
   const std::vector<std::string> opensm = ask(f, mads);
   ASSERT_EQ(plugin_command(f, "resume"), 0);

@@ -38,6 +38,8 @@ class EngineTest : public ::testing::Test {
   // What the fake OpenSM reports: host B's port count, the routing engine, and its path SLs
   // (the hints it was given are kept).
   uint8_t b_ports = 1;
+  bool b_pkeys = true;
+  std::vector<std::pair<uint64_t, uint64_t>> aliases;  // port GUID, alias GUID
   sad::RoutingFacts routing;
   std::function<int(uint8_t)> path_sl;
   std::vector<uint8_t> hints;
@@ -51,8 +53,9 @@ class EngineTest : public ::testing::Test {
     return std::make_unique<Engine>(
         o, osm, [this](bool, const std::string& line) { log.push_back(line); },
         [this](FabricBuilder& b) {
-          testing::feed_tiny_subnet(b, b_ports);
+          testing::feed_tiny_subnet(b, b_ports, b_pkeys);
           b.routing(routing);
+          for (auto [port, alias] : aliases) b.alias(port, alias);
           return true;
         },
         [this](uint8_t hint, uint16_t, uint16_t) {
@@ -235,6 +238,72 @@ TEST_F(EngineTest, NoMaxRecordsMeansNoBound) {
   ASSERT_TRUE(resp);
   EXPECT_EQ(resp->mad.status, 0);
   EXPECT_EQ(e->stats()["bounded"]["records"], 0);
+}
+
+// A SubnAdmGet(PathRecord) from A naming only a DGID.
+std::vector<uint8_t> get_to_gid(uint64_t prefix, uint64_t guid) {
+  sa::PathRecord q;
+  q.dgid = sa::make_gid(prefix, guid);
+  sa::SaMad m;
+  m.mad.method = sa::method::kGet;
+  m.mad.attr_id = sa::attr::kPathRecord;
+  m.mad.tid = 0x79;
+  m.sa.comp_mask = sa::pr_mask::kDgid;
+  auto bytes = sa::encode_path_record(q);
+  m.data.assign(bytes->begin(), bytes->end());
+  return sa::encode_sa_mad(m);
+}
+
+TEST_F(EngineTest, AGidOfTheSubnetTheModelLacksGoesToOpenSm) {
+  write_policy(policy_with_sl(4));
+  auto e = engine();
+  ASSERT_TRUE(e->rebuild());
+  // An alias GUID (an SR-IOV virtual function's): OpenSM resolves it, the model cannot.
+  EXPECT_EQ(e->answer(get_to_gid(testing::kPrefix, 0xA11A5), 2, [](std::span<const uint8_t>) {}),
+            Engine::Outcome::kFallback);
+  EXPECT_EQ(e->stats()["fallback_reasons"]["unknown_port"], 1);
+  // B's own GID is the model's to answer.
+  EXPECT_EQ(
+      e->answer(get_to_gid(testing::kPrefix, testing::kPortB), 2, [](std::span<const uint8_t>) {}),
+      Engine::Outcome::kAnswered);
+}
+
+TEST_F(EngineTest, APathRecordToAGroupTheRequesterMaySeeGoesToOpenSm) {
+  write_policy(policy_with_sl(4));
+  auto e = engine();
+  ASSERT_TRUE(e->rebuild());
+  // The default partition's IPoIB broadcast group; A holds its P_Key.
+  EXPECT_EQ(e->answer(get_to_gid(0xff12401bffff0000ULL, 0xffffffffULL), 2,
+                      [](std::span<const uint8_t>) {}),
+            Engine::Outcome::kFallback);
+  EXPECT_EQ(e->stats()["fallback_reasons"]["multicast"], 1);
+}
+
+// OpenSM may put a port's alias in the SGID or DGID of its records even for a query by LID.
+TEST_F(EngineTest, AQueryThatMayTouchAPortWithAnAliasGoesToOpenSm) {
+  write_policy(policy_with_sl(4));
+  aliases = {{testing::kPortB, testing::kPortB}};  // a port's own GUID is no alias
+  auto e = engine();
+  ASSERT_TRUE(e->rebuild());
+  EXPECT_EQ(answered_sl(*e), 4);
+  aliases = {{testing::kPortB, 0xA11A5}};
+  ASSERT_TRUE(e->rebuild());
+  EXPECT_EQ(answered_sl(*e), -1);  // A to B by LID: B has an alias
+  EXPECT_EQ(e->answer(open_table(), 2, [](std::span<const uint8_t>) {}),
+            Engine::Outcome::kFallback);  // an open end may be B
+  EXPECT_EQ(e->stats()["fallback_reasons"]["aliased_port"], 2);
+}
+
+TEST_F(EngineTest, AnEmptyPkeyTableLeavesPathQueriesToOpenSm) {
+  write_policy(policy_with_sl(4));
+  b_pkeys = false;  // B's table not read yet: OpenSM counts B as sharing every partition
+  auto e = engine();
+  ASSERT_TRUE(e->rebuild());
+  EXPECT_EQ(answered_sl(*e), -1);
+  EXPECT_EQ(e->stats()["fallback_reasons"]["no_pkey_table"], 1);
+  b_pkeys = true;
+  ASSERT_TRUE(e->rebuild());
+  EXPECT_EQ(answered_sl(*e), 4);
 }
 
 TEST_F(EngineTest, WithQosOffOpenSmAnswersEveryQueryAndTheStatsSayWhy) {

@@ -32,8 +32,8 @@ inline rdma_qos_osmp_port port_info(uint64_t guid, uint16_t lid, uint8_t state, 
 }
 
 // `b_ports`: host B's port count (a node swap that leaves B with fewer ports breaks a policy
-// naming its second port).
-inline void feed_tiny_subnet(FabricBuilder& b, uint8_t b_ports = 1) {
+// naming its second port); `b_pkeys`: whether B's P_Key table has been read.
+inline void feed_tiny_subnet(FabricBuilder& b, uint8_t b_ports = 1, bool b_pkeys = true) {
   constexpr uint8_t kActive = 4, kDown = 1;
   b.sm_port_guid(kPortA);
   int s = b.node(kSwitchGuid, 2, "switch S", 3);
@@ -53,7 +53,7 @@ inline void feed_tiny_subnet(FabricBuilder& b, uint8_t b_ports = 1) {
   b.sl2vl(a, 1, 0, kSl2Vl);
   int bn = b.node(kNodeB, 1, "host B", b_ports);
   b.port(bn, 1, port_info(kPortB, 3, kActive, kSwitchGuid, 2));
-  b.pkey(bn, 1, 0x7FFF);
+  if (b_pkeys) b.pkey(bn, 1, 0x7FFF);
   b.sl2vl(bn, 1, 0, kSl2Vl);
 }
 

@@ -93,6 +93,9 @@ class Engine {
     kUnknownRequester,    // the model does not know the requester's LID
     kMultiPathRoutingSl,  // a MultiPathRecord where the routing engine assigns SLs
     kMulticast,           // a PathRecord to a multicast group the requester may see
+    kUnknownPort,         // a GID of this subnet the model lacks (an alias GUID, a new port)
+    kNoPkeyTable,         // an endpoint's P_Key table is empty (not read or set yet)
+    kAliasedPort,         // a path query that may touch a port with alias GUIDs
     kFailed,              // the answer failed (an exception)
   };
   // One request MAD; `send` gets the response bytes. Thread-safe.
@@ -165,7 +168,14 @@ class Engine {
   // A PathRecord to a multicast group that OpenSM's handler answers (from its live groups).
   static bool leave_multicast_to_opensm(const sa::SaMad& mad, const Snapshot& now,
                                         const sad::AnswerContext& ctx);
-  std::array<std::atomic<uint64_t>, 8> fallback_reasons_{};
+  static bool is_path_query(const sa::SaMad& mad);
+  // A PathRecord or MultiPathRecord naming a GID of this subnet the model does not have.
+  static bool names_port_unknown_to_model(const sa::SaMad& mad, const sad::FabricModel& model);
+  // A path query whose ends may include a port with alias GUIDs (an open end may be any).
+  static bool touches_aliased_port(const sa::SaMad& mad, const sad::FabricModel& model);
+  std::array<std::atomic<uint64_t>, 11> fallback_reasons_{};
+  // How long the last and the longest copy of OpenSM's subnet took (under OpenSM's lock).
+  std::atomic<uint64_t> snapshot_ns_last_{0}, snapshot_ns_max_{0};
   std::atomic<bool> handed_over_{false};
   std::atomic<bool> paused_{false};  // the control socket's pause: OpenSM's handlers answer
   std::atomic<std::shared_ptr<const std::string>> handover_why_;

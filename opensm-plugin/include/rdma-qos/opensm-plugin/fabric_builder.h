@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,10 @@ class FabricBuilder {
   void sm_port_guid(uint64_t guid) { sm_port_guid_ = guid; }
   void routing(sad::RoutingFacts facts) { routing_ = std::move(facts); }
   // The SM's live multicast groups: once known (even none), the model's multicast_groups.
+  // An alias GUID of a port (its own GUID is ignored).
+  void alias(uint64_t port_guid, uint64_t alias_guid) {
+    if (alias_guid != port_guid) aliased_.insert(port_guid);
+  }
   void groups_known() {
     if (!groups_) groups_.emplace();
   }
@@ -61,6 +66,7 @@ class FabricBuilder {
   uint64_t sm_port_guid_ = 0;
   sad::RoutingFacts routing_;
   std::optional<std::vector<sad::MulticastGroup>> groups_;
+  std::set<uint64_t> aliased_;
 };
 
 // SL -> VL from the 8 bytes of an SLtoVLMappingTable (SL 2n in the high nibble of byte n).

@@ -113,6 +113,10 @@ void rdma_qos_osmp_builder_groups_known(rdma_qos_osmp_builder* builder);
 /* One live multicast group. */
 void rdma_qos_osmp_builder_group(rdma_qos_osmp_builder* builder,
                                  const struct rdma_qos_osmp_group* group);
+/* An alias GUID OpenSM holds for the port `port_guid` (both host order); the port's own GUID
+ * need not be given. */
+void rdma_qos_osmp_builder_alias(rdma_qos_osmp_builder* builder, uint64_t port_guid,
+                                 uint64_t alias_guid);
 /* A switch's linear forwarding table, DLID 0..top. */
 void rdma_qos_osmp_builder_lft(rdma_qos_osmp_builder* builder, int node, const uint8_t* lft,
                                size_t entries);

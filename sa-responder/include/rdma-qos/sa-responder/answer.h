@@ -223,6 +223,12 @@ size_t estimate_work(const AnswerContext& ctx, const sa::SaMad& request);
 // `answer` gives for every refused request (a front end uses it for the BUSY it answers itself).
 sa::SaMad status_response(const sa::SaMad& request, uint16_t status);
 
+// Whether `gid` names a port of this subnet (a link-local GID, or one with the subnet's prefix)
+// that `fabric` does not have: an alias GUID (SR-IOV virtual functions register theirs with
+// SubnAdmSet(GUIDInfoRecord), and OpenSM resolves them), or a port added since the model was
+// built. Multicast GIDs name no port.
+bool names_unknown_local_port(const FabricModel& fabric, const sa::Gid& gid);
+
 // The ClassPortInfo this SA advertises.
 sa::ClassPortInfo class_port_info();
 

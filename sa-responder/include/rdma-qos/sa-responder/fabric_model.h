@@ -114,6 +114,14 @@ class FabricModel {
   // The SM's live multicast groups where the model knows them (the OpenSM plugin reads them
   // from OpenSM); nullopt: unknown (rdma-qos-sad synthesises the partitions' IPoIB groups).
   std::optional<std::vector<MulticastGroup>> multicast_groups;
+  // Active CA ports with a LID whose P_Key table is empty (the SM has not read or set it yet):
+  // OpenSM counts such a port as sharing a partition with every port, which the model's P_Key
+  // rules do not. Counted by the OpenSM plugin, which then leaves path queries to OpenSM.
+  size_t endpoints_without_pkeys = 0;
+  // Port GUIDs that have alias GUIDs besides their own (SR-IOV virtual functions register them
+  // with SubnAdmSet(GUIDInfoRecord)), sorted: OpenSM may then put an alias in a record's SGID or
+  // DGID even for a query by LID. Known to the OpenSM plugin only.
+  std::vector<uint64_t> ports_with_aliases;
   uint64_t subnet_prefix = 0xFE80000000000000ULL;
   uint8_t subnet_timeout = 18;  // OpenSM's default: the packet life without a level value
   uint64_t sm_port_guid = 0;

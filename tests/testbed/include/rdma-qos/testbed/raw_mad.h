@@ -86,6 +86,17 @@ inline Mad join_group(uint64_t mgid_prefix, uint64_t mgid_id, uint64_t port_guid
   return m;
 }
 
+inline constexpr uint16_t kGuidInfoRecord = 0x0030;
+
+// A GUIDInfoRecord SubnAdmSet that gives the port at `lid` the alias GUID `alias` at index
+// `index` (1..7) of block 0, as an SR-IOV virtual function's driver registers its GUID.
+inline Mad set_alias_guid(uint16_t lid, int index, uint64_t alias) {
+  Mad m = sa_mad(kSet, kGuidInfoRecord, (1u << 0) | (1u << 1) | (1u << (4 + index)));
+  m.put(kData + 0, lid, 2);  // LID; BlockNum 0
+  m.put(kData + 8 + 8 * static_cast<size_t>(index), alias, 8);
+  return m;
+}
+
 // The RMPP header of a one-segment GetMulti whose data holds `gids` GIDs.
 inline void one_rmpp_segment(Mad& m, size_t gids) {
   m.put(24, 1, 1);     // RMPP version
