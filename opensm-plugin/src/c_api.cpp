@@ -135,6 +135,11 @@ void rdma_qos_osmp_builder_routing(rdma_qos_osmp_builder* builder, const char* e
   });
 }
 
+void rdma_qos_osmp_builder_options(rdma_qos_osmp_builder* builder,
+                                   int original_extended_rates_only) {
+  guarded([&] { B(builder).original_extended_rates_only(original_extended_rates_only != 0); });
+}
+
 void rdma_qos_osmp_builder_alias(rdma_qos_osmp_builder* builder, uint64_t port_guid,
                                  uint64_t alias_guid) {
   guarded([&] { B(builder).alias(port_guid, alias_guid); });

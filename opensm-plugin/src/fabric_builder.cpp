@@ -76,6 +76,7 @@ sad::FabricModel FabricBuilder::build() const {
   sad::FabricModel model;
   model.sm_port_guid = sm_port_guid_;
   model.routing = routing_;
+  model.original_extended_rates_only = original_rates_;
   model.multicast_groups = groups_;
   model.ports_with_aliases.assign(aliased_.begin(), aliased_.end());
   std::unordered_map<uint64_t, int> by_guid;

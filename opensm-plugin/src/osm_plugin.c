@@ -193,6 +193,7 @@ static int snapshot(void* ctx, rdma_qos_osmp_builder* b) {
 
   if (*p->exit_flag) return -1;
   cl_plock_acquire(&p->osm->lock);
+  rdma_qos_osmp_builder_options(b, subn->opt.use_original_extended_sa_rates_only ? 1 : 0);
   copy_groups(b, subn);
   copy_aliases(b, subn);
   rdma_qos_osmp_builder_subnet(b, cl_ntoh64(subn->sm_port_guid));

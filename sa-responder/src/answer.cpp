@@ -587,9 +587,13 @@ PairAnswer answer_lid_pair(const AnswerContext& ctx, const PathRequest& request,
   // source, and the destination of a reversible path), after the selectors chose it.
   const FabricModel& fabric = *ctx.fabric;
   const PortModel& src = fabric.port(source);
-  forward.record.rate =
-      announced_rate(forward.record.rate, src.capability_mask, src.capability_mask2);
-  if (reversible) {
+  if (fabric.original_extended_rates_only) {
+    forward.record.rate = original_extended_rate(forward.record.rate);
+  } else {
+    forward.record.rate =
+        announced_rate(forward.record.rate, src.capability_mask, src.capability_mask2);
+  }
+  if (reversible && !fabric.original_extended_rates_only) {
     const PortModel& dst = fabric.port(destination);
     forward.record.rate =
         announced_rate(forward.record.rate, dst.capability_mask, dst.capability_mask2);

@@ -105,6 +105,17 @@ uint8_t announced_rate(uint8_t rate, uint32_t capability_mask, uint16_t capabili
   }
 }
 
+uint8_t original_extended_rate(uint8_t rate) {
+  constexpr uint8_t k25 = 15, k40 = 7, k300 = 18;
+  switch (rate) {
+    case 19: return k25;   // 28G
+    case 20: return k40;   // 50G
+    case 21:               // 400G
+    case 22: return k300;  // 600G
+    default: return rate;
+  }
+}
+
 void FabricModel::index() {
   lids_.clear();
   guids_.clear();

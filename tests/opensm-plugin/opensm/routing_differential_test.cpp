@@ -74,6 +74,7 @@ struct Case {
   // The engine gives this fabric's paths more than one SL (checked on OpenSM's answers, so
   // the case really exercises the routing engine's SLs).
   bool layered = false;
+  std::string extra_conf = {};  // more opensm.conf lines
 };
 
 std::ostream& operator<<(std::ostream& os, const Case& c) {
@@ -187,7 +188,7 @@ IbFabricOptions options(const Case& c) {
   o.policy = c.policy ? kPolicy : "";
   o.partitions = kPartitions;
   // Nue uses one VL unless told more; with several it gives paths SLs as DFSSSP does.
-  o.opensm_conf = "routing_engine " + c.engine + "\nnue_max_num_vls 4\n";
+  o.opensm_conf = "routing_engine " + c.engine + "\nnue_max_num_vls 4\n" + c.extra_conf;
   o.start_timeout = std::chrono::seconds(120);
   o.pin_random = true;
   return o;
@@ -332,6 +333,13 @@ std::vector<Case> ci_cases() {
     out.push_back({fmt::format("ring6_{}_qos", engine), ring, engine, true, true, 0, layered});
     out.push_back({fmt::format("ring6_{}_noqos", engine), ring, engine, false, false, 0, false});
   }
+  // HDR links (1x HDR CAs: 50 Gb/s, rate code 20) under use_original_extended_sa_rates_only:
+  // OpenSM announces 40 Gb/s, the nearest rate older drivers know.
+  testbed::SwitchGraphSpec hdr = ring;
+  hdr.ca_link = {testbed::Width::k1x, testbed::Speed::kHdr};
+  hdr.switch_link = {testbed::Width::k4x, testbed::Speed::kHdr};
+  out.push_back({"ring6_minhop_original_rates", hdr, "minhop", true, true, 0, false,
+                 "use_original_extended_sa_rates_only TRUE\n"});
   return out;
 }
 

@@ -21,6 +21,7 @@ class FabricBuilder {
  public:
   void sm_port_guid(uint64_t guid) { sm_port_guid_ = guid; }
   void routing(sad::RoutingFacts facts) { routing_ = std::move(facts); }
+  void original_extended_rates_only(bool on) { original_rates_ = on; }
   // The SM's live multicast groups: once known (even none), the model's multicast_groups.
   // An alias GUID of a port (its own GUID is ignored).
   void alias(uint64_t port_guid, uint64_t alias_guid) {
@@ -65,6 +66,7 @@ class FabricBuilder {
   std::vector<NodeFacts> nodes_;
   uint64_t sm_port_guid_ = 0;
   sad::RoutingFacts routing_;
+  bool original_rates_ = false;
   std::optional<std::vector<sad::MulticastGroup>> groups_;
   std::set<uint64_t> aliased_;
 };

@@ -117,6 +117,10 @@ void rdma_qos_osmp_builder_group(rdma_qos_osmp_builder* builder,
  * need not be given. */
 void rdma_qos_osmp_builder_alias(rdma_qos_osmp_builder* builder, uint64_t port_guid,
                                  uint64_t alias_guid);
+/* OpenSM's options that shape its records: use_original_extended_sa_rates_only (read at every
+ * snapshot: OpenSM may re-read it). */
+void rdma_qos_osmp_builder_options(rdma_qos_osmp_builder* builder,
+                                   int original_extended_rates_only);
 /* A switch's linear forwarding table, DLID 0..top. */
 void rdma_qos_osmp_builder_lft(rdma_qos_osmp_builder* builder, int node, const uint8_t* lft,
                                size_t entries);

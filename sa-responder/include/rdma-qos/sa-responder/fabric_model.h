@@ -55,6 +55,10 @@ std::optional<uint8_t> rate_from_link(uint8_t width_active, uint8_t speed_active
 // its CapabilityMask2: OpenSM lowers it (to 25/20, 40, 300 or 600 Gb/s) for the source port
 // and, on a reversible path, for the destination port.
 uint8_t announced_rate(uint8_t rate, uint32_t capability_mask, uint16_t capability_mask2);
+// OpenSM's use_original_extended_sa_rates_only (for hosts whose drivers do not know the rate
+// codes 19-22): a record's rate is cut to the original extended rates, up to 12x EDR
+// (28G -> 25G, 50G -> 40G, 400G and 600G -> 300G) instead of announced_rate's per-port rules.
+uint8_t original_extended_rate(uint8_t rate);
 
 struct PortModel {
   bool present = false;  // a port that exists (CA ports, switch port 0 and external ports)
@@ -118,6 +122,8 @@ class FabricModel {
   // OpenSM counts such a port as sharing a partition with every port, which the model's P_Key
   // rules do not. Counted by the OpenSM plugin, which then leaves path queries to OpenSM.
   size_t endpoints_without_pkeys = 0;
+  // OpenSM's use_original_extended_sa_rates_only: records carry original_extended_rate.
+  bool original_extended_rates_only = false;
   // Port GUIDs that have alias GUIDs besides their own (SR-IOV virtual functions register them
   // with SubnAdmSet(GUIDInfoRecord)), sorted: OpenSM may then put an alias in a record's SGID or
   // DGID even for a query by LID. Known to the OpenSM plugin only.
