@@ -17,6 +17,8 @@
 namespace rdmaqos::osmp {
 namespace {
 
+using testing::eventually;
+
 using testbed::IbFabric;
 
 // Records of saquery -p from node001 to `lid`.
@@ -37,16 +39,6 @@ std::optional<uint16_t> lid_of(const IbFabric& f, uint64_t port_guid) {
       return static_cast<uint16_t>(std::stoul(min_lid, nullptr, 16));
   }
   return std::nullopt;
-}
-
-// Polls until `want` holds (every 200 ms, at most 30 s).
-template <typename F>
-bool eventually(F want) {
-  for (int i = 0; i < 150; ++i) {
-    if (want()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-  return false;
 }
 
 TEST(PluginOnALiveFabric, ACaUnlinkedAndRelinkedIsFollowedWithinASweep) {

@@ -34,6 +34,16 @@ inline bool wait_for_log(const testbed::IbFabric& fabric, const std::string& tex
   return false;
 }
 
+// Polls until `want` holds (every 200 ms, at most 30 s).
+template <typename F>
+bool eventually(F want) {
+  for (int i = 0; i < 150; ++i) {
+    if (want()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  return false;
+}
+
 inline constexpr const char* kAnswering = "rdma-qos plugin: answering PathRecord";
 
 }  // namespace rdmaqos::osmp::testing

@@ -20,6 +20,8 @@
 namespace rdmaqos::osmp {
 namespace {
 
+using testing::eventually;
+
 using testbed::IbFabric;
 using testing::kAnswering;
 using testing::plugin_fabric_options;
@@ -230,16 +232,6 @@ std::pair<int, nlohmann::json> status(const IbFabric& f) {
   return {r.exit_code, start == std::string::npos
                            ? nlohmann::json()
                            : nlohmann::json::parse(r.output.substr(start), nullptr, false)};
-}
-
-// Polls until `want` holds (every 200 ms, at most 30 s).
-template <typename F>
-bool eventually(F want) {
-  for (int i = 0; i < 150; ++i) {
-    if (want()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
-  return false;
 }
 
 // A host swapped for one with fewer ports: the policy names port 2 of "swap01 HCA-1", which the

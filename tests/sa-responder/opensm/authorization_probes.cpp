@@ -7,26 +7,12 @@
 #include <tuple>
 #include <utility>
 
+#include "rdma-qos/testbed/raw_mad.h"
+
 namespace rdmaqos::sad::authorization {
 namespace {
 
-// A MAD as sa-raw-mad sends it, built field by field in wire order.
-struct Mad {
-  std::vector<uint8_t> bytes = std::vector<uint8_t>(256, 0);
-  void put(size_t at, uint64_t value, size_t width) {
-    for (size_t i = 0; i < width; ++i)
-      bytes[at + i] = static_cast<uint8_t>(value >> (8 * (width - 1 - i)));
-  }
-  void gid(size_t at, uint64_t prefix, uint64_t guid) {
-    put(at, prefix, 8);
-    put(at + 8, guid, 8);
-  }
-  std::string hex() const {
-    std::string out;
-    for (uint8_t b : bytes) out += fmt::format("{:02x}", b);
-    return out;
-  }
-};
+using testbed::raw::Mad;
 
 constexpr size_t kData = 56;  // SA data in the MAD
 constexpr uint64_t kLinkLocal = 0xfe80000000000000ULL;

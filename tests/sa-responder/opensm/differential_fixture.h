@@ -23,6 +23,7 @@
 
 #include "rdma-qos/testbed/ib_fabric.h"
 #include "rdma-qos/testbed/process.h"
+#include "rdma-qos/testbed/raw_mad.h"
 #include "rdma-qos/testbed/sample_policy.h"
 #include "rdma-qos/testbed/saquery.h"
 
@@ -279,24 +280,7 @@ inline const testbed::Topology& tree() {
 }
 
 // A MAD as sa-raw-mad sends it (256 bytes, hex), built field by field in wire order.
-struct Mad {
-  std::vector<uint8_t> bytes = std::vector<uint8_t>(256, 0);
-
-  void put(size_t at, uint64_t value, size_t width) {
-    for (size_t i = 0; i < width; ++i) {
-      bytes[at + i] = static_cast<uint8_t>(value >> (8 * (width - 1 - i)));
-    }
-  }
-  void gid(size_t at, uint64_t prefix, uint64_t guid) {
-    put(at, prefix, 8);
-    put(at + 8, guid, 8);
-  }
-  std::string hex() const {
-    std::string s;
-    for (uint8_t b : bytes) s += fmt::format("{:02x}", b);
-    return s;
-  }
-};
+using testbed::raw::Mad;
 
 // A raw PathRecord SubnAdmGet (sa-raw-mad at node001) naming only a DGID: the multicast group
 // `prefix`:`id` (ff12:401b:PKEY::ffff:ffff is a partition's IPoIB broadcast group).
