@@ -2,6 +2,8 @@
 // The plugin's engine: snapshot swapping, policy loading, answering and the control thread.
 #include "rdma-qos/opensm-plugin/engine.h"
 
+#include "opensm_decides.h"
+
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
@@ -20,7 +22,6 @@
 
 #include "rdma-qos/policy/fabric.h"
 #include "rdma-qos/sa-client/mad.h"
-#include "rdma-qos/sa-client/multipath_record.h"
 #include "rdma-qos/sa-responder/agent.h"
 #include "rdma-qos/sa-responder/answer.h"
 #include "rdma-qos/sa-responder/control.h"
@@ -330,74 +331,6 @@ nlohmann::json Engine::stats() const {
   return j;
 }
 
-bool Engine::is_path_query(const sa::SaMad& mad) {
-  return mad.mad.attr_id == sa::attr::kPathRecord || mad.mad.attr_id == sa::attr::kMultiPathRecord;
-}
-
-bool Engine::names_port_unknown_to_model(const sa::SaMad& mad, const sad::FabricModel& model) {
-  auto unknown = [&model](const sa::Gid& g) { return sad::names_unknown_local_port(model, g); };
-  if (mad.mad.attr_id == sa::attr::kPathRecord) {
-    auto r = sa::decode_path_record(mad.data);
-    if (!r) return false;
-    return ((mad.sa.comp_mask & sa::pr_mask::kSgid) != 0 && unknown(r->sgid)) ||
-           ((mad.sa.comp_mask & sa::pr_mask::kDgid) != 0 && unknown(r->dgid));
-  }
-  if (mad.mad.attr_id == sa::attr::kMultiPathRecord) {
-    auto r = sa::decode_multipath_record(mad.data);
-    if (!r) return false;  // the engine answers what OpenSM refuses as invalid
-    return std::any_of(r->sgids.begin(), r->sgids.end(), unknown) ||
-           std::any_of(r->dgids.begin(), r->dgids.end(), unknown);
-  }
-  return false;
-}
-
-bool Engine::touches_aliased_port(const sa::SaMad& mad, const sad::FabricModel& model) {
-  if (model.ports_with_aliases.empty()) return false;
-  auto aliased = [&model](std::optional<sad::Endpoint> e) {
-    return !e || std::binary_search(model.ports_with_aliases.begin(),
-                                    model.ports_with_aliases.end(), model.port(*e).guid);
-  };
-  auto by_gid = [&model](const sa::Gid& g) { return model.by_guid(sa::gid_guid(g)); };
-  if (mad.mad.attr_id == sa::attr::kPathRecord) {
-    auto r = sa::decode_path_record(mad.data);
-    if (!r) return false;
-    const uint64_t m = mad.sa.comp_mask;
-    namespace pm = sa::pr_mask;
-    // An open end may be any port, an aliased one among them.
-    auto end = [&](bool gid, const sa::Gid& g, bool lid, uint16_t l) {
-      return gid ? by_gid(g) : lid ? model.by_lid(l) : std::nullopt;
-    };
-    return aliased(end(m & pm::kSgid, r->sgid, m & pm::kSlid, r->slid)) ||
-           aliased(end(m & pm::kDgid, r->dgid, m & pm::kDlid, r->dlid));
-  }
-  if (mad.mad.attr_id == sa::attr::kMultiPathRecord) {
-    auto r = sa::decode_multipath_record(mad.data);
-    if (!r) return false;
-    auto named_aliased = [&](const sa::Gid& g) {
-      auto e = by_gid(g);
-      return e && aliased(e);
-    };
-    return std::any_of(r->sgids.begin(), r->sgids.end(), named_aliased) ||
-           std::any_of(r->dgids.begin(), r->dgids.end(), named_aliased);
-  }
-  return false;
-}
-
-bool Engine::leave_multicast_to_opensm(const sa::SaMad& mad, const Snapshot& now,
-                                       const sad::AnswerContext& ctx) {
-  if (mad.mad.attr_id != sa::attr::kPathRecord || (mad.sa.comp_mask & sa::pr_mask::kDgid) == 0)
-    return false;
-  auto record = sa::decode_path_record(mad.data);
-  if (!record || record->dgid[0] != 0xFF) return false;
-  // A PathRecord to a group is OpenSM's answer from its live groups (their members, flow label
-  // and hop limit included), except where our rule shows the group to no one but its
-  // partition's members: that refusal stays ours.
-  const sad::MulticastGroup* g =
-      now.groups != nullptr ? sad::find_group(*now.groups, record->dgid) : nullptr;
-  return g == nullptr || !ctx.requester ||
-         sad::may_see_group(ctx.fabric->port(*ctx.requester).pkeys, *g);
-}
-
 Engine::Outcome Engine::hand_to_opensm(Fallback why) {
   ++fallbacks_;
   ++fallback_reasons_[static_cast<size_t>(why)];
@@ -435,22 +368,13 @@ Engine::Outcome Engine::answer(std::span<const uint8_t> bytes, uint16_t slid, co
       counters_.dropped_sm_key();
       return Outcome::kDropped;
     }
-    // OpenSM 3.3.23's MultiPathRecord handler does not ask the routing engine for the SL (its
-    // PathRecord handler does): where the engine assigns SLs, OpenSM's own answer stands.
-    if (mad->mad.attr_id == sa::attr::kMultiPathRecord && now->model->routing.assigns_sl)
-      return hand_to_opensm(Fallback::kMultiPathRoutingSl);
     sad::AnswerContext ctx;
     ctx.fabric = now->model.get();
     ctx.set_requester_lid(slid);
     // OpenSM's handler decides, as without us: it drops the request too when its subnet does
     // not know the LID either (the model is a copy of it), and answers when the copy is behind.
     if (ctx.requester_unknown) return hand_to_opensm(Fallback::kUnknownRequester);
-    if (leave_multicast_to_opensm(*mad, *now, ctx)) return hand_to_opensm(Fallback::kMulticast);
-    if (names_port_unknown_to_model(*mad, *now->model))
-      return hand_to_opensm(Fallback::kUnknownPort);
-    if (touches_aliased_port(*mad, *now->model)) return hand_to_opensm(Fallback::kAliasedPort);
-    if (now->model->endpoints_without_pkeys != 0 && is_path_query(*mad))
-      return hand_to_opensm(Fallback::kNoPkeyTable);
+    if (auto why = opensm_decides(*mad, *now, ctx)) return hand_to_opensm(*why);
     const auto received = std::chrono::steady_clock::now();
     counters_.request(mad->mad.method, mad->mad.attr_id);
     sad::CountingObserver observer(counters_, *now->levels);

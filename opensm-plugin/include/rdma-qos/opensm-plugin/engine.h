@@ -165,14 +165,6 @@ class Engine {
   std::pair<uint64_t, uint64_t> logged_versions_{0, 0};
   std::set<std::string> logged_;
   Outcome hand_to_opensm(Fallback why);
-  // A PathRecord to a multicast group that OpenSM's handler answers (from its live groups).
-  static bool leave_multicast_to_opensm(const sa::SaMad& mad, const Snapshot& now,
-                                        const sad::AnswerContext& ctx);
-  static bool is_path_query(const sa::SaMad& mad);
-  // A PathRecord or MultiPathRecord naming a GID of this subnet the model does not have.
-  static bool names_port_unknown_to_model(const sa::SaMad& mad, const sad::FabricModel& model);
-  // A path query whose ends may include a port with alias GUIDs (an open end may be any).
-  static bool touches_aliased_port(const sa::SaMad& mad, const sad::FabricModel& model);
   std::array<std::atomic<uint64_t>, 11> fallback_reasons_{};
   // How long the last and the longest copy of OpenSM's subnet took (under OpenSM's lock).
   std::atomic<uint64_t> snapshot_ns_last_{0}, snapshot_ns_max_{0};
