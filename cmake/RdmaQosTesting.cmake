@@ -3,12 +3,13 @@
 # "testbed." ...) and carries exactly one label from the project's set:
 #   unit   - no external process          opensm - ibsim + OpenSM fabric
 #   vm     - the soft-RoCE kernel test bed fuzz   - libFuzzer targets, short runs
-#   bench  - benchmarks (never in CI)     soak   - long runs (never in CI)
+#   slurm  - a one-node Slurm cluster     bench  - benchmarks (never in CI)
+#   soak   - long runs (never in CI)
 include_guard(GLOBAL)
 include(CTest)
 include(GoogleTest)
 
-set(RDMA_QOS_TEST_LABELS unit opensm vm fuzz bench soak)
+set(RDMA_QOS_TEST_LABELS unit opensm vm slurm fuzz bench soak)
 set(RDMA_QOS_FUZZ_SECONDS 30 CACHE STRING "Seconds each fuzz target runs under ctest")
 
 function(_rdma_qos_check_label label)

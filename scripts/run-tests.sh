@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # The README's test command: installs dependencies, checks formatting, builds the project
 # twice and runs the whole suite CI runs.
-#   build/release   gcc, Release: every test labelled unit, opensm and vm
+#   build/release   gcc, Release: every test labelled unit, opensm, vm and slurm
 #   build/sanitize  clang, ASan+UBSan: the unit tests, and the fuzz targets for a short run
 #                   (only the unit-tests target: what those tests run)
 # Benchmarks (bench) and soak tests never run here.
@@ -26,8 +26,8 @@ status=0
 echo "== build/release (gcc, Release)"
 cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DRDMA_QOS_DEVELOPER=ON >/dev/null
 cmake --build build/release -j "$jobs"
-echo "== ctest: unit, opensm, vm"
-ctest --test-dir build/release -L '^(unit|opensm|vm)$' -j "$jobs" --output-on-failure \
+echo "== ctest: unit, opensm, vm, slurm"
+ctest --test-dir build/release -L '^(unit|opensm|vm|slurm)$' -j "$jobs" --output-on-failure \
       --timeout 600 || status=1
 
 echo "== build/sanitize (clang, ASan+UBSan)"

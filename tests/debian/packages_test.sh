@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-# dpkg-buildpackage builds the six packages from debian/, lintian reports no error, and each
+# dpkg-buildpackage builds the seven packages from debian/, lintian reports no error, and each
 # package holds what an administrator expects of it.
 set -euo pipefail
 src=$1
@@ -30,6 +30,13 @@ has rdma-qos-preload /usr/bin/rdma-qos-run "/usr/lib/$multiarch/rdma-qos/librdma
 # loader's own search path, not one added to it), tied to the OpenSM release it was built for.
 has rdma-qos-opensm-plugin "/usr/lib/$multiarch/librdma-qos-opensm.so" \
     /usr/share/man/man8/rdma-qos-opensm.8.gz
+# The Slurm plugin: named by its path in plugstack.conf, tied to the Slurm release it was built
+# for (Slurm refuses a plugin of another major.minor release).
+has rdma-qos-slurm "/usr/lib/$multiarch/rdma-qos/spank_rdma_qos.so" /usr/share/man/man8/rdma-qos-slurm.8.gz \
+    /usr/share/doc/rdma-qos-slurm/examples/plugstack.conf.example
+slurm_release=$(dpkg-query -W -f='${source:Upstream-Version}' libslurm-dev | cut -d. -f1,2)
+depends=$(dpkg-deb -f "$(ls "$out"/rdma-qos-slurm_*.deb)" Depends)
+grep -qF "slurm-wlm-basic-plugins (>= $slurm_release)" <<<"$depends" || fail "slurm plugin Depends: $depends"
 ld_so=$(readlink -f /lib64/ld-linux-x86-64.so.2 2>/dev/null || ls /lib/$multiarch/ld-linux*.so.* | head -1)
 "$ld_so" --help | sed -n '/system search path/,$p' | grep -q "^ */usr/lib/$multiarch " ||
     fail "/usr/lib/$multiarch is not on the loader's system search path"
