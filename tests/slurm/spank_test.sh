@@ -15,7 +15,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 if [ "$(id -u)" -ne 0 ]; then
     echo "SKIP: the Slurm test bed needs root (slurmd)"
-    exit 0
+    exit 77
 fi
 for p in munged slurmctld slurmd srun sbatch; do
     command -v "$p" >/dev/null || { echo "FAIL: $p not installed (scripts/deps/slurm.list)"; exit 1; }
