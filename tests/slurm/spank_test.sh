@@ -88,7 +88,14 @@ before=$(squeue -h | wc -l)
 if err=$(sbatch --rdma-qos=storage "$tmp/true.sh" 2>&1); then fail "sbatch --rdma-qos=storage was accepted: $err"; fi
 grep -qxF "sbatch: error: $rule_line" <<<"$err" || fail "sbatch's refusal: $err"
 [ "$(squeue -h | wc -l)" = "$before" ] || fail "a refused job was queued"
-ok "a reserved class is refused by srun and sbatch with the rule's line"
+if err=$(salloc --rdma-qos=storage true 2>&1); then fail "salloc --rdma-qos=storage was accepted: $err"; fi
+grep -qxF "salloc: error: $rule_line" <<<"$err" || fail "salloc's refusal: $err"
+ok "a reserved class is refused by srun, sbatch and salloc with the rule's line"
+
+# --- salloc: the allocation's sruns get the class.
+out=$(salloc --rdma-qos=hpc srun bash -c stacks 2>/dev/null) || fail "salloc --rdma-qos=hpc"
+[ "$out" = "3 3 104 3 104 " ] || fail "salloc --rdma-qos=hpc: '$out'"
+ok "salloc --rdma-qos=hpc: its sruns get the class"
 
 # --- An unknown name is refused; a bad value is refused by the option itself.
 if err=$(srun --rdma-qos=gold true 2>&1); then fail "srun --rdma-qos=gold was accepted"; fi
