@@ -45,6 +45,7 @@ struct PluginState {
   std::optional<ClassSpec> option;  // --rdma-qos
   std::string option_text;
   std::string task_message;  // printed once on the job's stderr by task 0
+  bool refused = false;      // task_message is a refusal: every task fails
 };
 
 PluginState& state() {
@@ -184,13 +185,19 @@ int prepare_step(spank_t sp) {
       if (!names.problem().empty())
         return stock(fmt::format("--rdma-qos={} cannot be resolved ({})", s.option_text,
                                  names.problem()));
-      slurm_error("rdma-qos: %s: --rdma-qos=%s: no such class in %s", where.c_str(),
-                  s.option_text.c_str(), names.policy_file().c_str());
-      return -1;
+      s.task_message = fmt::format("rdma-qos: --rdma-qos={}: no such class in {}",
+                                   s.option_text, names.policy_file());
+      s.refused = true;
+      slurm_error("%s (%s)", s.task_message.c_str(), where.c_str());
+      return 0;
     }
     if (const AllowRule* rule = refusing_rule(rules, *number, who, resolve)) {
-      slurm_error("%s (%s)", refusal(*rule, names, *number, who).c_str(), where.c_str());
-      return -1;
+      // Failing here would leave the user with Slurm's "Plugin initialization failed"; the
+      // tasks fail instead, and task 0 prints the rule on the job's stderr.
+      s.task_message = refusal(*rule, names, *number, who);
+      s.refused = true;
+      slurm_error("%s (%s)", s.task_message.c_str(), where.c_str());
+      return 0;
     }
     source = "--rdma-qos";
     asked = true;
@@ -308,10 +315,9 @@ extern "C" __attribute__((visibility("default"))) int slurm_spank_task_init(span
   return guarded("task", [&] {
     PluginState& s = state();
     uint32_t rank = 0;
-    if (s.task_message.empty() || spank_get_item(sp, S_TASK_GLOBAL_ID, &rank) != ESPANK_SUCCESS ||
-        rank != 0)
-      return 0;
-    std::fprintf(stderr, "%s\n", s.task_message.c_str());
-    return 0;
+    if (s.task_message.empty()) return 0;
+    if (spank_get_item(sp, S_TASK_GLOBAL_ID, &rank) == ESPANK_SUCCESS && rank == 0)
+      std::fprintf(stderr, "%s\n", s.task_message.c_str());
+    return s.refused ? -1 : 0;
   });
 }

@@ -154,6 +154,20 @@ scancel "$running"
 wait "$srun_pid" 2>/dev/null || true  # srun reports the cancelled step on stderr
 ok "rdma-qos jobs shows the class of a running job's processes"
 
+# --- An account= rule: the account is known for sure only when the step starts, so the check
+# there admits -A io and refuses another account.
+plugstack "allow=storage:account=io"
+out=$(srun -A io --rdma-qos=storage printenv RDMA_QOS_CLASS) || fail "srun -A io --rdma-qos=storage"
+[ "$out" = 4 ] || fail "account io: '$out'"
+if err=$(srun -A physics --rdma-qos=storage printenv RDMA_QOS_CLASS 2>&1); then
+    fail "account physics was given class storage: $err"
+fi
+grep -qxF "rdma-qos: class 4 (storage) is reserved by plugstack.conf argument 4 'allow=storage:account=io'; user root (groups root; account physics) is not named there" <<<"$err" ||
+    fail "account physics: the job's stderr: $err"
+grep -q "class 4 (storage) is reserved by plugstack.conf argument 4 'allow=storage:account=io'; user root (groups root; account physics)" \
+    "$tmp/cluster/log/slurmd.log" || fail "account physics: slurmd's log does not name the rule"
+ok "account= rules admit the job's account and refuse others when the step starts"
+
 # --- The preload module where the site enables it, in front of the job's own LD_PRELOAD.
 plugstack "preload=/opt/site/librdmaqos-preload.so"
 # (ld.so warns on stderr that the path does not exist: only the variable matters here)
