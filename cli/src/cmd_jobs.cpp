@@ -4,8 +4,8 @@
 // plugin (its RDMA_QOS_SLURM_SET record) or the user.
 #include <dirent.h>
 #include <fcntl.h>
-#include <unistd.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -118,7 +118,7 @@ Scan scan(const JobsArgs& a) {
     if (a.all && p.job.empty() && p.qos_class.empty()) continue;
     if (!a.job.empty() && p.job != a.job) continue;
     p.pid = std::stoi(name);
-    struct stat st{};
+    struct stat st {};
     if (stat(base.c_str(), &st) == 0) p.uid = st.st_uid;
     p.command = first_line(base + "/comm");
     p.step = get("SLURM_STEP_ID");
@@ -189,8 +189,9 @@ void setup_jobs(CLI::App& app) {
                 "also processes outside Slurm jobs that have RDMA_QOS_CLASS (rdma-qos-run's)");
   cmd->add_option("--proc", a->proc, "the proc file system to read (default /proc)");
   cmd->add_flag("--json", a->json_out, "print JSON");
-  cmd->footer("Exit status: 0 listed (possibly nothing), 1 --job named a job with no readable "
-              "process here, 2 usage error.");
+  cmd->footer(
+      "Exit status: 0 listed (possibly nothing), 1 --job named a job with no readable "
+      "process here, 2 usage error.");
   cmd->callback([a] { set_exit_code(jobs(*a)); });
 }
 

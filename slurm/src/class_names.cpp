@@ -24,7 +24,9 @@ std::string lower(std::string_view s) {
   return out;
 }
 
-std::optional<std::string> no_environment(std::string_view) { return std::nullopt; }
+std::optional<std::string> no_environment(std::string_view) {
+  return std::nullopt;
+}
 
 }  // namespace
 

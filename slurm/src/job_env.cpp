@@ -87,9 +87,10 @@ RunEnvAnswer parse_run_env_json(std::string_view text) {
 
 RunEnvAnswer run_run_env(const SiteRules& rules, uint16_t qos_class) {
   RunEnvAnswer failed;
-  std::vector<std::string> args = {rules.rdma_qos, "run-env", "--json", "--override",
-                                   "--class", std::to_string(qos_class), "--link",
-                                   link_name(rules.link)};
+  std::vector<std::string> args = {rules.rdma_qos, "run-env",
+                                   "--json",       "--override",
+                                   "--class",      std::to_string(qos_class),
+                                   "--link",       link_name(rules.link)};
   if (!rules.policy_file.empty()) {
     args.push_back("--policy");
     args.push_back(rules.policy_file);
@@ -200,8 +201,10 @@ std::vector<EnvChange> plan_job_env(uint16_t qos_class, bool class_asked,
     // The module goes in front of whatever the job preloads already; never twice.
     std::string current = job_env("LD_PRELOAD").value_or("");
     if (current.find(rules.preload) == std::string::npos)
-      out.push_back({"LD_PRELOAD", current.empty() ? rules.preload : rules.preload + ":" + current,
-                     false, {}});
+      out.push_back({"LD_PRELOAD",
+                     current.empty() ? rules.preload : rules.preload + ":" + current,
+                     false,
+                     {}});
   }
   std::string marker;
   for (const EnvChange& c : out) {

@@ -111,9 +111,10 @@ ParsedRules parse_site_rules(const std::vector<std::string_view>& args) {
     auto class_or_fail = [&](std::string_view text) -> std::optional<ClassSpec> {
       auto c = parse_class_spec(text);
       if (!c)
-        fail(fmt::format("'{}' is not a class (a number 0..4095 or a name of up to {} letters, "
-                         "digits, '_', '-', '.')",
-                         text, kMaxName));
+        fail(
+            fmt::format("'{}' is not a class (a number 0..4095 or a name of up to {} letters, "
+                        "digits, '_', '-', '.')",
+                        text, kMaxName));
       return c;
     };
     if (key == "default") {
@@ -183,9 +184,10 @@ ParsedRules parse_site_rules(const std::vector<std::string_view>& args) {
       }
       r.timeout_seconds = static_cast<int>(*n);
     } else {
-      fail(fmt::format("unknown key '{}' (default, partition, allow, class, policy, config, "
-                       "rdma-qos, link, overwrite, preload, timeout)",
-                       key));
+      fail(
+          fmt::format("unknown key '{}' (default, partition, allow, class, policy, config, "
+                      "rdma-qos, link, overwrite, preload, timeout)",
+                      key));
     }
   }
   return out;

@@ -55,8 +55,7 @@ PluginState& state() {
 
 std::string job_env(spank_t sp, const char* name) {
   std::vector<char> buf(4096);
-  if (spank_getenv(sp, name, buf.data(), static_cast<int>(buf.size())) != ESPANK_SUCCESS)
-    return {};
+  if (spank_getenv(sp, name, buf.data(), static_cast<int>(buf.size())) != ESPANK_SUCCESS) return {};
   return std::string(buf.data());
 }
 
@@ -66,9 +65,10 @@ int on_option(int, const char* value, int) {
     s.option_text = value ? value : "";
     s.option = parse_class_spec(s.option_text);
     if (!s.option) {
-      slurm_error("rdma-qos: --rdma-qos=%s: a class is a number 0..4095 or a level name of up to "
-                  "64 letters, digits, '_', '-', '.'",
-                  s.option_text.c_str());
+      slurm_error(
+          "rdma-qos: --rdma-qos=%s: a class is a number 0..4095 or a level name of up to "
+          "64 letters, digits, '_', '-', '.'",
+          s.option_text.c_str());
       return -1;
     }
     return 0;
@@ -79,10 +79,13 @@ int on_option(int, const char* value, int) {
 }
 
 struct spank_option rdma_qos_option = {
-    const_cast<char*>("rdma-qos"), const_cast<char*>("CLASS"),
+    const_cast<char*>("rdma-qos"),
+    const_cast<char*>("CLASS"),
     const_cast<char*>("QoS class of the job's RDMA traffic: a number or a level name of the "
                       "site's QoS policy (rdma-qos-slurm(8))"),
-    1, 0, on_option};
+    1,
+    0,
+    on_option};
 
 std::string step_name(uint32_t step) {
   switch (step) {
@@ -95,9 +98,10 @@ std::string step_name(uint32_t step) {
 
 std::string refusal(const AllowRule& rule, const ClassNames& names, uint16_t number,
                     const Identity& who) {
-  return fmt::format("rdma-qos: class {} is reserved by plugstack.conf argument {} '{}'; {} is "
-                     "not named there",
-                     names.describe(number), rule.argument, rule.text, describe(who));
+  return fmt::format(
+      "rdma-qos: class {} is reserved by plugstack.conf argument {} '{}'; {} is "
+      "not named there",
+      names.describe(number), rule.argument, rule.text, describe(who));
 }
 
 // srun, sbatch, salloc: refuse what the rules forbid before the job is queued.
@@ -108,14 +112,16 @@ int check_at_submission(spank_t sp) {
   auto number = names.resolve(*s.option);
   if (!number) {
     if (!names.problem().empty()) {
-      slurm_error("rdma-qos: --rdma-qos=%s cannot be resolved (%s); the job runs without an "
-                  "rdma-qos class",
-                  s.option_text.c_str(), names.problem().c_str());
+      slurm_error(
+          "rdma-qos: --rdma-qos=%s cannot be resolved (%s); the job runs without an "
+          "rdma-qos class",
+          s.option_text.c_str(), names.problem().c_str());
       return 0;
     }
-    slurm_error("rdma-qos: --rdma-qos=%s: no such class: not a number, no level of %s reached "
-                "by a qos-class rule, no class= alias in plugstack.conf",
-                s.option_text.c_str(), names.policy_file().c_str());
+    slurm_error(
+        "rdma-qos: --rdma-qos=%s: no such class: not a number, no level of %s reached "
+        "by a qos-class rule, no class= alias in plugstack.conf",
+        s.option_text.c_str(), names.policy_file().c_str());
     return -1;
   }
   // The account is known here only from the environment; account= rules are checked again,
@@ -124,8 +130,8 @@ int check_at_submission(spank_t sp) {
   for (const char* var : {"SLURM_ACCOUNT", "SBATCH_ACCOUNT", "SALLOC_ACCOUNT"})
     if (const char* v = getenv(var); v != nullptr && *v != '\0') account = v;
   std::vector<gid_t> groups(static_cast<size_t>(std::max(getgroups(0, nullptr), 0)));
-  groups.resize(static_cast<size_t>(
-      std::max(getgroups(static_cast<int>(groups.size()), groups.data()), 0)));
+  groups.resize(
+      static_cast<size_t>(std::max(getgroups(static_cast<int>(groups.size()), groups.data()), 0)));
   Identity who = identity_of(getuid(), getgid(), groups, account);
   auto resolve = [&](const ClassSpec& c) { return names.resolve(c); };
   if (const AllowRule* rule = refusing_rule(s.parsed.rules, *number, who, resolve)) {
@@ -168,8 +174,7 @@ int prepare_step(spank_t sp) {
   auto stock = [&](const std::string& why) {
     slurm_error("rdma-qos: %s: %s; the job runs with the stacks' own defaults", where.c_str(),
                 why.c_str());
-    s.task_message = fmt::format("rdma-qos: {}; this job runs with the stacks' own defaults",
-                                 why);
+    s.task_message = fmt::format("rdma-qos: {}; this job runs with the stacks' own defaults", why);
     return 0;
   };
 
@@ -183,10 +188,10 @@ int prepare_step(spank_t sp) {
     number = names.resolve(*s.option);
     if (!number) {
       if (!names.problem().empty())
-        return stock(fmt::format("--rdma-qos={} cannot be resolved ({})", s.option_text,
-                                 names.problem()));
-      s.task_message = fmt::format("rdma-qos: --rdma-qos={}: no such class in {}",
-                                   s.option_text, names.policy_file());
+        return stock(
+            fmt::format("--rdma-qos={} cannot be resolved ({})", s.option_text, names.problem()));
+      s.task_message = fmt::format("rdma-qos: --rdma-qos={}: no such class in {}", s.option_text,
+                                   names.policy_file());
       s.refused = true;
       slurm_error("%s (%s)", s.task_message.c_str(), where.c_str());
       return 0;
@@ -207,8 +212,8 @@ int prepare_step(spank_t sp) {
     auto spec = parse_class_spec(user_class);
     number = spec ? names.resolve(*spec) : std::nullopt;
     if (!number)
-      return stock(fmt::format("RDMA_QOS_CLASS={} in the job's environment is not a class",
-                               user_class));
+      return stock(
+          fmt::format("RDMA_QOS_CLASS={} in the job's environment is not a class", user_class));
     auto ours = parse_marker(job_env(sp, std::string(kMarkerVariable).c_str()));
     auto earlier = ours.find("RDMA_QOS_CLASS");
     if (earlier != ours.end() && earlier->second == user_class) {
@@ -222,11 +227,12 @@ int prepare_step(spank_t sp) {
   } else if (const ClassSpec* def = site_default(rules, partition)) {
     number = names.resolve(*def);
     if (!number)
-      return stock(fmt::format("the site's default class '{}' cannot be resolved ({})", def->text,
-                               names.problem().empty() ? "no such level or alias"
-                                                       : names.problem()));
-    source = rules.default_class && def == &*rules.default_class ? std::string("the site's default (default=)")
-                                          : fmt::format("partition {}'s default", partition);
+      return stock(
+          fmt::format("the site's default class '{}' cannot be resolved ({})", def->text,
+                      names.problem().empty() ? "no such level or alias" : names.problem()));
+    source = rules.default_class && def == &*rules.default_class
+                 ? std::string("the site's default (default=)")
+                 : fmt::format("partition {}'s default", partition);
   } else {
     return 0;  // no class asked, none by default: stock behaviour, nothing to say
   }
@@ -248,8 +254,8 @@ int prepare_step(spank_t sp) {
       return stock(fmt::format("cannot set {} in the job's environment", c.name));
     if (c.name != kMarkerVariable) set.push_back(fmt::format("{}={}", c.name, c.value));
   }
-  slurm_info("rdma-qos: %s user %s: class %s from %s; set %s%s%s", where.c_str(),
-             who.user.c_str(), names.describe(*number).c_str(), source.c_str(),
+  slurm_info("rdma-qos: %s user %s: class %s from %s; set %s%s%s", where.c_str(), who.user.c_str(),
+             names.describe(*number).c_str(), source.c_str(),
              set.empty() ? "nothing" : fmt::format("{}", fmt::join(set, " ")).c_str(),
              kept.empty() ? "" : "; kept the user's ",
              fmt::format("{}", fmt::join(kept, " ")).c_str());
@@ -274,7 +280,7 @@ int guarded(const char* what, F&& f) {
 using namespace rdmaqos::slurm;
 
 extern "C" __attribute__((visibility("default"))) int slurm_spank_init(spank_t sp, int ac,
-                                                                        char** av) {
+                                                                       char** av) {
   return guarded("init", [&] {
     const spank_context_t ctx = spank_context();
     if (ctx != S_CTX_LOCAL && ctx != S_CTX_ALLOCATOR && ctx != S_CTX_REMOTE) return 0;
@@ -283,9 +289,10 @@ extern "C" __attribute__((visibility("default"))) int slurm_spank_init(spank_t s
     s.parsed = parse_site_rules(args);
     s.rules_ok = s.parsed.errors.empty();
     for (const RuleError& e : s.parsed.errors)
-      slurm_error("rdma-qos: plugstack.conf argument %d '%s': %s; --rdma-qos is ignored until "
-                  "it is fixed",
-                  e.argument, e.text.c_str(), e.message.c_str());
+      slurm_error(
+          "rdma-qos: plugstack.conf argument %d '%s': %s; --rdma-qos is ignored until "
+          "it is fixed",
+          e.argument, e.text.c_str(), e.message.c_str());
     // The option exists even with broken rules, so job scripts that use it keep working.
     if (spank_option_register(sp, &rdma_qos_option) != ESPANK_SUCCESS)
       slurm_error("rdma-qos: cannot register --rdma-qos");
@@ -294,24 +301,26 @@ extern "C" __attribute__((visibility("default"))) int slurm_spank_init(spank_t s
 }
 
 extern "C" __attribute__((visibility("default"))) int slurm_spank_init_post_opt(spank_t sp, int,
-                                                                                 char**) {
+                                                                                char**) {
   PluginState& s = state();
   if (!s.rules_ok) {
     if (spank_context() == S_CTX_REMOTE && !s.parsed.errors.empty())
-      s.task_message = "rdma-qos: the site's plugstack.conf arguments for rdma-qos have errors "
-                       "(slurmd's log names them); this job runs with the stacks' own defaults";
+      s.task_message =
+          "rdma-qos: the site's plugstack.conf arguments for rdma-qos have errors "
+          "(slurmd's log names them); this job runs with the stacks' own defaults";
     return 0;
   }
   switch (spank_context()) {
     case S_CTX_LOCAL:
-    case S_CTX_ALLOCATOR: return guarded("submission check", [&] { return check_at_submission(sp); });
+    case S_CTX_ALLOCATOR:
+      return guarded("submission check", [&] { return check_at_submission(sp); });
     case S_CTX_REMOTE: return guarded("step set-up", [&] { return prepare_step(sp); });
     default: return 0;
   }
 }
 
 extern "C" __attribute__((visibility("default"))) int slurm_spank_task_init(spank_t sp, int,
-                                                                             char**) {
+                                                                            char**) {
   return guarded("task", [&] {
     PluginState& s = state();
     uint32_t rank = 0;

@@ -48,8 +48,12 @@ qos-match-rules
 end-qos-match-rules
 )";
 
-SiteRules rules(std::vector<std::string_view> args) { return parse_site_rules(args).rules; }
-ClassSpec spec(std::string_view s) { return *parse_class_spec(s); }
+SiteRules rules(std::vector<std::string_view> args) {
+  return parse_site_rules(args).rules;
+}
+ClassSpec spec(std::string_view s) {
+  return *parse_class_spec(s);
+}
 
 TEST(ClassNames, ALevelNameIsTheSmallestClassARuleSendsThere) {
   ClassNames n = ClassNames::from_policy_text(rules({}), kPolicy, "p.conf");
@@ -72,8 +76,8 @@ TEST(ClassNames, NumbersNeedNoPolicy) {
 }
 
 TEST(ClassNames, SiteAliasesComeBeforeLevelNames) {
-  ClassNames n = ClassNames::from_policy_text(rules({"class=hpc:9", "class=bulk:2"}), kPolicy,
-                                              "p.conf");
+  ClassNames n =
+      ClassNames::from_policy_text(rules({"class=hpc:9", "class=bulk:2"}), kPolicy, "p.conf");
   EXPECT_EQ(n.resolve(spec("hpc")), 9);
   EXPECT_EQ(n.resolve(spec("bulk")), 2);
   EXPECT_EQ(n.describe(2), "2 (bulk)");

@@ -42,8 +42,9 @@ TEST(JobEnv, RunEnvErrorsAndMalformedAnswersAreErrors) {
   EXPECT_EQ(parse_run_env_json(R"({"error":"no SA"})").error, "no SA");
   EXPECT_THAT(parse_run_env_json("UCX_IB_SL=3").error, HasSubstr("no JSON object"));
   EXPECT_THAT(parse_run_env_json("{}").error, HasSubstr("no 'variables'"));
-  EXPECT_THAT(parse_run_env_json(R"({"variables":[{"name":"X","action":"set","value":256}]})").error,
-              HasSubstr("0..255"));
+  EXPECT_THAT(
+      parse_run_env_json(R"({"variables":[{"name":"X","action":"set","value":256}]})").error,
+      HasSubstr("0..255"));
   EXPECT_THAT(parse_run_env_json(R"({"variables":[{"action":"set","value":1}]})").error,
               HasSubstr("without name"));
 }

@@ -13,9 +13,13 @@ using ::testing::Field;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-ParsedRules parse(std::vector<std::string_view> args) { return parse_site_rules(args); }
+ParsedRules parse(std::vector<std::string_view> args) {
+  return parse_site_rules(args);
+}
 
-std::optional<uint16_t> by_number(const ClassSpec& c) { return c.number; }
+std::optional<uint16_t> by_number(const ClassSpec& c) {
+  return c.number;
+}
 
 TEST(SiteRules, NoArgumentsMeanNoDefaultsNoReservationsAndStockSettings) {
   ParsedRules p = parse({});
@@ -30,10 +34,10 @@ TEST(SiteRules, NoArgumentsMeanNoDefaultsNoReservationsAndStockSettings) {
 }
 
 TEST(SiteRules, ReadsEveryKey) {
-  ParsedRules p = parse({"default=2", "partition=io:storage", "allow=storage:group=io,user=bob",
-                         "class=bulk:7", "policy=/etc/p.conf", "config=/etc/c.conf",
-                         "rdma-qos=/opt/bin/rdma-qos", "link=roce", "overwrite=yes",
-                         "preload=/opt/m.so", "timeout=3"});
+  ParsedRules p =
+      parse({"default=2", "partition=io:storage", "allow=storage:group=io,user=bob", "class=bulk:7",
+             "policy=/etc/p.conf", "config=/etc/c.conf", "rdma-qos=/opt/bin/rdma-qos", "link=roce",
+             "overwrite=yes", "preload=/opt/m.so", "timeout=3"});
   ASSERT_THAT(p.errors, IsEmpty());
   const SiteRules& r = p.rules;
   ASSERT_TRUE(r.default_class);
@@ -70,13 +74,14 @@ TEST(SiteRules, EveryBadArgumentIsReportedWithItsPosition) {
   ParsedRules p = parse({"default=", "partition=io", "allow=3", "allow=3:team=x", "class=7:7",
                          "policy=relative", "link=eth", "overwrite=maybe", "preload=m.so",
                          "timeout=0", "colour=blue", "plain", "default=4096"});
-  EXPECT_THAT(p.errors, ElementsAre(Field(&RuleError::argument, 1), Field(&RuleError::argument, 2),
-                                    Field(&RuleError::argument, 3), Field(&RuleError::argument, 4),
-                                    Field(&RuleError::argument, 5), Field(&RuleError::argument, 6),
-                                    Field(&RuleError::argument, 7), Field(&RuleError::argument, 8),
-                                    Field(&RuleError::argument, 9), Field(&RuleError::argument, 10),
-                                    Field(&RuleError::argument, 11), Field(&RuleError::argument, 12),
-                                    Field(&RuleError::argument, 13)));
+  EXPECT_THAT(p.errors,
+              ElementsAre(Field(&RuleError::argument, 1), Field(&RuleError::argument, 2),
+                          Field(&RuleError::argument, 3), Field(&RuleError::argument, 4),
+                          Field(&RuleError::argument, 5), Field(&RuleError::argument, 6),
+                          Field(&RuleError::argument, 7), Field(&RuleError::argument, 8),
+                          Field(&RuleError::argument, 9), Field(&RuleError::argument, 10),
+                          Field(&RuleError::argument, 11), Field(&RuleError::argument, 12),
+                          Field(&RuleError::argument, 13)));
   EXPECT_THAT(p.errors[3].message, HasSubstr("user, group or account, not 'team'"));
   EXPECT_THAT(p.errors[10].message, HasSubstr("unknown key 'colour'"));
   EXPECT_EQ(p.errors[11].text, "plain");

@@ -40,8 +40,8 @@ RunEnvAnswer run_run_env(const SiteRules& rules, uint16_t qos_class);
 
 struct EnvChange {
   std::string name;
-  std::string value;        // what the task gets
-  bool kept_user = false;   // the user's own value stays; `value` is the policy's, not set
+  std::string value;       // what the task gets
+  bool kept_user = false;  // the user's own value stays; `value` is the policy's, not set
   std::string user_value;
 };
 

@@ -34,8 +34,8 @@ struct Principal {
 struct AllowRule {
   ClassSpec cls;
   std::vector<Principal> who;
-  int argument = 0;   // 1-based position among the plugin's plugstack.conf arguments
-  std::string text;   // the argument as written, for messages
+  int argument = 0;  // 1-based position among the plugin's plugstack.conf arguments
+  std::string text;  // the argument as written, for messages
 };
 
 struct PartitionDefault {
@@ -52,17 +52,17 @@ struct ClassAlias {
 enum class LinkChoice { kAuto, kRoce, kIb };
 
 struct SiteRules {
-  std::optional<ClassSpec> default_class;       // default=CLASS
-  std::vector<PartitionDefault> partitions;     // partition=NAME:CLASS
-  std::vector<AllowRule> allow;                 // allow=CLASS:WHO[,WHO...]
-  std::vector<ClassAlias> aliases;              // class=NAME:N
-  std::string policy_file;                      // policy=PATH (empty: the host's policy_file)
-  std::string config_file;                      // config=PATH (rdma-qos.conf for run-env)
-  std::string rdma_qos = "/usr/bin/rdma-qos";   // rdma-qos=PATH, the program run-env is
-  LinkChoice link = LinkChoice::kAuto;          // link=auto|roce|ib
-  bool overwrite = false;                       // overwrite=yes: replace users' own values
-  std::string preload;                          // preload=yes|PATH (empty: no module)
-  int timeout_seconds = 10;                     // timeout=S, bound on run-env
+  std::optional<ClassSpec> default_class;      // default=CLASS
+  std::vector<PartitionDefault> partitions;    // partition=NAME:CLASS
+  std::vector<AllowRule> allow;                // allow=CLASS:WHO[,WHO...]
+  std::vector<ClassAlias> aliases;             // class=NAME:N
+  std::string policy_file;                     // policy=PATH (empty: the host's policy_file)
+  std::string config_file;                     // config=PATH (rdma-qos.conf for run-env)
+  std::string rdma_qos = "/usr/bin/rdma-qos";  // rdma-qos=PATH, the program run-env is
+  LinkChoice link = LinkChoice::kAuto;         // link=auto|roce|ib
+  bool overwrite = false;                      // overwrite=yes: replace users' own values
+  std::string preload;                         // preload=yes|PATH (empty: no module)
+  int timeout_seconds = 10;                    // timeout=S, bound on run-env
 };
 
 struct RuleError {
