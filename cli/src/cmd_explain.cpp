@@ -3,6 +3,8 @@
 // query to the running SA's control socket and shows the rule, the level, the answer and why a
 // LID combination got no record.
 #include "cmd_explain.h"
+#include "rdma-qos/common/cli_number.h"
+#include "rdma-qos/common/number.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -43,14 +45,9 @@ std::optional<sad::ExplainRequest::Selected> selected(const std::string& text) {
       if (text[0] == c) out.selector = s;
     number = text.substr(1);
   }
-  try {
-    size_t used = 0;
-    unsigned long v = std::stoul(number, &used, 0);
-    if (used != number.size() || v > 63) return std::nullopt;
-    out.value = static_cast<uint8_t>(v);
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
+  auto v = parse_unsigned(number, 63);
+  if (!v) return std::nullopt;
+  out.value = static_cast<uint8_t>(*v);
   return out;
 }
 
@@ -182,14 +179,14 @@ CLI::App* add_explain_command(CLI::App* parent, const std::string& front,
       "ask the running SA about one query: the rule and level it matches, its answer, and why "
       "a path got no record");
   auto a = std::make_shared<ExplainArgs>();
-  sub->add_option("--slid", a->slid, "source LID");
+  add_number(*sub, "--slid", a->slid, "source LID");
   sub->add_option("--sgid", a->sgid, "source GID");
-  sub->add_option("--dlid", a->dlid, "destination LID (names that one LID of the port)");
+  add_number(*sub, "--dlid", a->dlid, "destination LID (names that one LID of the port)");
   sub->add_option("--dgid", a->dgid, "destination GID");
-  sub->add_option("--service-id", a->service_id, "Service ID");
-  sub->add_option("--qos-class", a->qos_class, "QoS class (12 bits)")->check(CLI::Range(0, 0xFFF));
-  sub->add_option("--pkey", a->pkey, "partition key");
-  sub->add_option("--sl", a->sl, "service level")->check(CLI::Range(0, 15));
+  add_number(*sub, "--service-id", a->service_id, "Service ID");
+  add_number(*sub, "--qos-class", a->qos_class, "QoS class (12 bits)")->check(CLI::Range(0, 0xFFF));
+  add_number(*sub, "--pkey", a->pkey, "partition key");
+  add_number(*sub, "--sl", a->sl, "service level")->check(CLI::Range(0, 15));
   sub->add_option("--mtu", a->mtu, "MTU with selector: [>|<|=|+]CODE (1..5: 256..4096 bytes)");
   sub->add_option("--rate", a->rate, "rate with selector: [>|<|=|+]CODE (IBA rate code)");
   sub->add_option("--pkt-life", a->pkt_life, "packet life with selector: [>|<|=|+]VALUE");

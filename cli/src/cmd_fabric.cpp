@@ -11,6 +11,7 @@
 #include <variant>
 
 #include "command.h"
+#include "rdma-qos/common/cli_number.h"
 #include "rdma-qos/config/read_file.h"
 #include "rdma-qos/fabric/apply.h"
 #include "rdma-qos/fabric/check.h"
@@ -218,10 +219,10 @@ int share(const Options& o) {
 
 void add_port_options(CLI::App* cmd, Options& o) {
   cmd->add_option("--ca", o.read.ca, "local CA to send SMPs from (default: the first)");
-  cmd->add_option("--port", o.read.port, "port of the CA (default: the first active)");
-  cmd->add_option("--timeout", o.read.timeout_ms,
-                  "milliseconds to wait for one SMP (default 1000)");
-  cmd->add_option("--window", o.read.window, "SMPs in flight at once (default 16)")
+  add_number(*cmd, "--port", o.read.port, "port of the CA (default: the first active)");
+  add_number(*cmd, "--timeout", o.read.timeout_ms,
+             "milliseconds to wait for one SMP (default 1000)");
+  add_number(*cmd, "--window", o.read.window, "SMPs in flight at once (default 16)")
       ->check(CLI::Range(1, 256));
   cmd->add_flag("-q,--quiet", o.quiet, "no progress lines on standard error");
   cmd->add_flag("--json", o.json, "print JSON");

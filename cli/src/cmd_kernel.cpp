@@ -8,6 +8,7 @@
 #include <iostream>
 
 #include "command.h"
+#include "rdma-qos/common/cli_number.h"
 #include "rdma-qos/config/host_config.h"
 #include "rdma-qos/config/port_values.h"
 #include "rdma-qos/kmod-shim/lsd_prometheus.h"
@@ -174,7 +175,7 @@ void setup_kernel(CLI::App& app) {
       "apply", "write kernel_roce_tos / kernel_roce_mode from rdma-qos.conf into configfs");
   add_path_options(apply, *args);
   apply->add_option("--dev", args->device, "only this RDMA device");
-  apply->add_option("--port", args->port, "only this port")->check(CLI::Range(1, 255));
+  add_number(*apply, "--port", args->port, "only this port")->check(CLI::Range(1, 255));
   apply->add_flag("--dry-run", args->dry_run, "report what would change, write nothing");
   apply->callback([args] { run_apply(*args); });
 

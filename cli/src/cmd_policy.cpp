@@ -10,6 +10,7 @@
 #include <variant>
 
 #include "command.h"
+#include "rdma-qos/common/cli_number.h"
 #include "rdma-qos/common/number.h"
 #include "rdma-qos/config/read_file.h"
 #include "rdma-qos/policy/compiled_policy.h"
@@ -503,7 +504,7 @@ void setup_vlarb(CLI::App& policy) {
   auto mtu = std::make_shared<int>(4096);
   auto as_json = std::make_shared<bool>(false);
   cmd->add_option("FILE", *file, "opensm.conf")->required();
-  cmd->add_option("--mtu", *mtu, "packet size in bytes the links carry (default 4096)")
+  add_number(*cmd, "--mtu", *mtu, "packet size in bytes the links carry (default 4096)")
       ->check(CLI::IsMember({256, 512, 1024, 2048, 4096}));
   cmd->add_flag("--json", *as_json, "print JSON");
   cmd->callback([file, mtu, as_json] {

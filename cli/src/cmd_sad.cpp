@@ -10,6 +10,7 @@
 #include "cmd_explain.h"
 #include "command.h"
 #include "control_reply.h"
+#include "rdma-qos/common/cli_number.h"
 #include "rdma-qos/config/host_config.h"
 #include "rdma-qos/sa-responder/control.h"
 #include "rdma-qos/sa-responder/prometheus.h"
@@ -91,7 +92,7 @@ void setup_sad(CLI::App& app) {
                     "the daemon's control socket (default: RDMA_QOS_SAD_SOCKET, or the only "
                     "daemon in /run/rdma-qos)");
     sub->add_option("--ca", args->ca, "the CA the daemon runs at");
-    sub->add_option("--port", args->port, "its port")->capture_default_str();
+    add_number(*sub, "--port", args->port, "its port")->capture_default_str();
     sub->add_option("--timeout", args->timeout, "seconds to wait for the reply")
         ->capture_default_str();
     sub->add_flag("--json", args->json, "print the daemon's JSON reply");
@@ -113,7 +114,7 @@ void setup_sad(CLI::App& app) {
   auto* explain = add_explain_command(cmd, "sad", [args] { return socket_path(*args, "explain"); });
   explain->add_option("--socket", args->socket, "the daemon's control socket");
   explain->add_option("--ca", args->ca, "the CA the daemon runs at");
-  explain->add_option("--port", args->port, "its port")->capture_default_str();
+  add_number(*explain, "--port", args->port, "its port")->capture_default_str();
 }
 
 const CommandRegistration kRegistration{"sad", &setup_sad};

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "lsd_control.h"
+#include "rdma-qos/common/cli_number.h"
 #include "rdma-qos/common/log.h"
 #include "rdma-qos/common/number.h"
 #include "rdma-qos/common/service.h"
@@ -167,15 +168,15 @@ int main(int argc, char** argv) {
   app.add_option("--ca", cli.ca,
                  "not used: each request is answered through the device and port it names "
                  "(kept so that old command lines start; a warning says so)");
-  app.add_option("--port", cli.port, "not used, as --ca")->check(CLI::Range(0, 254));
+  rdmaqos::add_number(app, "--port", cli.port, "not used, as --ca")->check(CLI::Range(0, 254));
   app.add_option("--sa-lid", cli.sa_lid,
                  "LID of the SA, for every port or per port ([DEV[:PORT]=]LID,...; default: "
                  "sa_lid, else each port's SM LID)");
-  app.add_option("--sa-timeout-ms", cli.sa_timeout_ms,
-                 "timeout of one SA attempt (default: sa_timeout_ms of rdma-qos.conf)")
+  rdmaqos::add_number(app, "--sa-timeout-ms", cli.sa_timeout_ms,
+                      "timeout of one SA attempt (default: sa_timeout_ms of rdma-qos.conf)")
       ->check(CLI::Range(1, 60000));
-  app.add_option("--sa-retries", cli.sa_retries,
-                 "SA retries (default: sa_retries of rdma-qos.conf)")
+  rdmaqos::add_number(app, "--sa-retries", cli.sa_retries,
+                      "SA retries (default: sa_retries of rdma-qos.conf)")
       ->check(CLI::Range(0, 10));
   app.add_option("--log-level", cli.log_level, "error, warn, info or debug (default: log_level)");
   app.add_option("--control-socket", cli.control_socket,
@@ -187,11 +188,13 @@ int main(int argc, char** argv) {
   app.add_flag("--no-control-socket", cli.no_control_socket, "serve no control socket");
   app.add_option("--dump-netlink", cli.dump_netlink,
                  "also write each datagram from the kernel to a file in DIR (debugging)");
-  app.add_option("--test-usersock-kernel", cli.usersock_kernel_port,
-                 "testing only: use NETLINK_USERSOCK and treat netlink port PORT as the kernel")
+  rdmaqos::add_number(
+      app, "--test-usersock-kernel", cli.usersock_kernel_port,
+      "testing only: use NETLINK_USERSOCK and treat netlink port PORT as the kernel")
       ->group("");
-  app.add_option("--test-responder-check-ms", cli.responder_check_ms,
-                 "testing only: look for other responders every MS milliseconds (default 30 s)")
+  rdmaqos::add_number(
+      app, "--test-responder-check-ms", cli.responder_check_ms,
+      "testing only: look for other responders every MS milliseconds (default 30 s)")
       ->check(CLI::Range(10, 3600000))
       ->group("");
   app.set_version_flag("--version", std::string("rdma-qos-lsd ") + rdmaqos::common::version());

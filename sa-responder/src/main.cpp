@@ -20,6 +20,8 @@
 #include <sstream>
 
 #include "daemon.h"
+#include "rdma-qos/common/cli_number.h"
+#include "rdma-qos/common/number.h"
 #include "rdma-qos/common/service.h"
 #include "rdma-qos/policy/opensm_conf.h"
 #include "rdma-qos/sa-responder/discovery_json.h"
@@ -183,9 +185,10 @@ int main(int argc, char** argv) {
                  "opensm.conf: qos_policy_file, partition_config_file, subnet_timeout, sa_key "
                  "and the qos_* SL2VL defaults (the command line wins)")
       ->check(CLI::ExistingFile);
-  auto* timeout_opt = app.add_option("--subnet-timeout", config.subnet_timeout,
-                                     "packet life without a level value (OpenSM's subnet_timeout)")
-                          ->check(CLI::Range(0, 31));
+  auto* timeout_opt =
+      rdmaqos::add_number(app, "--subnet-timeout", config.subnet_timeout,
+                          "packet life without a level value (OpenSM's subnet_timeout)")
+          ->check(CLI::Range(0, 31));
   auto* sa_key_opt = app.add_option(
       "--sa-key", sa_key_text,
       "SM_Key of trusted requests (OpenSM's sa_key, default 1); other non-zero keys get no answer");
@@ -198,12 +201,12 @@ int main(int argc, char** argv) {
                "answering")
       ->excludes(foreground_opt);
   app.add_flag("--syslog", use_syslog, "also log to syslog in the foreground");
-  app.add_option("--rediscover-interval", rediscover_interval,
-                 "seconds between re-discoveries of the fabric (0: only on request)")
+  rdmaqos::add_number(app, "--rediscover-interval", rediscover_interval,
+                      "seconds between re-discoveries of the fabric (0: only on request)")
       ->check(CLI::Range(0, 86400 * 365));
-  app.add_option("--full-rediscover-every", options.full_rediscovery_every,
-                 "re-discoveries are incremental; every Nth reads the whole fabric (1: all; "
-                 "0: only `rdma-qos sad rediscover --full`)")
+  rdmaqos::add_number(app, "--full-rediscover-every", options.full_rediscovery_every,
+                      "re-discoveries are incremental; every Nth reads the whole fabric (1: all; "
+                      "0: only `rdma-qos sad rediscover --full`)")
       ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   app.add_option("--control-socket", options.control_socket,
@@ -224,25 +227,26 @@ int main(int argc, char** argv) {
                  "multi-MAD table answers (RMPP): auto (off under umad2sim), on, off")
       ->check(CLI::IsMember({"auto", "on", "off"}))
       ->capture_default_str();
-  app.add_option("--answer-threads", options.answer_threads,
-                 "worker threads for answers that expand to many pairs (0: answer everything on "
-                 "the receiving thread)")
+  rdmaqos::add_number(
+      app, "--answer-threads", options.answer_threads,
+      "worker threads for answers that expand to many pairs (0: answer everything on "
+      "the receiving thread)")
       ->check(CLI::Range(0, 64))
       ->capture_default_str();
-  app.add_option("--max-records", options.max_records,
-                 "most PathRecords in one table answer; a longer one gets ERR_NO_RESOURCES "
-                 "(0: no bound)")
+  rdmaqos::add_number(app, "--max-records", options.max_records,
+                      "most PathRecords in one table answer; a longer one gets ERR_NO_RESOURCES "
+                      "(0: no bound)")
       ->capture_default_str();
   int answer_time_limit_ms = static_cast<int>(options.answer_time_limit.count());
-  app.add_option("--answer-time-limit", answer_time_limit_ms,
-                 "milliseconds one answer may take from its request's arrival, else "
-                 "ERR_NO_RESOURCES (0: no bound)")
+  rdmaqos::add_number(app, "--answer-time-limit", answer_time_limit_ms,
+                      "milliseconds one answer may take from its request's arrival, else "
+                      "ERR_NO_RESOURCES (0: no bound)")
       ->check(CLI::Range(0, 3600000))
       ->capture_default_str();
   app.add_option("--ca", discovery.ca,
                  "CA to run at (default: the first); CA:PORT also sets the port (systemd's "
                  "instance name)");
-  app.add_option("--port", discovery.port, "port of the CA (default: the first active)");
+  rdmaqos::add_number(app, "--port", discovery.port, "port of the CA (default: the first active)");
   app.add_flag("--dump-fabric", dump_fabric, "discover the fabric, print the model and exit");
   app.add_flag("--json", json, "print JSON");
   std::string previous;
@@ -258,12 +262,12 @@ int main(int argc, char** argv) {
   }
 
   if (auto colon = discovery.ca.find(':'); colon != std::string::npos) {
-    try {
-      discovery.port = std::stoi(discovery.ca.substr(colon + 1));
-    } catch (const std::exception&) {
+    auto port = rdmaqos::parse_unsigned(std::string_view(discovery.ca).substr(colon + 1), 255);
+    if (!port) {
       std::cerr << "rdma-qos-sad: --ca '" << discovery.ca << "' is not CA or CA:PORT\n";
       return rdmaqos::sad::kExitUsage;
     }
+    discovery.port = static_cast<int>(*port);
     discovery.ca.resize(colon);
   }
   if (dump_fabric) {
@@ -298,14 +302,14 @@ int main(int argc, char** argv) {
   }
 
   if (!sa_key_text.empty()) {
-    try {
-      size_t used = 0;
-      config.sa_key = std::stoull(sa_key_text, &used, 0);
-      if (used != sa_key_text.size()) throw std::invalid_argument(sa_key_text);
-    } catch (const std::exception&) {
-      log_error(fmt::format("--sa-key '{}' is not a 64-bit number", sa_key_text));
+    // Decimal or 0x-hex like every number of ours: OpenSM writes sa_key in hex with 0x.
+    auto key = rdmaqos::parse_unsigned(sa_key_text);
+    if (!key) {
+      log_error(
+          fmt::format("--sa-key '{}' is not a 64-bit number (decimal or 0x-hex)", sa_key_text));
       return rdmaqos::sad::kExitUsage;
     }
+    config.sa_key = *key;
   }
   if (!config.opensm_conf_path.empty() &&
       !apply_opensm_conf(config, timeout_opt->count() > 0, sa_key_opt->count() > 0)) {
@@ -319,9 +323,8 @@ int main(int argc, char** argv) {
     const group* g = getgrnam(control_group.c_str());
     if (g != nullptr) {
       options.control_group = g->gr_gid;
-    } else if (control_group.size() <= 9 &&
-               control_group.find_first_not_of("0123456789") == std::string::npos) {
-      options.control_group = static_cast<gid_t>(std::stoul(control_group));
+    } else if (auto gid = rdmaqos::parse_unsigned(control_group, UINT32_MAX - 1)) {
+      options.control_group = static_cast<gid_t>(*gid);
     } else {
       log_error(fmt::format("--control-socket-group: no group '{}'", control_group));
       return rdmaqos::sad::kExitConfig;
