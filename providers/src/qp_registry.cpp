@@ -44,7 +44,8 @@ Store& store() {
 
 // A decision an RTS transition has work for: the level's ACK timeout or its rate limit.
 void note_rts_values(const QosDecision& d) {
-  if ((d.ack_timeout || d.static_rate) && !detail::g_rts_values.load(std::memory_order_relaxed))
+  if ((d.ack_timeout || (d.pace && d.static_rate)) &&
+      !detail::g_rts_values.load(std::memory_order_relaxed))
     detail::g_rts_values.store(true, std::memory_order_release);
 }
 

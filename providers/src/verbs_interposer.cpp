@@ -48,12 +48,13 @@ std::optional<QosDecision> plain_decision(const PlainVerbsTarget& t, const Inter
   return d;
 }
 
-// The level's rate as a QP rate limit, once the QP is in RTS (where devices accept it); `entry`
-// is the QP's registry entry.
+// The level's rate-limit as the QP's packet-pacing limit, once the QP is in RTS (where devices
+// accept it); `entry` is the QP's registry entry. Only a decision that asks for pacing gets it
+// (QosDecision::pace): pacing uses entries of the device's small rate table.
 void apply_rate_limit(ibv_qp* qp, const InterposerHooks& hooks,
                       const std::optional<QpEntry>& entry) {
   if (!hooks.rate_limit) return;
-  if (!entry || !entry->decision || !entry->decision->static_rate) return;
+  if (!entry || !entry->decision || !entry->decision->pace || !entry->decision->static_rate) return;
   int mbps = ibv_rate_to_mbps(static_cast<ibv_rate>(*entry->decision->static_rate));
   if (mbps <= 0) return;
   uint32_t kbps = static_cast<uint32_t>(mbps) * 1000;

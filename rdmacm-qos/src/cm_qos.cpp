@@ -176,6 +176,7 @@ std::optional<CmDecision> match_roce(uint64_t sid, std::optional<uint16_t> qos_c
   d.traffic_class = s.sl2tclass[d.sl];
   d.mtu_limit = m.level->mtu_limit;
   d.rate_limit = m.level->rate_limit;
+  d.level_rate_limit = d.rate_limit.has_value();
   d.packet_life = m.level->packet_life;
   d.match_tclass = tclass;
   d.rule = m.rule;
@@ -230,7 +231,10 @@ providers::QosDecision to_qos_decision(const std::optional<CmDecision>& d,
   if (d) {
     q.sl = d->sl;
     q.traffic_class = d->traffic_class;
-    if (d->rate_limit) q.static_rate = *d->rate_limit;
+    if (d->rate_limit) {
+      q.static_rate = *d->rate_limit;
+      q.pace = d->level_rate_limit;
+    }
     if (d->mtu_limit) q.path_mtu = static_cast<ibv_mtu>(*d->mtu_limit);
     // The kernel's CM gives a QP the local ACK timeout of its path's packet lifetime + 1 (the
     // time for a packet there and its ACK back); on RoCE it uses a fixed lifetime instead of

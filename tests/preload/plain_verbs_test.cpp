@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The plain-verbs decision and its cache with a stand-in SA: what the query carries, that one
-// query serves every QP to a destination, and that any failure leaves QPs stock.
+// query serves every QP to a destination, that any failure leaves QPs stock, and that only a
+// level with a rate-limit paces a QP once the interposer core applies the decision.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "plain_verbs.h"
+#include "rdma-qos/providers/verbs_interposer.h"
 
 namespace rdmaqos::preload {
 namespace {
@@ -18,6 +20,21 @@ using providers::LinkKind;
 
 constexpr uint16_t kSlid = 1;
 constexpr uint16_t kDlid = 3;
+
+// The provider behind the interposer core: what each ibv_modify_qp got.
+std::vector<ibv_qp_attr>& provider_calls() {
+  static std::vector<ibv_qp_attr> calls;
+  return calls;
+}
+
+int stand_in_modify_qp(ibv_qp*, ibv_qp_attr* attr, int) {
+  provider_calls().push_back(*attr);
+  return 0;
+}
+
+int stand_in_destroy_qp(ibv_qp*) {
+  return 0;
+}
 
 class PlainVerbs : public ::testing::Test {
  protected:
@@ -55,6 +72,85 @@ class PlainVerbs : public ::testing::Test {
     in.pkey = 0xFFFF;
     in.qos_class = qos_class;
     return in;
+  }
+
+  // What a QP whose level `d` decides for `in` gets through the interposer core, connected as an
+  // MPI stack does (RTR to kDlid, then RTS): the static rate of the address vector the provider
+  // got at RTR, and the packet-pacing limits the device was asked for (kbit/s).
+  struct Connected {
+    uint8_t static_rate = 0;
+    std::vector<uint32_t> paced_kbps;
+  };
+  static Connected connect(PlainVerbsDecider& d, const PlainVerbsInputs& in) {
+    Connected out;
+    providers::InterposerHooks hooks;
+    hooks.probe.link_kind = [&in](ibv_context*, uint8_t, uint8_t) { return in.link; };
+    hooks.probe.qp_port = [](ibv_qp*) -> uint8_t { return 1; };
+    hooks.plain_verbs = [&](const providers::PlainVerbsTarget&) { return d.decide(in); };
+    hooks.rate_limit = [&out](ibv_qp*, uint32_t kbps) {
+      out.paced_kbps.push_back(kbps);
+      return 0;
+    };
+    provider_calls().clear();
+    ibv_qp qp{};
+    qp.qp_num = 0x123;
+    ibv_qp_attr rtr{};
+    rtr.qp_state = IBV_QPS_RTR;
+    rtr.path_mtu = IBV_MTU_4096;
+    rtr.dest_qp_num = 0x456;
+    rtr.ah_attr.dlid = kDlid;
+    rtr.ah_attr.port_num = 1;
+    rtr.ah_attr.is_global = in.link == LinkKind::kInfiniBand ? 0 : 1;
+    EXPECT_EQ(
+        providers::interpose_modify_qp(
+            &qp, &rtr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN,
+            &stand_in_modify_qp, hooks),
+        0);
+    ibv_qp_attr rts{};
+    rts.qp_state = IBV_QPS_RTS;
+    rts.timeout = 14;
+    EXPECT_EQ(
+        providers::interpose_modify_qp(&qp, &rts, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_SQ_PSN,
+                                       &stand_in_modify_qp, hooks),
+        0);
+    providers::interpose_destroy_qp(&qp, &stand_in_destroy_qp);
+    if (!provider_calls().empty()) out.static_rate = provider_calls().front().ah_attr.static_rate;
+    return out;
+  }
+
+  // A host policy for RoCE: QoS-Class 7 gets RATED (SL 3, rate-limit 40 Gb/s), 8 gets UNRATED
+  // (SL 4, no rate-limit).
+  void load_rated_policy() {
+    auto p = rdmacm::load_host_policy(R"(
+qos-levels
+  qos-level
+    name: DEFAULT
+    sl: 0
+  end-qos-level
+  qos-level
+    name: RATED
+    sl: 3
+    rate-limit: 7
+  end-qos-level
+  qos-level
+    name: UNRATED
+    sl: 4
+  end-qos-level
+end-qos-levels
+qos-match-rules
+  qos-match-rule
+    qos-class: 7
+    qos-level-name: RATED
+  end-qos-match-rule
+  qos-match-rule
+    qos-class: 8
+    qos-level-name: UNRATED
+  end-qos-match-rule
+end-qos-match-rules
+)",
+                                      "rated.conf");
+    ASSERT_TRUE(p.policy) << (p.messages.empty() ? "" : p.messages[0]);
+    settings_.policy = p.policy;
   }
 
   rdmacm::CmSettings settings_;
@@ -97,6 +193,7 @@ TEST_F(PlainVerbs, TheSasAnswerIsTheLevel) {
   EXPECT_EQ(level->sl, 5);
   EXPECT_EQ(level->path_mtu, IBV_MTU_2048);
   EXPECT_EQ(level->static_rate, IBV_RATE_40_GBPS);
+  EXPECT_FALSE(level->pace);          // the path's rate, not known to be a level's rate-limit
   EXPECT_EQ(level->ack_timeout, 11);  // packet lifetime 10 + 1
   EXPECT_FALSE(level->traffic_class);
 }
@@ -268,6 +365,36 @@ end-qos-match-rules
   ASSERT_TRUE(other);
   EXPECT_EQ(other->sl, 0);
   EXPECT_FALSE(other->traffic_class);
+}
+
+// The SA's PathRecord carries one rate, the path's (lowered to the level's rate-limit when the
+// level has one): it goes into the address vector, as the kernel puts a PathRecord's rate there,
+// and no QP takes an entry of the device's pacing table for it.
+TEST_F(PlainVerbs, AnInfiniBandPathsRateIsTheStaticRateAndNoQpIsPaced) {
+  PlainVerbsDecider d(options_, ops());
+  Connected c = connect(d, ib());
+  EXPECT_EQ(c.static_rate, IBV_RATE_40_GBPS);
+  EXPECT_EQ(c.paced_kbps, std::vector<uint32_t>{});
+}
+
+TEST_F(PlainVerbs, OnRoceALevelWithARateLimitPacesTheQpAtIt) {
+  load_rated_policy();
+  PlainVerbsDecider d(options_, ops());
+  auto in = ib(7);
+  in.link = LinkKind::kRoceV2;
+  Connected c = connect(d, in);
+  EXPECT_EQ(c.static_rate, IBV_RATE_40_GBPS);
+  EXPECT_EQ(c.paced_kbps, std::vector<uint32_t>{40000000u});
+}
+
+TEST_F(PlainVerbs, OnRoceALevelWithoutARateLimitLeavesTheRateAlone) {
+  load_rated_policy();
+  PlainVerbsDecider d(options_, ops());
+  auto in = ib(8);
+  in.link = LinkKind::kRoceV2;
+  Connected c = connect(d, in);
+  EXPECT_EQ(c.static_rate, 0);
+  EXPECT_EQ(c.paced_kbps, std::vector<uint32_t>{});
 }
 
 TEST_F(PlainVerbs, AnUnknownLinkStaysStock) {

@@ -185,11 +185,12 @@ TEST_F(Interposer, AhGetsFixedLabel) {
   EXPECT_EQ(ah.grh.flow_label, 0u);
 }
 
-// Rate limits: the level's rate (enum ibv_rate 7 = 40 Gb/s = 40,000,000 kbit/s) is set on the
-// transition to RTS; a device without rate limiting logs once and the call still succeeds.
+// Rate limits: a level's rate-limit (enum ibv_rate 7 = 40 Gb/s = 40,000,000 kbit/s) is set on
+// the transition to RTS; a device without rate limiting logs once and the call still succeeds.
 TEST_F(Interposer, RtsTransitionSetsTheLevelsRateLimit) {
   QosDecision d;
   d.static_rate = 7;
+  d.pace = true;
   QpRegistry::instance().set_decision(&qp_, d);
   std::vector<uint32_t> asked;
   hooks_.rate_limit = [&asked](ibv_qp*, uint32_t kbps) {
@@ -206,6 +207,7 @@ TEST_F(Interposer, RtsTransitionSetsTheLevelsRateLimit) {
 TEST_F(Interposer, DeviceWithoutRateLimitingLogsOnceAndSucceeds) {
   QosDecision d;
   d.static_rate = 3;  // 10 Gb/s
+  d.pace = true;
   QpRegistry::instance().set_decision(&qp_, d);
   hooks_.rate_limit = [](ibv_qp*, uint32_t) { return EOPNOTSUPP; };
   ibv_qp_attr rts{};
@@ -227,11 +229,30 @@ TEST_F(Interposer, NoRateLimitWithoutARateOrOutsideRts) {
   interpose_modify_qp(&qp_, &rts, IBV_QP_STATE, &fake_modify, hooks_);  // no decision
   QosDecision d;
   d.static_rate = 7;
+  d.pace = true;
   QpRegistry::instance().set_decision(&qp_, d);
   ibv_qp_attr init{};
   init.qp_state = IBV_QPS_INIT;
   interpose_modify_qp(&qp_, &init, IBV_QP_STATE, &fake_modify, hooks_);
   EXPECT_EQ(n, 0);
+}
+
+// A static rate alone (an SA's path rate on InfiniBand) stays in the address vector: the QP
+// takes no entry of the device's pacing table for it.
+TEST_F(Interposer, AStaticRateThatIsNoRateLimitIsNotPaced) {
+  QosDecision d;
+  d.static_rate = 7;
+  QpRegistry::instance().set_decision(&qp_, d);
+  int n = 0;
+  hooks_.rate_limit = [&n](ibv_qp*, uint32_t) {
+    ++n;
+    return 0;
+  };
+  ibv_qp_attr rts{};
+  rts.qp_state = IBV_QPS_RTS;
+  EXPECT_EQ(interpose_modify_qp(&qp_, &rts, IBV_QP_STATE | IBV_QP_SQ_PSN, &fake_modify, hooks_), 0);
+  EXPECT_EQ(n, 0);
+  EXPECT_EQ(calls().size(), 1u);
 }
 
 // The level's packet lifetime reaches the QP as the kernel derives it: local ACK timeout =
@@ -361,6 +382,7 @@ TEST_F(Interposer, ExceptionAfterASuccessfulChangedCallKeepsItsAnswer) {
 TEST_F(Interposer, ExceptionAfterTheRtsCallKeepsItsAnswer) {
   QosDecision d;
   d.static_rate = 7;
+  d.pace = true;
   QpRegistry::instance().set_decision(&qp_, d);
   hooks_.rate_limit = [](ibv_qp*, uint32_t) -> int { throw std::runtime_error("rate limit"); };
   ibv_qp_attr rts{};
@@ -526,15 +548,20 @@ TEST(ModifyQpBookkeeping, InitIsAndRtrWithAnAddressVectorIsNot) {
   EXPECT_FALSE(modify_qp_is_bookkeeping(rtr, IBV_QP_STATE | IBV_QP_AV | IBV_QP_DEST_QPN));
 }
 
-TEST(ModifyQpBookkeeping, RtsIsUntilSomeLevelHasATimeoutOrARate) {
+TEST(ModifyQpBookkeeping, RtsIsUntilSomeLevelHasATimeoutOrARateLimit) {
   if (QpRegistry::instance().any_rts_values()) GTEST_SKIP() << kRtsValuesSeen;
   ibv_qp_attr rts{};
   rts.qp_state = IBV_QPS_RTS;
   const int mask = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_SQ_PSN;
   EXPECT_TRUE(modify_qp_is_bookkeeping(rts, mask));
   ibv_qp qp{};
+  QosDecision path_rate;  // a static rate that paces nothing gives an RTS nothing to do
+  path_rate.static_rate = 7;
+  QpRegistry::instance().set_decision(&qp, path_rate);
+  EXPECT_TRUE(modify_qp_is_bookkeeping(rts, mask));
   QosDecision rated;
   rated.static_rate = 7;
+  rated.pace = true;
   QpRegistry::instance().set_decision(&qp, rated);
   EXPECT_FALSE(modify_qp_is_bookkeeping(rts, mask));
   QpRegistry::instance().erase(&qp);

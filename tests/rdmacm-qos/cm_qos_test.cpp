@@ -182,7 +182,17 @@ TEST(DecideRoce, LevelCarriesMtuAndRateLimits) {
   EXPECT_EQ(q.traffic_class, 72);
   EXPECT_EQ(q.path_mtu, IBV_MTU_1024);
   EXPECT_EQ(q.static_rate, 7);
+  EXPECT_TRUE(q.pace);                     // the level's own rate-limit: the QP is paced at it
   EXPECT_EQ(q.ack_timeout, std::nullopt);  // UCMA names no packet lifetime
+}
+
+TEST(DecideRoce, ALevelWithoutARateLimitSetsNoRateAndPacesNothing) {
+  CmSettings s = settings_with_policy();
+  auto d = decide_roce(0x1061D27, std::nullopt, 0xFFFF, s);  // RPING
+  ASSERT_TRUE(d);
+  auto q = to_qos_decision(*d);
+  EXPECT_FALSE(q.static_rate);
+  EXPECT_FALSE(q.pace);
 }
 
 // The kernel's CM: local ACK timeout = the path's packet lifetime + 1.

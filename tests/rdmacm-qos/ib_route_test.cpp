@@ -229,5 +229,16 @@ TEST(IbRoute, DecisionFromTheSaAnswerCarriesItsSlMtuAndRate) {
   EXPECT_EQ(d.level, "");
 }
 
+// The answer's rate is the path's, lowered to the level's rate-limit only if the level has one:
+// the host cannot tell which, so it is the address vector's static rate and paces nothing.
+TEST(IbRoute, TheSasRateIsAStaticRateThatPacesNothing) {
+  sa::PathRecord answer;
+  answer.sl = 3;
+  answer.rate = 6;  // 20 Gb/s
+  providers::QosDecision q = to_qos_decision(decision_from_path(answer, 0x1060CBC, 7));
+  EXPECT_EQ(q.static_rate, std::optional<uint8_t>(6));
+  EXPECT_FALSE(q.pace);
+}
+
 }  // namespace
 }  // namespace rdmaqos::rdmacm

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Plain-verbs QPs on InfiniBand against the real OpenSM on ibsim: the module asks the SA for the
 // path with the program's QoS-Class (or Service-ID), and the SL and MTU the SA's policy chose
-// are what it passes to the provider at RTR. No InfiniBand device exists here: the program's
-// QPs belong to a stand-in device and the provider behind the module is a stand-in that prints
-// what ibv_modify_qp got (ib_stub/plain_verbs_client.c, stub/fake_provider.c), so the
-// modify_qp itself is simulated; the SA query and its answer are real.
+// are what it passes to the provider at RTR; the SA's rate is the address vector's static rate,
+// never a packet-pacing limit. No InfiniBand device exists here: the program's QPs belong to a
+// stand-in device and the provider behind the module is a stand-in that prints what
+// ibv_modify_qp and ibv_modify_qp_rate_limit got (ib_stub/plain_verbs_client.c,
+// stub/fake_provider.c), so the modify_qp itself is simulated; the SA query and its answer are
+// real.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -35,7 +37,9 @@ class PlainVerbsOpenSm : public ::testing::Test {
     int exit_code = -1;
     std::string output;
     std::vector<std::string> provider;  // the stand-in provider's RTR lines
+    std::vector<std::string> paced;     // its ibv_modify_qp_rate_limit lines
     std::vector<json> records;          // the test hook's ibv_modify_qp RTR lines
+    std::vector<json> pacing_records;   // its ibv_modify_qp_rate_limit lines
   };
 
   // The client at node001 under umad2sim, the module and the stand-in provider, connecting
@@ -59,17 +63,21 @@ class PlainVerbsOpenSm : public ::testing::Test {
     argv.insert(argv.end(),
                 {RDMA_QOS_PLAIN_VERBS_CLIENT, fabric_->lid_arg("node002"), std::to_string(count)});
     auto r = fabric_->run_at("node001", argv, std::chrono::seconds(60));
-    Run out{r.exit_code, r.output, {}, {}};
+    Run out{r.exit_code, r.output, {}, {}, {}, {}};
     std::istringstream lines(r.output);
-    for (std::string line; std::getline(lines, line);)
+    for (std::string line; std::getline(lines, line);) {
       if (line.rfind("provider: ibv_modify_qp mask 0x", 0) == 0 &&
-          line.find("path_mtu 0") == std::string::npos)  // INIT carries no path MTU
+          line.find("path_mtu 0") == std::string::npos)  // INIT and RTS carry no path MTU
         out.provider.push_back(line);
+      if (line.rfind("provider: ibv_modify_qp_rate_limit ", 0) == 0) out.paced.push_back(line);
+    }
     std::ifstream in(record);
     for (std::string line; std::getline(in, line);) {
       auto j = json::parse(line, nullptr, false);
-      if (!j.is_discarded() && j.value("call", "") == "ibv_modify_qp" && j.value("dest_qp", 0) != 0)
+      if (j.is_discarded()) continue;
+      if (j.value("call", "") == "ibv_modify_qp" && j.value("dest_qp", 0) != 0)
         out.records.push_back(j);
+      if (j.value("call", "") == "ibv_modify_qp_rate_limit") out.pacing_records.push_back(j);
     }
     return out;
   }
@@ -104,6 +112,28 @@ TEST_F(PlainVerbsOpenSm, ManyQpsToOnePeerAllGetTheLevel) {
   ASSERT_EQ(r.provider.size(), 50u) << r.output;
   for (const auto& line : r.provider)
     EXPECT_NE(line.find(" sl 5 path_mtu 3"), std::string::npos) << line;
+}
+
+// The SA's PathRecord carries one rate, the path's, which OpenSM lowers to the level's
+// rate-limit when the level has one: the host cannot tell which it got, so the rate goes into
+// the address vector as the kernel puts a PathRecord's there, and no QP is paced. GOLD has no
+// rate-limit: its path's rate is the fat tree's links', 20 Gb/s (code 6); ISER's rate-limit,
+// code 5 (5 Gb/s), is below it.
+TEST_F(PlainVerbsOpenSm, TheSasRateIsTheStaticRateAndNoQpIsPaced) {
+  auto gold = client({"RDMA_QOS_CLASS=7"});
+  ASSERT_EQ(gold.exit_code, 0) << gold.output;
+  ASSERT_EQ(gold.records.size(), 1u) << gold.output;
+  EXPECT_EQ(gold.records[0]["static_rate"], 6) << gold.records[0];
+  EXPECT_TRUE(gold.paced.empty()) << gold.output;
+  EXPECT_TRUE(gold.pacing_records.empty()) << json(gold.pacing_records);
+
+  auto iser =
+      client({"RDMA_QOS_SERVICE_ID=" + std::to_string(rdmaqos::testbed::kSampleIserServiceId)});
+  ASSERT_EQ(iser.exit_code, 0) << iser.output;
+  ASSERT_EQ(iser.records.size(), 1u) << iser.output;
+  EXPECT_EQ(iser.records[0]["static_rate"], 5) << iser.records[0];
+  EXPECT_TRUE(iser.paced.empty()) << iser.output;
+  EXPECT_TRUE(iser.pacing_records.empty()) << json(iser.pacing_records);
 }
 
 TEST_F(PlainVerbsOpenSm, WithoutAClassTheQpIsStock) {

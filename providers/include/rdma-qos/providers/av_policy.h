@@ -27,8 +27,13 @@ struct CmConnection {
 struct QosDecision {
   std::optional<uint8_t> sl;
   std::optional<uint8_t> traffic_class;
-  std::optional<uint8_t> static_rate;  // enum ibv_rate
-  std::optional<ibv_mtu> path_mtu;     // never above the path's own MTU
+  std::optional<uint8_t> static_rate;  // enum ibv_rate, for the address vector
+  // static_rate is a rate-limit the level itself sets, and the QP is also paced at it at RTS
+  // (ibv_modify_qp_rate_limit). Only a level the host matched itself (its policy, RoCE) says
+  // so: an SA's path rate (InfiniBand) goes into the address vector alone, as the kernel puts a
+  // PathRecord's rate there, and uses no entry of the device's rate table.
+  bool pace = false;
+  std::optional<ibv_mtu> path_mtu;  // never above the path's own MTU
   // The flow label for UD address handles to the decision's peer: an rdma_cm UD id's decision
   // carries the CM-port label its mode chose. Applied on RoCE v2 to an AH that has no label;
   // connected QPs take theirs from the CM ports or the QPNs instead.

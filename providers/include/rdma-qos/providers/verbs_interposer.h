@@ -97,14 +97,15 @@ class CreateAhCall {
 
 // Wraps one ibv_modify_qp call: never changes the caller's attr, never makes a call fail that
 // would have succeeded unchanged (a rejected change is retried as the program asked). After a
-// successful transition to RTS of a QP whose decision has a rate, the rate is also set through
-// hooks.rate_limit (the AV's static rate stays where the device has no rate limiting).
+// successful transition to RTS of a QP whose decision paces (a level's rate-limit,
+// QosDecision::pace), the rate is also set through hooks.rate_limit (the AV's static rate stays
+// where the device has no rate limiting).
 int interpose_modify_qp(ModifyQpCall& call, const InterposerHooks& hooks);
 int interpose_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask, ModifyQpFn next,
                         const InterposerHooks& hooks);
 
 // Most transitions carry no address vector (INIT, RTS, ...) and need nothing of the module but
-// an RTS the level's ACK timeout and rate, when some level has either. For the rest the
+// an RTS the level's ACK timeout and pacing, when some level has either. For the rest the
 // interposer makes the program's call as it is, without the machinery of interpose_modify_qp.
 // Connection setup makes three such transitions per QP. (The port and P_Key index an INIT
 // transition names are not kept: only a plain-verbs QP on InfiniBand needs them, at RTR, where

@@ -103,8 +103,13 @@ struct CmDecision {
   std::optional<uint8_t> traffic_class;  // from roce_sl2tclass; nullopt: TOS left alone
   std::optional<uint8_t> mtu_limit;      // enum ibv_mtu (IBA code)
   std::optional<uint8_t> rate_limit;     // enum ibv_rate (IBA code)
-  std::optional<uint8_t> packet_life;    // the level's packet lifetime (IBA code, 0..31)
-  std::optional<uint8_t> match_tclass;   // the traffic class matched with (the program's TOS)
+  // rate_limit is the matched level's own rate-limit (the host policy: RoCE), so the QP is
+  // paced at it too (QosDecision::pace). An SA's answer (InfiniBand) carries the path's rate,
+  // lowered to the level's rate-limit if the level has one: the host cannot tell which, so that
+  // rate only goes into the address vector.
+  bool level_rate_limit = false;
+  std::optional<uint8_t> packet_life;   // the level's packet lifetime (IBA code, 0..31)
+  std::optional<uint8_t> match_tclass;  // the traffic class matched with (the program's TOS)
   std::optional<size_t> rule;
   // The level's name, interned (level_name) so that it stays valid for the life of the process:
   // a decision is copied into the per-id and per-QP state at several steps of every connection,

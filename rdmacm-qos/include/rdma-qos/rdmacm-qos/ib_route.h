@@ -50,7 +50,8 @@ std::optional<ibv_path_data> path_data(const sa::PathRecord& answer);
 
 // The decision rdma_qos_query reports for an installed SA answer: what the query matched on, and
 // the answer's SL, MTU and rate (the SA does not say which rule or level matched: rule and
-// level stay unset, and InfiniBand has no traffic class of ours).
+// level stay unset, and InfiniBand has no traffic class of ours). The rate is the path's, not
+// known to be a level's rate-limit: level_rate_limit stays false, so nothing paces at it.
 CmDecision decision_from_path(const sa::PathRecord& answer, uint64_t service_id,
                               std::optional<uint16_t> qos_class);
 
