@@ -137,6 +137,20 @@ const Value& HostConfig::get(std::string_view key) const {
   return it->second;
 }
 
+uint64_t HostConfig::number(std::string_view key) const {
+  const Knob* knob = find_knob(key);
+  if (knob == nullptr || !knob->range)
+    throw std::logic_error(fmt::format("configuration knob '{}' is not numeric", key));
+  const NumberRange r = *knob->range;
+  auto within = [r](std::string_view t) -> std::optional<uint64_t> {
+    auto n = parse_unsigned(t, r.max);
+    if (n && *n >= r.min) return n;
+    return std::nullopt;
+  };
+  if (auto n = within(text(key))) return *n;
+  return within(knob->default_value).value_or(r.min);  // a test keeps every default in range
+}
+
 uint64_t HostConfig::number(std::string_view key, uint64_t fallback, uint64_t max) const {
   return parse_unsigned(text(key), max).value_or(fallback);
 }

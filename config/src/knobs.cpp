@@ -73,6 +73,13 @@ Validator number_between(unsigned long long min, unsigned long long max) {
   };
 }
 
+// A numeric knob: its validator and the bounds HostConfig::number reads come from one range.
+Knob numeric(std::string_view key, std::string_view env, std::string_view default_value,
+             std::string_view doc, uint64_t min, uint64_t max) {
+  return Knob{key, env,   default_value,        doc, number_between(min, max),
+              {},  false, NumberRange{min, max}};
+}
+
 // A unicast LID per port (port_values.h), or empty.
 std::optional<std::string> sa_lid_value(std::string_view v) {
   std::string why;
@@ -104,11 +111,11 @@ const std::vector<Knob>& table() {
        "traffic class or static rate the program set, and its ACK timeout, stay; zero gets the "
        "level's) or replace (the level's always); the MTU is only ever lowered, under both",
        one_of({"keep", "replace"})},
-      {"verbs_sa_wait_ms", "RDMA_QOS_VERBS_SA_WAIT_MS", "250",
-       "InfiniBand: the longest a plain-verbs QP's RTR transition waits for the SA's path "
-       "(1-60000 ms); slower or failed answers leave the QP stock, and are remembered for "
-       "cache_ttl",
-       number_between(1, 60000)},
+      numeric("verbs_sa_wait_ms", "RDMA_QOS_VERBS_SA_WAIT_MS", "250",
+              "InfiniBand: the longest a plain-verbs QP's RTR transition waits for the SA's path "
+              "(1-60000 ms); slower or failed answers leave the QP stock, and are remembered for "
+              "cache_ttl",
+              1, 60000),
       {"kernel_roce_tos", "RDMA_QOS_KERNEL_ROCE_TOS", "",
        "default TOS (0-255) of kernel rdma_cm users (iSER, NFS/RDMA, NVMe-oF...) per RoCE port: "
        "[DEV[:PORT]=]TOS, comma-separated; the most specific entry wins; empty: not set",
@@ -153,18 +160,17 @@ const std::vector<Knob>& table() {
        "InfiniBand: LID of the SA (1-0xbfff), one for every port or per port "
        "([DEV[:PORT]=]LID, comma-separated); empty, or a port no entry names: the port's SM LID",
        &sa_lid_value},
-      {"sa_timeout_ms", "RDMA_QOS_SA_TIMEOUT_MS", "1000",
-       "InfiniBand: timeout of one SA query attempt in milliseconds (1-60000)",
-       number_between(1, 60000)},
-      {"sa_retries", "RDMA_QOS_SA_RETRIES", "2",
-       "InfiniBand: SA query retries after the first attempt (0-10)", number_between(0, 10)},
+      numeric("sa_timeout_ms", "RDMA_QOS_SA_TIMEOUT_MS", "1000",
+              "InfiniBand: timeout of one SA query attempt in milliseconds (1-60000)", 1, 60000),
+      numeric("sa_retries", "RDMA_QOS_SA_RETRIES", "2",
+              "InfiniBand: SA query retries after the first attempt (0-10)", 0, 10),
       {"mpr", "RDMA_QOS_MPR", "0",
        "InfiniBand: 1 asks MultiPathRecord when the SA advertises it, 0 PathRecord",
        one_of({"0", "1"})},
-      {"cache_ttl", "RDMA_QOS_CACHE_TTL", "10",
-       "seconds a path answer stays in the per-process cache, and so the longest a running "
-       "program keeps a path after a policy reload (0: no cache, up to 86400)",
-       number_between(0, 86400)},
+      numeric("cache_ttl", "RDMA_QOS_CACHE_TTL", "10",
+              "seconds a path answer stays in the per-process cache, and so the longest a running "
+              "program keeps a path after a policy reload (0: no cache, up to 86400)",
+              0, 86400),
       {"log_level", "RDMA_QOS_LOG", "warn",
        "messages of the preload module printed: error, warn, info or debug (each includes the "
        "ones before it)",

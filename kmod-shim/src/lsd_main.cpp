@@ -133,8 +133,8 @@ Loaded load_settings(const CommandLine& cli) {
     out.config_error = out.config_error || !lid_from_cli;
   }
   s.options.sa.timeout = std::chrono::milliseconds(
-      cli.sa_timeout_ms.value_or(static_cast<int>(cfg.number("sa_timeout_ms", 1000, 60000))));
-  s.options.sa.retries = cli.sa_retries.value_or(static_cast<int>(cfg.number("sa_retries", 2, 10)));
+      cli.sa_timeout_ms.value_or(static_cast<int>(cfg.number("sa_timeout_ms"))));
+  s.options.sa.retries = cli.sa_retries.value_or(static_cast<int>(cfg.number("sa_retries")));
   s.options.sa.window = 32;
   if (cli.responder_check_ms)
     s.options.responder_check = std::chrono::milliseconds(*cli.responder_check_ms);

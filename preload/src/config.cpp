@@ -79,11 +79,9 @@ const CmConfig& cm_config() {
       if (auto f = providers::parse_flow_label_setting(c->text("flow_label"))) out->flow_label = *f;
       // An invalid value was reported by the loader, which keeps the default (none).
       if (auto lids = config::parse_port_lids(c->text("sa_lid"))) out->sa_lids = std::move(*lids);
-      if (auto ms = c->number("sa_timeout_ms", 0, INT32_MAX))
-        out->sa_options.timeout = std::chrono::milliseconds(ms);
-      if (!c->text("sa_retries").empty())
-        out->sa_options.retries = static_cast<int>(c->number("sa_retries", 3, INT32_MAX));
-      if (auto ttl = c->number("cache_ttl", 0, UINT32_MAX)) {
+      out->sa_options.timeout = std::chrono::milliseconds(c->number("sa_timeout_ms"));
+      out->sa_options.retries = static_cast<int>(c->number("sa_retries"));
+      if (auto ttl = c->number("cache_ttl")) {
         out->path_cache.emplace();
         out->path_cache->ttl = std::chrono::seconds(ttl);
         out->path_cache->capacity = 1024;

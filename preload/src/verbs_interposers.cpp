@@ -42,8 +42,8 @@ PlainVerbsDecider* make_decider(const config::HostConfig& c) {
   PlainVerbsOptions o;
   o.settings = &cm.settings;
   o.query_sa = cm.sa != CmConfig::Sa::kOff;
-  o.wait = std::chrono::milliseconds(c.number("verbs_sa_wait_ms", 250, 60000));
-  o.ttl = std::chrono::seconds(c.number("cache_ttl", 10, 86400));
+  o.wait = std::chrono::milliseconds(c.number("verbs_sa_wait_ms"));
+  o.ttl = std::chrono::seconds(c.number("cache_ttl"));
   PlainVerbsOps ops;
   ops.log_once = &log_decider_once;
   ops.qos_supported = [](const PlainVerbsInputs& in, sa::Deadline d) -> sa::Result<bool> {

@@ -52,6 +52,34 @@ TEST_F(HostConfigTest, EveryKnobHasAnEnvNameDocAndValidDefault) {
   }
 }
 
+// A numeric knob's value, default and bounds are the table's: every reader gets the same.
+TEST_F(HostConfigTest, NumericKnobsReadTheirOwnDefaultAndBounds) {
+  int numeric = 0;
+  for (const auto& k : knobs()) {
+    if (!k.range) continue;
+    ++numeric;
+    auto d = parse_unsigned(k.default_value);
+    ASSERT_TRUE(d) << k.key;
+    EXPECT_GE(*d, k.range->min) << k.key;
+    EXPECT_LE(*d, k.range->max) << k.key;
+    EXPECT_TRUE(k.validate(std::to_string(k.range->max + 1))) << k.key << " accepts max + 1";
+  }
+  EXPECT_EQ(numeric, 4);  // verbs_sa_wait_ms, sa_timeout_ms, sa_retries, cache_ttl
+
+  EXPECT_EQ(parse_host_config("", "t.conf", &lookup).config.number("cache_ttl"), 10u);
+  EXPECT_EQ(parse_host_config("cache_ttl 0x20\n", "t.conf", &lookup).config.number("cache_ttl"),
+            32u);
+  // Out of bounds or not a number: reported by the loader, read as the table's default.
+  auto bad = parse_host_config("cache_ttl 90000\nsa_timeout_ms 0\n", "t.conf", &lookup);
+  EXPECT_EQ(bad.errors.size(), 2u);
+  EXPECT_EQ(bad.config.number("cache_ttl"), 10u);
+  EXPECT_EQ(bad.config.number("sa_timeout_ms"), 1000u);
+  fake_env()["RDMA_QOS_SA_RETRIES"] = "010";
+  EXPECT_EQ(parse_host_config("", "t.conf", &lookup).config.number("sa_retries"), 10u);
+  EXPECT_THROW(parse_host_config("", "t.conf", &lookup).config.number("flow_label"),
+               std::logic_error);
+}
+
 TEST_F(HostConfigTest, DefaultsWhenNothingIsSet) {
   auto r = parse_host_config("", "t.conf", &lookup);
   EXPECT_TRUE(r.errors.empty());

@@ -32,9 +32,12 @@ class HostConfig {
   // std::out_of_range for a key that is not in the table: a programming error.
   const Value& get(std::string_view key) const;
   const std::string& text(std::string_view key) const { return get(key).text; }
-  // Typed access to a numeric knob (the table's parser already accepted its text): the value,
-  // or `fallback` when the text is empty or not a number up to `max`.
-  uint64_t number(std::string_view key, uint64_t fallback = 0, uint64_t max = UINT64_MAX) const;
+  // A numeric knob's value within the bounds the knob table gives it; the table's default
+  // when the setting is missing or out of bounds (the loader has reported it). Throws
+  // std::logic_error for a key the table does not declare numeric: a programming error.
+  uint64_t number(std::string_view key) const;
+  // Deprecated: restates the default and bound the table already has; use number(key).
+  uint64_t number(std::string_view key, uint64_t fallback, uint64_t max) const;
   const std::string& path() const { return path_; }  // the file consulted (may not exist)
   bool file_found() const { return file_found_; }
   // Where path() came from: kDefault, kEnvironment ($RDMA_QOS_CONFIG), or kFile when the

@@ -5,6 +5,7 @@
 // `rdma-qos env` are all derived from it.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <span>
@@ -12,6 +13,12 @@
 #include <string_view>
 
 namespace rdmaqos::config {
+
+// The bounds of a numeric knob, inclusive.
+struct NumberRange {
+  uint64_t min = 0;
+  uint64_t max = UINT64_MAX;
+};
 
 // Returns an error message, or nullopt when `value` is acceptable.
 using Validator = std::function<std::optional<std::string>(std::string_view value)>;
@@ -27,6 +34,9 @@ struct Knob {
   // Read from the environment only (by a shell script or a systemd environment file): not a
   // key of rdma-qos.conf, which refuses it.
   bool environment_only = false;
+  // Numeric knobs: their bounds, so readers take value, default and bounds from this table
+  // (HostConfig::number) and never restate them.
+  std::optional<NumberRange> range = {};
 };
 
 std::span<const Knob> knobs();
