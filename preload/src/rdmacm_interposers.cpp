@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The rdma_cm interposers: rdma_create_id, rdma_set_option, rdma_resolve_route, rdma_connect,
-// rdma_accept, rdma_get_cm_event and rdma_destroy_id in unmodified programs. Each passes the
+// rdma_accept, rdma_get_cm_event, rdma_destroy_id, rdma_create_ep and rdma_destroy_ep in
+// unmodified programs. Each passes the
 // call on through the table of real functions and runs one step of the rdma_cm layer
 // (cm_layer.h) around it; any failure of a step is logged once and the call goes on as the
 // program made it.
@@ -23,6 +24,23 @@ namespace {
 // An id on_ud_event has to see (ud_peers.cpp's is_ud, inline here: every event asks).
 inline bool may_be_ud(const rdma_cm_id* id) {
   return id->ps == RDMA_PS_UDP || id->ps == RDMA_PS_IPOIB || id->qp_type == IBV_QPT_UD;
+}
+
+// rdma_create_ep resolves the route of an active endpoint by calling rdma_resolve_route. A
+// librdmacm linked with -Bsymbolic-functions (Ubuntu's default flags) makes that call inside
+// itself, where no interposer sees it: the thread notes here whether ours ran.
+thread_local bool in_create_ep = false;
+thread_local bool create_ep_resolved_through_us = false;
+
+// Forgets what the module holds for an id about to be destroyed, before the real call (see
+// rdma_destroy_id).
+void forget_id(rdma_cm_id* id) {
+  try {
+    IdRegistry::instance().erase(id);
+    // Only UD ids have peers (register_qp); the rest skip that table's lock.
+    if (id != nullptr && may_be_ud(id)) rdmaqos::preload::erase_ud_peer(id);
+  } catch (...) {
+  }
 }
 
 // No librdmacm behind us: nothing could have succeeded.
@@ -83,6 +101,7 @@ __attribute__((visibility("default"))) int rdma_set_option(rdma_cm_id* id, int l
 __attribute__((visibility("default"))) int rdma_resolve_route(rdma_cm_id* id, int timeout_ms) {
   auto next = real_rdmacm().resolve_route;
   if (next == nullptr) return no_librdmacm();
+  if (in_create_ep) create_ep_resolved_through_us = true;
   if (id != nullptr) {
     try {
       // One look at the port's link layer says which step applies (this runs per connection).
@@ -165,13 +184,46 @@ __attribute__((visibility("default"))) int rdma_destroy_id(rdma_cm_id* id) {
   // Forgotten before the real call: once it returns, another thread may get an id at this
   // address and register it, an entry an erase after the call would take. A destroy the kernel
   // refuses leaves a live id with stock QoS from then on, the safe side.
+  forget_id(id);
+  return next(id);
+}
+
+// An endpoint's id is synchronous (no event channel). Whether its route went through the
+// module is only known afterwards: with a librdmacm that calls itself directly it did not, and
+// that id keeps the kernel's route (stock QoS), said once.
+__attribute__((visibility("default"))) int rdma_create_ep(rdma_cm_id** id, rdma_addrinfo* res,
+                                                          ibv_pd* pd,
+                                                          ibv_qp_init_attr* qp_init_attr) {
+  auto next = real_rdmacm().create_ep;
+  if (next == nullptr) return no_librdmacm();
+  in_create_ep = true;
+  create_ep_resolved_through_us = false;
+  int rc = next(id, res, pd, qp_init_attr);
+  in_create_ep = false;
+  if (rc != 0 || id == nullptr || *id == nullptr) return rc;
+  const int saved = errno;
   try {
-    IdRegistry::instance().erase(id);
-    // Only UD ids have peers (register_qp); the rest skip that table's lock.
-    if (id != nullptr && may_be_ud(id)) rdmaqos::preload::erase_ud_peer(id);
+    IdRegistry::instance().set_synchronous(*id);
+    const bool active = res != nullptr && res->ai_dst_addr != nullptr &&
+                        (res->ai_flags & RAI_PASSIVE) == 0 && res->ai_route == nullptr;
+    if (active && !create_ep_resolved_through_us)
+      log_once("create_ep_symbolic",
+               "rdma_create_ep resolved a route inside librdmacm without calling "
+               "rdma_resolve_route (a librdmacm linked with -Bsymbolic-functions): its "
+               "endpoints keep the kernel's route, stock QoS");
   } catch (...) {
   }
-  return next(id);
+  errno = saved;
+  return rc;
+}
+
+// librdmacm's rdma_destroy_ep destroys the id itself, with a direct call under
+// -Bsymbolic-functions: the id is forgotten here, before it, as in rdma_destroy_id.
+__attribute__((visibility("default"))) void rdma_destroy_ep(rdma_cm_id* id) {
+  auto next = real_rdmacm().destroy_ep;
+  if (next == nullptr) return;
+  forget_id(id);
+  next(id);
 }
 
 }  // extern "C"
