@@ -47,6 +47,18 @@ bool apply_opensm_conf(Config& config, bool subnet_timeout_given, bool sa_key_gi
   for (const auto& d : r.diagnostics)
     rdmaqos::sad::log_diagnostic(pol::format_diagnostic(d, config.opensm_conf_path));
   if (pol::has_errors(r.diagnostics)) return false;
+  // Engines that give each path its own SL (the deadlock-free layers of a looped fabric) decide
+  // per LID pair, inside the SM: this SA cannot see them, and the policy's SL could close a
+  // credit loop. OpenSM falls back along the list, so any of them may be the one routing.
+  for (const std::string& engine : r.sm.routing_engines) {
+    if (!pol::routing_engine_assigns_sls(engine)) continue;
+    log_error(fmt::format(
+        "{}: routing_engine {} gives each path its own SL, which rdma-qos-sad cannot see; its "
+        "answers could deadlock the fabric. Run the rdma-qos OpenSM plugin instead "
+        "(rdma-qos-opensm(8)): it asks the routing engine",
+        config.opensm_conf_path, engine));
+    return false;
+  }
   config.qos = r.config;
   if (!r.config.qos) {
     log(

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # A policy with errors stops rdma-qos-sad before it looks at any port, with every diagnostic
-# and exit status 78 (EX_CONFIG, which its unit does not restart on): no fabric needed.
+# and exit status 78 (EX_CONFIG, which its unit does not restart on): no fabric needed. So does
+# an opensm.conf whose routing engines may give each path its own SL.
 set -uo pipefail
 sad=$1
 fail() { echo "FAIL: $*"; exit 1; }
@@ -27,4 +28,23 @@ JOURNAL_STREAM=$(stat -c '%d:%i' "$work/stderr") "$sad" --foreground --policy "$
     --ca rdma_qos_no_such_ca 2>>"$work/stderr"
 grep -q "^<3>$work/bad.conf:2:3: error: qos-level 'DEFAULT' has no 'sl'" "$work/stderr" ||
     fail "no journal priority: $(cat "$work/stderr")"
+# routing_engine lash (or any engine with per-path SLs anywhere in the fallback list): 78,
+# naming the engine; minhop and updn run on to the port (which does not exist here: not 78).
+printf 'qos-levels\n  qos-level\n    name: DEFAULT\n    sl: 0\n  end-qos-level\nend-qos-levels\n' > "$work/good.conf"
+for engines in lash "updn,dfsssp" nue torus-2QoS; do
+    printf 'routing_engine %s\n' "$engines" > "$work/opensm.conf"
+    out=$("$sad" --foreground --policy "$work/good.conf" --opensm-conf "$work/opensm.conf" \
+        --ca rdma_qos_no_such_ca 2>&1)
+    rc=$?
+    [ "$rc" -eq 78 ] || fail "routing_engine $engines: exit status $rc, expected 78: $out"
+    grep -q "routing_engine ${engines##*,} gives each path its own SL, which rdma-qos-sad cannot see" <<<"$out" ||
+        fail "routing_engine $engines: $out"
+done
+for engines in minhop "ftree,updn"; do
+    printf 'routing_engine %s\n' "$engines" > "$work/opensm.conf"
+    out=$("$sad" --foreground --policy "$work/good.conf" --opensm-conf "$work/opensm.conf" \
+        --ca rdma_qos_no_such_ca 2>&1)
+    rc=$?
+    [ "$rc" -ne 78 ] || fail "routing_engine $engines refused: $out"
+done
 echo PASS
