@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-// Names of the error codes (see result.h).
+// Names of the error codes, and what a debug build does with an error nobody looked at (see
+// result.h).
 #include "rdma-qos/common/result.h"
+
+#include <cstdio>
+#include <cstdlib>
 
 namespace rdmaqos {
 
@@ -15,5 +19,15 @@ const char* error_code_name(ErrorCode code) {
   }
   return "unknown";
 }
+
+namespace detail {
+
+void unexamined_error(const Error& error) {
+  std::fprintf(stderr, "rdma-qos: an error nobody examined: %s: %s\n", error_code_name(error.code),
+               error.message.c_str());
+  std::abort();
+}
+
+}  // namespace detail
 
 }  // namespace rdmaqos

@@ -2,9 +2,13 @@
 // The one result type: a value or a structured error.
 #include "rdma-qos/common/result.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
+
+#include "rdma-qos/testbed/result_matchers.h"
 
 namespace rdmaqos {
 namespace {
@@ -31,6 +35,47 @@ TEST(Result, ErrorCodesHaveStableNames) {
   EXPECT_STREQ(error_code_name(ErrorCode::kTimeout), "timeout");
   EXPECT_STREQ(error_code_name(ErrorCode::kTransport), "transport");
   EXPECT_STREQ(error_code_name(ErrorCode::kInvalidArgument), "invalid-argument");
+}
+
+using testing::FailedWith;
+using testing::Succeeded;
+
+Result<void> check(bool fine) {
+  if (!fine) return make_error(ErrorCode::kInvalidArgument, "not fine");
+  return {};
+}
+
+TEST(Result, VoidIsSuccessOrAnError) {
+  EXPECT_THAT(check(true), Succeeded());
+  EXPECT_THAT(check(false), FailedWith(ErrorCode::kInvalidArgument));
+  EXPECT_THAT(check(false), ::testing::Not(FailedWith(ErrorCode::kTimeout)));
+  EXPECT_THAT(check(true), ::testing::Not(FailedWith(ErrorCode::kInvalidArgument)));
+}
+
+TEST(Result, MatchersExplainWhatHappened) {
+  ::testing::StringMatchResultListener listener;
+  Result<int> r = make_error(ErrorCode::kTimeout, "no answer in 3 attempts");
+  EXPECT_FALSE(::testing::ExplainMatchResult(Succeeded(), r, &listener));
+  EXPECT_EQ(listener.str(), "failed with timeout: no answer in 3 attempts");
+}
+
+TEST(Result, AnErrorMovedOnIsTheNewOwnersToExamine) {
+  Result<int> a = make_error(ErrorCode::kMalformed, "x");
+  Result<int> b = std::move(a);
+  EXPECT_FALSE(b.ok());  // a is not checked any more; b now is
+}
+
+#ifndef NDEBUG
+TEST(ResultDeathTest, AnErrorNobodyExaminedAbortsInDebugBuilds) {
+  EXPECT_DEATH({ Result<int> r = make_error(ErrorCode::kTransport, "send failed"); },
+               "an error nobody examined: transport: send failed");
+}
+#endif
+
+TEST(Result, ASuccessNeedsNoLook) {
+  { Result<int> r = 5; }
+  { Result<void> r; }
+  SUCCEED();
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <variant>
 
@@ -29,29 +30,94 @@ struct Error {
   uint16_t mad_status = 0;  // set with kMadStatus
 };
 
+namespace detail {
+// Debug builds (and the sanitizer build CI runs the unit tests in) check that every error is
+// looked at: a Result destroyed holding an error nobody asked about (ok(), bool, error(),
+// value()) prints it and aborts, so a dropped failure fails the test that caused it.
+#ifdef NDEBUG
+inline constexpr bool kCheckResults = false;
+#else
+inline constexpr bool kCheckResults = true;
+#endif
+[[noreturn]] void unexamined_error(const Error& error);
+}  // namespace detail
+
 template <typename T>
 class [[nodiscard]] Result {
  public:
   Result(T value) : v_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
   Result(Error error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
+  Result(const Result& other) : v_(other.v_) {
+    other.examined_ = true;  // the copy carries the obligation
+  }
+  Result(Result&& other) noexcept(std::is_nothrow_move_constructible_v<T>)
+      : v_(std::move(other.v_)) {
+    other.examined_ = true;  // the error, if any, is the new object's to be looked at
+  }
+  Result& operator=(const Result& other) {
+    check();
+    v_ = other.v_;
+    examined_ = false;
+    other.examined_ = true;
+    return *this;
+  }
+  Result& operator=(Result&& other) noexcept(std::is_nothrow_move_assignable_v<T>) {
+    check();
+    v_ = std::move(other.v_);
+    examined_ = false;
+    other.examined_ = true;
+    return *this;
+  }
+  ~Result() { check(); }
 
-  bool ok() const { return v_.index() == 0; }
+  bool ok() const {
+    examined_ = true;
+    return v_.index() == 0;
+  }
   explicit operator bool() const { return ok(); }
-  T& value() & { return std::get<0>(v_); }
-  const T& value() const& { return std::get<0>(v_); }
-  T&& value() && { return std::get<0>(std::move(v_)); }
+  T& value() & {
+    examined_ = true;
+    return std::get<0>(v_);
+  }
+  const T& value() const& {
+    examined_ = true;
+    return std::get<0>(v_);
+  }
+  T&& value() && {
+    examined_ = true;
+    return std::get<0>(std::move(v_));
+  }
   const T& operator*() const { return value(); }
   T& operator*() { return value(); }
   const T* operator->() const { return &value(); }
   T* operator->() { return &value(); }
-  const Error& error() const { return std::get<1>(v_); }
+  const Error& error() const {
+    examined_ = true;
+    return std::get<1>(v_);
+  }
 
  private:
+  void check() const {
+    if constexpr (detail::kCheckResults)
+      if (!examined_ && v_.index() == 1) detail::unexamined_error(std::get<1>(v_));
+  }
+
   std::variant<T, Error> v_;
+  // Kept in every build so the layout does not depend on NDEBUG.
+  mutable bool examined_ = false;
 };
 
 // Success without a value.
 struct Ok {};
+
+// Success or an error, nothing else: Result<void>{} is success.
+template <>
+class [[nodiscard]] Result<void> : public Result<Ok> {
+ public:
+  Result() : Result<Ok>(Ok{}) {}
+  Result(Ok ok) : Result<Ok>(ok) {}                      // NOLINT(google-explicit-constructor)
+  Result(Error error) : Result<Ok>(std::move(error)) {}  // NOLINT(google-explicit-constructor)
+};
 
 inline Error make_error(ErrorCode code, std::string message, uint16_t mad_status = 0) {
   return Error{code, std::move(message), mad_status};
