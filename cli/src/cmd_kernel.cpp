@@ -8,10 +8,10 @@
 #include <iostream>
 
 #include "command.h"
+#include "control_reply.h"
 #include "rdma-qos/common/cli_number.h"
 #include "rdma-qos/config/host_config.h"
 #include "rdma-qos/config/port_values.h"
-#include "rdma-qos/kmod-shim/lsd_prometheus.h"
 #include "rdma-qos/kmod-shim/roce_defaults.h"
 #include "rdma-qos/rdmacm-qos/cm_qos.h"
 #include "rdma-qos/sa-responder/control.h"
@@ -156,12 +156,16 @@ void run_stats(const StatsArgs& a) {
     set_exit_code(1);
     return;
   }
-  if (a.json || a.format == "json")
+  if (a.json || a.format == "json") {
     std::cout << r["stats"].dump(2) << "\n";
-  else if (a.format == "prometheus")
-    std::cout << kmod::lsd_prometheus_text(r["stats"]);
-  else
+  } else if (a.format == "prometheus") {
+    if (!print_prometheus(r["stats"], "rdma-qos kernel stats")) {
+      set_exit_code(1);
+      return;
+    }
+  } else {
     print_lsd_stats(r["stats"]);
+  }
   set_exit_code(0);
 }
 

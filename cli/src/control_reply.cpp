@@ -7,6 +7,8 @@
 
 #include <iostream>
 
+#include "rdma-qos/common/metrics.h"
+
 namespace rdmaqos::cli {
 
 // The object under `key`, or an empty one: the OpenSM plugin's stats have the same counters
@@ -93,6 +95,17 @@ void print_stats(const nlohmann::json& s) {
   }
   table("rejections", part(s, "rejections"));
   table("queries left to OpenSM's handlers", part(s, "fallback_reasons"));
+}
+
+bool print_prometheus(const nlohmann::json& stats, const std::string& program) {
+  auto it = stats.find("metrics");
+  auto text = common::metrics::prometheus_text(it == stats.end() ? nlohmann::json() : *it);
+  if (!text) {
+    std::cerr << fmt::format("{}: {}\n", program, text.error().message);
+    return false;
+  }
+  std::cout << *text;
+  return true;
 }
 
 void show_control_reply(const nlohmann::json& r, const std::string& command, bool json) {

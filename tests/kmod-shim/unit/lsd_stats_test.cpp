@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdma-qos-lsd's counters and their Prometheus form: latency buckets by upper bound, reloads by
-// result, every metric family from a fixed stats reply, and promtool's verdict on the text.
+// result, the metric table's checks, every metric family from counters that counted each event,
+// and promtool's verdict on the text.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -9,7 +10,6 @@
 #include <string>
 
 #include "rdma-qos/kmod-shim/lsd_counters.h"
-#include "rdma-qos/kmod-shim/lsd_prometheus.h"
 
 namespace rdmaqos::kmod {
 namespace {
@@ -51,44 +51,65 @@ TEST(LsdStats, EveryFailReasonIsListedEvenAtZero) {
                                {"shutdown", 0}}));
 }
 
-nlohmann::json sample_stats() {
-  return {{"uptime_seconds", 42},
-          {"requests", {{"all", 5}, {"unidirectional", 1}, {"gmp", 0}, {"malformed", 2}}},
-          {"answers", {{"path", 4}, {"f_err", {{"timeout", 1}, {"malformed", 2}}}}},
-          {"paths_by_sl", {{"3", 4}}},
-          {"latency",
-           {{"bounds_seconds", {1e-3, 1e-2}},
-            {"buckets", {1, 3, 1}},
-            {"count", 5},
-            {"sum_seconds", 2.5}}},
-          {"reloads", {{"ok", 1}, {"failed", 0}}}};
+// Counters after a few of each event: five requests for all paths, one unidirectional, two
+// malformed; four paths on SL 3, F_ERR for a timeout and two malformed requests; one reload.
+LsdCounters& busy(LsdCounters& c) {
+  for (int i = 0; i < 5; ++i) c.request(PathUse::kAll);
+  c.request(PathUse::kUnidirectional);
+  c.request(std::nullopt);
+  c.request(std::nullopt);
+  for (int i = 0; i < 4; ++i) c.answered(3);
+  c.failed(FailReason::kTimeout);
+  c.failed(FailReason::kMalformed);
+  c.failed(FailReason::kMalformed);
+  c.latency(5ms);  // the 5e-3 bucket
+  c.latency(2ms);  // the 2.5e-3 bucket
+  c.latency(3s);   // +Inf
+  c.reload(true);
+  return c;
+}
+
+TEST(LsdStats, MetricTableIsSound) {
+  EXPECT_TRUE(lsd_metric_table().problems().empty())
+      << ::testing::PrintToString(lsd_metric_table().problems());
+  LsdCounters c;
+  EXPECT_TRUE(busy(c).metrics().problems().empty())
+      << ::testing::PrintToString(c.metrics().problems());
 }
 
 TEST(LsdStats, PrometheusTextHasEveryFamily) {
-  std::string text = lsd_prometheus_text(sample_stats());
+  LsdCounters c;
+  auto text = common::metrics::prometheus_text(busy(c).snapshot()["metrics"]);
+  ASSERT_TRUE(text.ok()) << text.error().message;
   for (const char* line : {
            "# TYPE rdma_qos_lsd_requests_total counter\n",
            "rdma_qos_lsd_requests_total{kind=\"all\"} 5\n",
            "rdma_qos_lsd_requests_total{kind=\"malformed\"} 2\n",
            "rdma_qos_lsd_answers_total{status=\"path\",reason=\"\"} 4\n",
            "rdma_qos_lsd_answers_total{status=\"f_err\",reason=\"timeout\"} 1\n",
+           "rdma_qos_lsd_answers_total{status=\"f_err\",reason=\"malformed\"} 2\n",
            "rdma_qos_lsd_paths_total{sl=\"3\"} 4\n",
            "# TYPE rdma_qos_lsd_answer_duration_seconds histogram\n",
-           "rdma_qos_lsd_answer_duration_seconds_bucket{le=\"0.01\"} 4\n",
-           "rdma_qos_lsd_answer_duration_seconds_bucket{le=\"+Inf\"} 5\n",
-           "rdma_qos_lsd_answer_duration_seconds_sum 2.5\n",
+           "rdma_qos_lsd_answer_duration_seconds_bucket{le=\"0.0025\"} 1\n",
+           "rdma_qos_lsd_answer_duration_seconds_bucket{le=\"0.01\"} 2\n",
+           "rdma_qos_lsd_answer_duration_seconds_bucket{le=\"+Inf\"} 3\n",
+           "rdma_qos_lsd_answer_duration_seconds_sum 3.007\n",
+           "rdma_qos_lsd_answer_duration_seconds_count 3\n",
            "rdma_qos_lsd_reloads_total{result=\"ok\"} 1\n",
-           "rdma_qos_lsd_uptime_seconds 42\n",
+           "rdma_qos_lsd_reloads_total{result=\"failed\"} 0\n",
+           "rdma_qos_lsd_uptime_seconds 0\n",
        })
-    EXPECT_NE(text.find(line), std::string::npos) << line << "in\n" << text;
+    EXPECT_NE(text->find(line), std::string::npos) << line << "in\n" << *text;
 }
 
 TEST(LsdStats, PrometheusTextPassesPromtool) {
   if (std::system("command -v promtool >/dev/null") != 0) GTEST_SKIP() << "no promtool";
-  for (const nlohmann::json& stats : {sample_stats(), LsdCounters().snapshot()}) {
+  LsdCounters idle, answered;
+  busy(answered);
+  for (const LsdCounters* c : {&idle, &answered}) {
     std::string file = ::testing::TempDir() + "lsd-" + std::to_string(getpid()) + ".prom";
-    std::ofstream(file) << lsd_prometheus_text(stats);
-    EXPECT_EQ(std::system(("promtool check metrics < " + file).c_str()), 0) << stats.dump();
+    std::ofstream(file) << common::metrics::prometheus_text(c->metrics());
+    EXPECT_EQ(std::system(("promtool check metrics < " + file).c_str()), 0);
     unlink(file.c_str());
   }
 }

@@ -2,7 +2,8 @@
 // Counters of rdma-qos-lsd: kernel requests by kind, answers by status (a path, or F_ERR and
 // why), paths per SL, the answer latency, reloads. The socket thread bumps them (relaxed
 // atomics, one increment each); the control thread reads a snapshot for `rdma-qos kernel
-// stats`. They live as long as the process, so a reload does not reset them.
+// stats`. They live as long as the process, so a reload does not reset them. Their metric
+// families (rdma_qos_lsd_*) are declared once, in lsd_metric_table().
 #pragma once
 
 #include <array>
@@ -12,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rdma-qos/common/metrics.h"
 #include "rdma-qos/kmod-shim/ls_codec.h"
 
 namespace rdmaqos::kmod {
@@ -35,6 +37,10 @@ const char* path_use_name(PathUse u);
 inline constexpr std::array<double, 14> kLsdLatencyBounds = {
     1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 2.5e-2, 5e-2, 0.1, 0.25, 0.5, 1, 2.5};
 
+// rdma-qos-lsd's metric families: the one list of what `rdma-qos kernel stats --format
+// prometheus` shows.
+const common::metrics::Table& lsd_metric_table();
+
 class LsdCounters {
  public:
   LsdCounters() : started_(std::chrono::steady_clock::now()) {}
@@ -50,8 +56,10 @@ class LsdCounters {
 
   // {"uptime_seconds", "requests": {kind: n}, "answers": {"path": n, "f_err": {reason: n}},
   //  "paths_by_sl": {"3": n}, "latency": {bounds_seconds, buckets, count, sum_seconds},
-  //  "reloads": {"ok": n, "failed": n}}
+  //  "reloads": {"ok": n, "failed": n}, "metrics": [the JSON form of metrics()]}
   nlohmann::json snapshot() const;
+  // The same counters against lsd_metric_table().
+  common::metrics::Snapshot metrics() const;
 
  private:
   using Counter = std::atomic<uint64_t>;
