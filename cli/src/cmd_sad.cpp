@@ -13,7 +13,6 @@
 #include "rdma-qos/common/cli_number.h"
 #include "rdma-qos/config/host_config.h"
 #include "rdma-qos/sa-responder/control.h"
-#include "rdma-qos/sa-responder/prometheus.h"
 
 namespace rdmaqos::cli {
 namespace {
@@ -68,7 +67,10 @@ void run(const SadArgs& a, const std::string& command) {
   const nlohmann::json& r = *reply;
   const bool ok = r.value("ok", false);
   if (command == "stats" && ok && a.format == "prometheus") {
-    std::cout << sad::prometheus_text(r["stats"]);
+    if (!print_prometheus(r["stats"], "rdma-qos sad stats")) {
+      set_exit_code(1);
+      return;
+    }
   } else {
     show_control_reply(r, command, a.json || (command == "stats" && a.format == "json"));
   }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-// The SA daemon's counters and their JSON form.
+// The SA daemon's counters, their JSON form, and rdma-qos-sad's metric table.
 #include "rdma-qos/sa-responder/counters.h"
 
 #include <algorithm>
@@ -162,6 +162,96 @@ CounterSnapshot SaCounters::snapshot() const {
       s.rejections[rejection_name(static_cast<Rejection>(i))] = n;
   }
   return s;
+}
+
+using common::metrics::Type;
+
+const common::metrics::Table& sad_metric_table() {
+  static const common::metrics::Table table(
+      "rdma_qos_sad_", {"ca", "port"},
+      {
+          {"info", Type::kGauge, "The daemon answering at this port (value 1).", {"lid"}},
+          {"uptime_seconds", Type::kGauge, "Seconds since the daemon began answering."},
+          {"requests_total",
+           Type::kCounter,
+           "SA requests by method and attribute.",
+           {"method", "attribute"}},
+          {"responses_total", Type::kCounter, "SA responses by MAD status.", {"status"}},
+          {"dropped_total",
+           Type::kCounter,
+           "Requests not answered: an untrusted SM_Key, a MAD that does not decode, a path "
+           "query from a LID the fabric model does not know, a retry of a request still being "
+           "answered.",
+           {"reason"}},
+          {"mad_errors_total",
+           Type::kCounter,
+           "MADs the port failed to receive, or answers it refused to send.",
+           {"direction"}},
+          {"bounded_total",
+           Type::kCounter,
+           "Answers cut by a bound and answered ERR_NO_RESOURCES: records (a table longer "
+           "than --max-records), time (still computed after --answer-time-limit).",
+           {"bound"}},
+          {"deferred_total", Type::kCounter,
+           "Large answers computed on a worker thread, off the thread that answers the rest."},
+          {"busy_total", Type::kCounter,
+           "Large requests answered BUSY: every worker taken and the queue full."},
+          {"pairs_total",
+           Type::kCounter,
+           "Source-destination pairs by QoS level: answered with a record, or rejected.",
+           {"level", "result"}},
+          {"rejections_total", Type::kCounter, "Pairs given no record, by reason.", {"reason"}},
+          {"answer_duration_seconds", Type::kHistogram,
+           "Time from a decoded request to its computed answer."},
+          {"policy_rules", Type::kGauge, "Match rules of the policy in force."},
+          {"reloads_total", Type::kCounter, "Policy reloads, by result.", {"result"}},
+          {"fabric_endpoints", Type::kGauge, "Endpoints of the fabric model in force."},
+          {"discoveries_total", Type::kCounter, "Fabric discoveries, by result.", {"result"}},
+      });
+  return table;
+}
+
+void add_answer_samples(const CounterSnapshot& s, common::metrics::Snapshot& m) {
+  auto n = [](uint64_t v) { return static_cast<double>(v); };
+  for (const auto& [key, count] : s.methods) {
+    const auto space = key.find(' ');
+    m.add("requests_total",
+          {key.substr(0, space), space == std::string::npos ? "" : key.substr(space + 1)},
+          n(count));
+  }
+  for (const auto& [status, count] : s.statuses) m.add("responses_total", {status}, n(count));
+  m.add("dropped_total", {"sm_key"}, n(s.dropped_sm_key));
+  m.add("dropped_total", {"unknown_requester"}, n(s.dropped_unknown_requester));
+  m.add("dropped_total", {"duplicate"}, n(s.dropped_duplicate));
+  m.add("mad_errors_total", {"receive"}, n(s.receive_errors));
+  m.add("mad_errors_total", {"send"}, n(s.send_errors));
+  m.add("bounded_total", {"records"}, n(s.bounded_records));
+  m.add("bounded_total", {"time"}, n(s.bounded_time));
+  m.add("deferred_total", {}, n(s.deferred));
+  m.add("busy_total", {}, n(s.busy));
+  for (const auto& [level, c] : s.levels) {
+    m.add("pairs_total", {level, "record"}, n(c.records));
+    m.add("pairs_total", {level, "rejected"}, n(c.rejected));
+  }
+  for (const auto& [reason, count] : s.rejections) m.add("rejections_total", {reason}, n(count));
+  m.histogram("answer_duration_seconds", {}, {kLatencyBounds.begin(), kLatencyBounds.end()},
+              {s.latency.buckets.begin(), s.latency.buckets.end()}, s.latency.sum_seconds);
+}
+
+common::metrics::Snapshot sad_metrics(const CounterSnapshot& s, const SadFigures& f) {
+  common::metrics::Snapshot m(sad_metric_table(), {f.ca, std::to_string(f.port)});
+  auto n = [](uint64_t v) { return static_cast<double>(v); };
+  m.add("info", {std::to_string(f.lid)}, 1);
+  m.add("uptime_seconds", {}, f.uptime_seconds);
+  add_answer_samples(s, m);
+  m.add("dropped_total", {"undecodable"}, n(f.undecodable));
+  m.add("policy_rules", {}, n(f.policy_rules));
+  m.add("reloads_total", {"ok"}, n(f.reloads));
+  m.add("reloads_total", {"failed"}, n(f.reload_failures));
+  m.add("fabric_endpoints", {}, n(f.fabric_endpoints));
+  m.add("discoveries_total", {"ok"}, n(f.discoveries));
+  m.add("discoveries_total", {"failed"}, n(f.discovery_failures));
+  return m;
 }
 
 nlohmann::json to_json(const CounterSnapshot& s) {

@@ -671,17 +671,19 @@ class Daemon::Impl {
   }
 
   nlohmann::json stats() const {
-    nlohmann::json j = rdmaqos::sad::to_json(counters_.snapshot());
+    const rdmaqos::sad::CounterSnapshot counts = counters_.snapshot();
+    nlohmann::json j = rdmaqos::sad::to_json(counts);
     j["dropped"]["undecodable"] = agent_->undecodable();
     std::shared_ptr<const Snapshot> now = current_.load();
     const auto& pf = now->state.policy;
+    const auto uptime =
+        std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - started_).count();
     j["sa"] = {{"pid", getpid()},
                {"ca", agent_->ca()},
                {"port", agent_->port()},
                {"lid", trigger_->known().lid},
                {"sm_lid", trigger_->known().sm_lid},
-               {"uptime_seconds",
-                std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - started_).count()}};
+               {"uptime_seconds", uptime}};
     j["policy"] = {
         {"file", config_.no_policy ? nlohmann::json(nullptr) : nlohmann::json(config_.policy_path)},
         {"rules", pf ? pf->rules().size() : 0},
@@ -697,6 +699,19 @@ class Daemon::Impl {
                    {"last_discovery_full", last_full_},
                    {"full_rediscover_every", options_.full_rediscovery_every},
                    {"rediscover_interval_seconds", options_.rediscover_interval.count()}};
+    rdmaqos::sad::SadFigures figures;
+    figures.ca = agent_->ca();
+    figures.port = agent_->port();
+    figures.lid = trigger_->known().lid;
+    figures.uptime_seconds = static_cast<double>(uptime);
+    figures.undecodable = agent_->undecodable();
+    figures.policy_rules = pf ? pf->rules().size() : 0;
+    figures.reloads = reloads_;
+    figures.reload_failures = reload_failures_;
+    figures.fabric_endpoints = now->state.model->endpoints().size();
+    figures.discoveries = discoveries_;
+    figures.discovery_failures = discovery_failures_;
+    j["metrics"] = rdmaqos::common::metrics::to_json(rdmaqos::sad::sad_metrics(counts, figures));
     return j;
   }
 

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "rdma-qos/sa-responder/control.h"
+#include "rdma-qos/sa-responder/counters.h"
 
 namespace rdmaqos::cli {
 namespace {
@@ -168,8 +169,26 @@ TEST_F(SadCommand, NoDaemonExitsTwoAndSaysWhere) {
   EXPECT_NE(r.output.find(socket_), std::string::npos) << r.output;
 }
 
-// The Prometheus form: one family per counter, labelled with the daemon's port, the latency as a
-// cumulative histogram; promtool (Prometheus' own checker) accepts it where it is installed.
+// The metrics member a daemon with these counters sends (rdma-qos-sad's table).
+nlohmann::json daemon_metrics() {
+  sad::CounterSnapshot c;
+  c.dropped_sm_key = 1;
+  c.methods = {{"GetTable PathRecord", 6}, {"Get ClassPortInfo", 4}};
+  c.statuses = {{"SUCCESS", 8}, {"SA_NO_RECORDS", 1}};
+  c.levels = {{"ISER \"gold\"", {7, 2}}};
+  c.rejections = {{"selector", 2}};
+  c.latency.buckets[1] = 3;  // up to 1e-5 s
+  c.latency.buckets[4] = 5;  // up to 1e-4 s
+  c.latency.buckets.back() = 2;
+  c.latency.count = 10;
+  c.latency.sum_seconds = 0.0012;
+  sad::SadFigures f{"mlx5_0", 1, 7, 5, 0, 3, 2, 1, 12, 1, 0};
+  return common::metrics::to_json(sad::sad_metrics(c, f));
+}
+
+// The Prometheus form, rendered from the stats' metrics member: one family per counter,
+// labelled with the daemon's port, the latency as a cumulative histogram; promtool (Prometheus'
+// own checker) accepts it where it is installed.
 TEST_F(SadCommand, StatsInPrometheusFormatPassPromtool) {
   nlohmann::json stats = {
       {"sa", {{"ca", "mlx5_0"}, {"port", 1}, {"lid", 7}, {"uptime_seconds", 5}}},
@@ -190,7 +209,8 @@ TEST_F(SadCommand, StatsInPrometheusFormatPassPromtool) {
        {{"bounds_seconds", {1e-5, 1e-4}},
         {"buckets", {3, 5, 2}},
         {"count", 10},
-        {"sum_seconds", 0.0012}}}};
+        {"sum_seconds", 0.0012}}},
+      {"metrics", daemon_metrics()}};
   serve({{"ok", true}, {"stats", stats}});
   CommandRun r = sad("stats --format prometheus");
   ASSERT_EQ(r.status, 0) << r.output;
@@ -213,6 +233,15 @@ TEST_F(SadCommand, StatsInPrometheusFormatPassPromtool) {
   CommandRun check = run(std::string(RDMA_QOS_CLI) + " sad stats --format prometheus --socket " +
                          socket_ + " | promtool check metrics");
   EXPECT_EQ(check.status, 0) << check.output;
+}
+
+// A daemon older than the metrics member: the command says so and fails, instead of printing an
+// empty exposition.
+TEST_F(SadCommand, StatsWithoutMetricsCannotBePrometheus) {
+  serve({{"ok", true}, {"stats", {{"requests", 10}}}});
+  CommandRun r = sad("stats --format prometheus");
+  EXPECT_EQ(r.status, 1) << r.output;
+  EXPECT_NE(r.output.find("rdma-qos sad stats: metrics:"), std::string::npos) << r.output;
 }
 
 TEST_F(SadCommand, EnvironmentNamesTheSocket) {

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-// The daemon's counters: what `rdma-qos sad stats` reports after a known sequence of events.
+// The daemon's counters: what `rdma-qos sad stats` reports after a known sequence of events, and
+// rdma-qos-sad's metric table and the Prometheus text of its metrics.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
 
 #include "rdma-qos/sa-client/mad.h"
 #include "rdma-qos/sa-responder/counters.h"
-#include "rdma-qos/sa-responder/prometheus.h"
 #include "test_fabric.h"
 
 namespace rdmaqos::sad {
@@ -155,8 +159,12 @@ TEST(SaCounters, AnswersCutByABoundAndWorkersAreCounted) {
   EXPECT_EQ(j["workers"]["deferred"], 2);
   EXPECT_EQ(j["workers"]["busy"], 1);
   EXPECT_EQ(j["dropped"]["duplicate"], 1);
-  j["sa"] = {{"ca", "mlx5_0"}, {"port", 1}};
-  const std::string text = prometheus_text(j);
+  SadFigures f;
+  f.ca = "mlx5_0";
+  f.port = 1;
+  const common::metrics::Snapshot m = sad_metrics(s, f);
+  EXPECT_TRUE(m.problems().empty()) << ::testing::PrintToString(m.problems());
+  const std::string text = common::metrics::prometheus_text(m);
   for (const char* line : {
            "# TYPE rdma_qos_sad_bounded_total counter\n",
            "rdma_qos_sad_bounded_total{ca=\"mlx5_0\",port=\"1\",bound=\"records\"} 1\n",
@@ -167,6 +175,52 @@ TEST(SaCounters, AnswersCutByABoundAndWorkersAreCounted) {
        }) {
     EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
   }
+}
+
+TEST(SadMetrics, TableIsSound) {
+  EXPECT_TRUE(sad_metric_table().problems().empty())
+      << ::testing::PrintToString(sad_metric_table().problems());
+}
+
+// Every family of the table, from counters that counted something of each kind and the daemon's
+// own figures; the text passes promtool where it is installed.
+TEST(SadMetrics, EveryFamilyFromCountersAndFigures) {
+  SaCounters c;
+  auto policy = compile(kGoldPolicy);
+  auto b = c.bind_policy(policy.get());
+  c.request(sa::method::kGetTable, sa::attr::kPathRecord);
+  c.response(0);
+  c.pair(*b, &policy->default_level(), Rejection::kNone);
+  c.pair(*b, &policy->default_level(), Rejection::kSelector);
+  c.latency(std::chrono::microseconds(50));
+  SadFigures f{"mlx5_0", 1, 7, 5, 3, 2, 4, 1, 12, 6, 0};
+  const common::metrics::Snapshot m = sad_metrics(c.snapshot(), f);
+  EXPECT_TRUE(m.problems().empty()) << ::testing::PrintToString(m.problems());
+  for (const auto& family : m.families()) EXPECT_FALSE(family.samples.empty()) << family.name;
+  const std::string text = common::metrics::prometheus_text(m);
+  for (const char* line : {
+           "rdma_qos_sad_info{ca=\"mlx5_0\",port=\"1\",lid=\"7\"} 1\n",
+           "rdma_qos_sad_uptime_seconds{ca=\"mlx5_0\",port=\"1\"} 5\n",
+           "rdma_qos_sad_requests_total{ca=\"mlx5_0\",port=\"1\",method=\"GetTable\","
+           "attribute=\"PathRecord\"} 1\n",
+           "rdma_qos_sad_responses_total{ca=\"mlx5_0\",port=\"1\",status=\"SUCCESS\"} 1\n",
+           "rdma_qos_sad_dropped_total{ca=\"mlx5_0\",port=\"1\",reason=\"undecodable\"} 3\n",
+           "rdma_qos_sad_pairs_total{ca=\"mlx5_0\",port=\"1\",level=\"DEFAULT\","
+           "result=\"rejected\"} 1\n",
+           "rdma_qos_sad_rejections_total{ca=\"mlx5_0\",port=\"1\",reason=\"selector\"} 1\n",
+           "rdma_qos_sad_answer_duration_seconds_bucket{ca=\"mlx5_0\",port=\"1\",le=\"5e-05\"} "
+           "1\n",
+           "rdma_qos_sad_policy_rules{ca=\"mlx5_0\",port=\"1\"} 2\n",
+           "rdma_qos_sad_reloads_total{ca=\"mlx5_0\",port=\"1\",result=\"failed\"} 1\n",
+           "rdma_qos_sad_fabric_endpoints{ca=\"mlx5_0\",port=\"1\"} 12\n",
+           "rdma_qos_sad_discoveries_total{ca=\"mlx5_0\",port=\"1\",result=\"ok\"} 6\n",
+       })
+    EXPECT_NE(text.find(line), std::string::npos) << line << "in\n" << text;
+  if (std::system("command -v promtool >/dev/null") != 0) GTEST_SKIP() << "no promtool";
+  const std::string file = ::testing::TempDir() + "sad-" + std::to_string(getpid()) + ".prom";
+  std::ofstream(file) << text;
+  EXPECT_EQ(std::system(("promtool check metrics < " + file).c_str()), 0) << text;
+  unlink(file.c_str());
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rdma-qos/common/metrics.h"
 #include "rdma-qos/policy/compiled_policy.h"
 #include "rdma-qos/sa-responder/answer.h"
 
@@ -71,6 +72,32 @@ struct CounterSnapshot {
 };
 
 nlohmann::json to_json(const CounterSnapshot& s);
+
+// The samples of the answer families rdma-qos-sad and the OpenSM plugin share (each table names
+// them the same, under its own prefix): requests_total, responses_total, dropped_total,
+// mad_errors_total, bounded_total, deferred_total, busy_total, pairs_total, rejections_total,
+// answer_duration_seconds.
+void add_answer_samples(const CounterSnapshot& s, common::metrics::Snapshot& m);
+
+// rdma-qos-sad's metric families (rdma_qos_sad_*, labelled with the daemon's ca and port): the
+// one list of what `rdma-qos sad stats --format prometheus` shows.
+const common::metrics::Table& sad_metric_table();
+
+// What the daemon knows beside the counters.
+struct SadFigures {
+  std::string ca;
+  int port = 0;
+  uint16_t lid = 0;
+  double uptime_seconds = 0;
+  uint64_t undecodable = 0;  // MADs dropped because they do not decode
+  size_t policy_rules = 0;
+  uint64_t reloads = 0, reload_failures = 0;
+  size_t fabric_endpoints = 0;
+  uint64_t discoveries = 0, discovery_failures = 0;
+};
+
+// rdma-qos-sad's metrics against sad_metric_table().
+common::metrics::Snapshot sad_metrics(const CounterSnapshot& s, const SadFigures& f);
 
 class SaCounters {
  public:
