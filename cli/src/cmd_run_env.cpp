@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // `rdma-qos run-env`: the policy's decision for a program's QoS class, written as the HPC
-// stacks' own environment variables (UCX_IB_SL, NCCL_IB_TC, ...). rdma-qos-run runs it before
-// the program: UCX, NCCL and other stacks that bypass the preload module read these instead.
-// RoCE: the host policy, queried as for a plain-verbs QP; InfiniBand: the SA's PathRecord.
+// stacks' own environment variables (UCX_IB_SL, NCCL_IB_TC, NVSHMEM_IB_SL, ...). rdma-qos-run
+// runs it before the program: UCX, NCCL, NVSHMEM and other stacks that bypass the preload
+// module read these instead. RoCE: the host policy, queried as for a plain-verbs QP;
+// InfiniBand: the SA's PathRecord. It warns when a port setting undoes the variables.
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -18,6 +19,7 @@
 #include <variant>
 
 #include "command.h"
+#include "port_checks.h"
 #include "rdma-qos/common/number.h"
 #include "rdma-qos/config/host_config.h"
 #include "rdma-qos/config/port_values.h"
@@ -44,6 +46,7 @@ struct RunEnvArgs {
   bool override_user = false;
   bool explain = false;
   bool json_out = false;
+  std::string sysfs = "/sys/class/infiniband";
 };
 
 // Why a decision could not be made; the caller exports nothing. `nothing_to_decide`: not a
@@ -67,15 +70,14 @@ std::string read_line(const fs::path& p) {
 }
 
 // The port whose link layer decides RoCE or InfiniBand: --ca/--port, else the first ACTIVE port
-// in /sys/class/infiniband.
+// in sysfs (--sysfs, /sys/class/infiniband).
 struct PortLink {
   std::string ca;
   int port = 0;
   bool roce = false;
 };
 
-std::variant<PortLink, Failure> find_port(const std::string& ca, int port) {
-  const fs::path root = "/sys/class/infiniband";
+std::variant<PortLink, Failure> find_port(const fs::path& root, const std::string& ca, int port) {
   std::error_code ec;
   std::vector<fs::path> devices;
   for (const auto& e : fs::directory_iterator(root, ec)) devices.push_back(e.path());
@@ -218,8 +220,8 @@ const char* action_name(ExportAction a) {
   return "?";
 }
 
-void print_plan(const std::vector<PlannedExport>& plan, const RunEnvArgs& a,
-                const ClassDecision& d) {
+void print_plan(const std::vector<PlannedExport>& plan, const RunEnvArgs& a, const ClassDecision& d,
+                const std::vector<std::string>& warnings) {
   if (a.json_out) {
     json vars = json::array();
     for (const auto& p : plan) {
@@ -231,7 +233,8 @@ void print_plan(const std::vector<PlannedExport>& plan, const RunEnvArgs& a,
     json out = {{"link", d.roce ? "RoCE" : "InfiniBand"},
                 {"sl", d.sl},
                 {"because", d.because},
-                {"variables", vars}};
+                {"variables", vars},
+                {"warnings", warnings}};
     out["class"] = d.qos_class ? json(*d.qos_class) : json(nullptr);
     if (d.traffic_class) out["traffic_class"] = *d.traffic_class;
     std::cout << out.dump() << "\n";
@@ -257,7 +260,7 @@ int run_env(const RunEnvArgs& a) {
   // it also works where only umad sees the device; auto reads the link layer from sysfs.
   PortLink port{a.ca, a.port, a.link == "roce"};
   if (a.link == "auto") {
-    auto found = find_port(a.ca, a.port);
+    auto found = find_port(a.sysfs, a.ca, a.port);
     if (const auto* f = std::get_if<Failure>(&found)) {
       std::cerr << "rdma-qos run-env: " << f->message << "\n";
       return 1;
@@ -283,15 +286,25 @@ int run_env(const RunEnvArgs& a) {
     if (v == nullptr) return std::nullopt;
     return std::string(v);
   };
-  print_plan(plan_exports(d, env, a.override_user), a, d);
+  // Port settings that undo what the variables say, said once on standard error (and in the
+  // JSON): rdma-qos-run passes run-env's standard error on to the user.
+  std::vector<std::string> warnings;
+  if (auto w = tclass_override_warning(read_tclass_overrides(a.sysfs), a.sysfs, d.traffic_class))
+    warnings.push_back(std::move(*w));
+  if (!d.roce) {
+    if (auto w = ar_sl_warning(d.sl, read_mlx5_ar_sl_masks(), env("UCX_IB_AR_ENABLE")))
+      warnings.push_back(std::move(*w));
+  }
+  for (const auto& w : warnings) std::cerr << "rdma-qos run-env: warning: " << w << "\n";
+  print_plan(plan_exports(d, env, a.override_user), a, d, warnings);
   return 0;
 }
 
 void setup_run_env(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "run-env",
-      "print the HPC stacks' QoS variables (UCX_IB_SL, UCX_IB_TRAFFIC_CLASS, NCCL_IB_SL, "
-      "NCCL_IB_TC) for a program's QoS class, as NAME=VALUE lines (rdma-qos-run exports them)");
+      "print the HPC stacks' QoS variables (UCX_IB_SL, NCCL_IB_TC, NVSHMEM_IB_SL, ...) for a "
+      "program's QoS class, as NAME=VALUE lines (rdma-qos-run exports them)");
   auto a = std::make_shared<RunEnvArgs>();
   cmd->add_option("--class", a->qos_class,
                   "the program's QoS class (default: the class knob, RDMA_QOS_CLASS)")
@@ -317,6 +330,9 @@ void setup_run_env(CLI::App& app) {
                 "follow each NAME=VALUE line with '  # why', and list kept and unset variables "
                 "as '# ' comments");
   cmd->add_flag("--json", a->json_out, "print JSON");
+  cmd->add_option("--sysfs", a->sysfs,
+                  "RDMA devices in sysfs: their link layers and mlx5 traffic class overrides")
+      ->capture_default_str();
   cmd->footer(
       "Exit status: 0 decided (the lines may be none), 1 no decision (no policy, no SA answer, "
       "no RDMA port; the reason on standard error), 2 usage error.");

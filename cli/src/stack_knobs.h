@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-// The HPC stacks' own QoS knobs (UCX, NCCL) that `rdma-qos run-env` fills in from a policy
-// decision, as one table, and the plan of what to export given what the environment holds.
+// The HPC stacks' own QoS variables (UCX, NCCL, NVSHMEM, UCC, libfabric's psm3) that
+// `rdma-qos run-env` fills in from a policy decision, as one table, and the plan of what to
+// export given what the environment holds.
 #pragma once
 
 #include <cstdint>
@@ -13,13 +14,17 @@
 
 namespace rdmaqos::cli {
 
-// What a knob carries: the service level, or the traffic class byte (DSCP << 2 | ECN) that
-// the stack copies into the address vector's grh.traffic_class.
+// What a knob carries: the service level (on RoCE the Ethernet priority), or the traffic class
+// byte (DSCP << 2 | ECN) that the stack copies into the address vector's grh.traffic_class or
+// a DEVX QP's tclass/dscp fields.
 enum class KnobQuantity { kSl, kTrafficClass };
 
 struct StackKnob {
-  std::string_view name;   // "UCX_IB_SL"
-  std::string_view stack;  // "UCX"
+  std::string_view name;   // "NCCL_IB_FIFO_TC"
+  std::string_view stack;  // "NCCL"
+  // The "why" of each line starts "<stack>'s <carries>": "traffic class byte of its FIFO
+  // (control) messages".
+  std::string_view carries;
   KnobQuantity quantity;
   std::string_view stock;  // what the stack does when the variable is unset
 };

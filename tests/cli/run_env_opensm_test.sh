@@ -28,13 +28,24 @@ echo "$out"
 fail() { echo "FAIL: $*"; exit 1; }
 section() { awk -v s="== $1" '$0 == s { on = 1; next } /^== / { on = 0 } on' <<<"$out"; }
 [ "$(section 'class 5')" = "UCX_IB_SL=3
-NCCL_IB_SL=3" ] || fail "class 5: $(section 'class 5')"
+NCCL_IB_SL=3
+NVSHMEM_IB_SL=3
+UCC_TL_MLX5_QP_SL=3
+PSM3_NIC_SL=3" ] || fail "class 5: $(section 'class 5')"
 [ "$(section 'class 7')" = "UCX_IB_SL=6
-NCCL_IB_SL=6" ] || fail "class 7: $(section 'class 7')"
+NCCL_IB_SL=6
+NVSHMEM_IB_SL=6
+UCC_TL_MLX5_QP_SL=6
+PSM3_NIC_SL=6" ] || fail "class 7: $(section 'class 7')"
 [ "$(section none)" = "UCX_IB_SL=1
-NCCL_IB_SL=1" ] || fail "no class: $(section none)"
+NCCL_IB_SL=1
+NVSHMEM_IB_SL=1
+UCC_TL_MLX5_QP_SL=1
+PSM3_NIC_SL=1" ] || fail "no class: $(section none)"
 section explain | grep -q '# UCX_IB_TRAFFIC_CLASS not set: on InfiniBand the SL carries the level' ||
     fail "explain: no word on the traffic class"
+section explain | grep -qx '# NVSHMEM_IB_TRAFFIC_CLASS not set: on InfiniBand the SL carries the level (NVSHMEM: 0)' ||
+    fail "explain: no word on NVSHMEM's traffic class"
 section explain | grep -q '  # NCCL.s service level: class 5 (--class) -> SL 3 in the SA.s PathRecord (SA LID 1' ||
     fail "explain: why of NCCL_IB_SL"
 silent=$(section silent)

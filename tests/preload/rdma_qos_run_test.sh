@@ -60,10 +60,16 @@ end-qos-match-rules
 POLICY
 printf 'policy_file %s\nroce_sl2tclass 0,0,0,104\n' "$tmp/policy.conf" > "$tmp/rdma-qos.conf"
 export RDMA_QOS_CONFIG=$tmp/rdma-qos.conf
-unset RDMA_QOS_CLASS UCX_IB_SL UCX_IB_TRAFFIC_CLASS NCCL_IB_SL NCCL_IB_TC
+unset RDMA_QOS_CLASS UCX_IB_SL UCX_IB_TRAFFIC_CLASS NCCL_IB_SL NCCL_IB_TC NCCL_IB_FIFO_TC \
+    NCCL_GIN_IB_TC NVSHMEM_IB_SL NVSHMEM_IB_TRAFFIC_CLASS UCC_TL_MLX5_QP_SL PSM3_NIC_SL
 show='echo "$RDMA_QOS_CLASS $UCX_IB_SL $UCX_IB_TRAFFIC_CLASS $NCCL_IB_SL $NCCL_IB_TC"'
 out=$("$run" --link roce --class 5 sh -c "$show")
 [ "$out" = "5 3 104 3 104" ] || fail "class 5 exports '$out'"
+# Every stack's variables: NCCL's FIFO and GIN traffic classes, NVSHMEM (IBGDA included), UCC's
+# TL/MLX5, libfabric's psm3.
+out=$("$run" --link roce --class 5 sh -c \
+    'echo "$NCCL_IB_FIFO_TC $NCCL_GIN_IB_TC $NVSHMEM_IB_SL $NVSHMEM_IB_TRAFFIC_CLASS $UCC_TL_MLX5_QP_SL $PSM3_NIC_SL"')
+[ "$out" = "104 104 3 104 3 3" ] || fail "class 5 exports to the other stacks '$out'"
 # A value the user set is kept, unless --override.
 out=$(NCCL_IB_TC=96 "$run" --link roce --class 5 sh -c "$show")
 [ "$out" = "5 3 104 3 96" ] || fail "user's NCCL_IB_TC: '$out'"
@@ -96,8 +102,34 @@ grep -qx '# UCX_IB_SL kept: the environment sets UCX_IB_SL=1 (the policy'"'"'s v
 import json, sys
 j = json.load(sys.stdin)
 assert j["class"] == 5 and j["sl"] == 3 and j["traffic_class"] == 104, j
-assert [v["name"] for v in j["variables"]] == ["UCX_IB_SL", "UCX_IB_TRAFFIC_CLASS", "NCCL_IB_SL", "NCCL_IB_TC"], j
+assert [v["name"] for v in j["variables"]] == ["UCX_IB_SL", "UCX_IB_TRAFFIC_CLASS", "NCCL_IB_SL",
+    "NCCL_IB_TC", "NCCL_IB_FIFO_TC", "NCCL_GIN_IB_TC", "NVSHMEM_IB_SL", "NVSHMEM_IB_TRAFFIC_CLASS",
+    "UCC_TL_MLX5_QP_SL", "PSM3_NIC_SL"], j
 ' || fail "--print --json"
+
+# A port with the mlx5 traffic class override: the warning reaches the user once, on standard
+# error, and the program runs with the variables. An rdma-qos of the test's own points run-env
+# at a fake sysfs (run-env --sysfs), whose active RoCE port also decides --link auto.
+sys=$tmp/sys
+mkdir -p "$sys/mlx5_0/ports/1" "$sys/mlx5_0/tc/1"
+echo "4: ACTIVE" > "$sys/mlx5_0/ports/1/state"
+echo Ethernet > "$sys/mlx5_0/ports/1/link_layer"
+echo "Global tclass=106" > "$sys/mlx5_0/tc/1/traffic_class"
+cat > "$tmp/rdma-qos" <<CLI
+#!/bin/sh
+sub=\$1
+shift
+exec "${run%/*}/rdma-qos" "\$sub" --sysfs "$sys" "\$@"
+CLI
+chmod +x "$tmp/rdma-qos"
+out=$(RDMA_QOS_CLI=$tmp/rdma-qos "$run" --class 5 sh -c "$show" 2>"$tmp/err")
+[ "$out" = "5 3 104 3 104" ] || fail "override: exports '$out'"
+[ "$(grep -c 'warning: the mlx5 traffic class override is set on mlx5_0 port 1 (Global tclass=106)' "$tmp/err")" = 1 ] ||
+    fail "override: the warning once: $(cat "$tmp/err")"
+[ "$(wc -l < "$tmp/err")" = 1 ] || fail "override: standard error: $(cat "$tmp/err")"
+RDMA_QOS_CLI=$tmp/rdma-qos "$run" --print --class 5 prog >/dev/null 2>"$tmp/err"
+[ "$(grep -c 'warning: the mlx5 traffic class override' "$tmp/err")" = 1 ] ||
+    fail "override --print: $(cat "$tmp/err")"
 
 # No decision (no RDMA port for --link auto here, or no rdma-qos command): the program still
 # runs, without stack variables, and the reason is on standard error.
