@@ -10,7 +10,6 @@
 #include "cmd_explain.h"
 #include "command.h"
 #include "control_reply.h"
-#include "plugin_prometheus.h"
 #include "rdma-qos/sa-responder/control.h"
 
 namespace rdmaqos::cli {
@@ -36,10 +35,14 @@ void run(const PluginArgs& a, const std::string& command) {
   }
   const nlohmann::json& r = *reply;
   const bool ok = r.value("ok", false);
-  if (command == "stats" && ok && a.format == "prometheus")
-    std::cout << plugin_prometheus_text(r["stats"]);
-  else
+  if (command == "stats" && ok && a.format == "prometheus") {
+    if (!print_prometheus(r["stats"], "rdma-qos opensm-plugin stats")) {
+      set_exit_code(1);
+      return;
+    }
+  } else {
     show_control_reply(r, command, a.json || (command == "stats" && a.format == "json"));
+  }
   set_exit_code(ok ? 0 : 1);
 }
 

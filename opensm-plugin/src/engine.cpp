@@ -290,7 +290,8 @@ nlohmann::json Engine::reload() {
 }
 
 nlohmann::json Engine::stats() const {
-  nlohmann::json j = sad::to_json(counters_.snapshot());
+  const sad::CounterSnapshot counts = counters_.snapshot();
+  nlohmann::json j = sad::to_json(counts);
   auto now = current_.load();
   j["plugin"] = {{"pid", getpid()},
                  {"answering", now != nullptr && osm_.qos && !paused_},
@@ -328,6 +329,7 @@ nlohmann::json Engine::stats() const {
                  {"snapshot_seconds", static_cast<double>(snapshot_ns_last_.load()) / 1e9},
                  {"snapshot_seconds_max", static_cast<double>(snapshot_ns_max_.load()) / 1e9},
                  {"model_failures", model_failures_.load()}};
+  j["metrics"] = common::metrics::to_json(metrics(counts));
   return j;
 }
 

@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rdma-qos/common/metrics.h"
 #include "rdma-qos/opensm-plugin/fabric_builder.h"
 #include "rdma-qos/opensm-plugin/options.h"
 #include "rdma-qos/opensm-plugin/policy_cache.h"
@@ -107,7 +108,11 @@ class Engine {
   bool rebuild();
   // Re-reads the policy against the current model; the reply of the control socket.
   nlohmann::json reload();
+  // The control command "stats": the counters by name, and their metrics ("metrics", the JSON
+  // form of metrics()).
   nlohmann::json stats() const;
+  // The counters against plugin_metric_table() (src/plugin_metrics.cpp).
+  common::metrics::Snapshot metrics() const;
   // The control command "explain": what the snapshot in force answers to one query and why
   // (sad::explain); never throws (src/explain_command.cpp).
   nlohmann::json explain(const nlohmann::json& body) const;
@@ -165,6 +170,7 @@ class Engine {
   std::pair<uint64_t, uint64_t> logged_versions_{0, 0};
   std::set<std::string> logged_;
   Outcome hand_to_opensm(Fallback why);
+  common::metrics::Snapshot metrics(const sad::CounterSnapshot& counts) const;
   std::array<std::atomic<uint64_t>, 11> fallback_reasons_{};
   // How long the last and the longest copy of OpenSM's subnet took (under OpenSM's lock).
   std::atomic<uint64_t> snapshot_ns_last_{0}, snapshot_ns_max_{0};
@@ -190,6 +196,10 @@ inline bool engine_keeps_own_tables(const sad::RoutingFacts& routing) {
 
 // The name stats and metrics give a fallback reason ("no_model", "qos_off", ...).
 const char* fallback_name(Engine::Fallback why);
+
+// The plugin's metric families: the one list of what `rdma-qos opensm-plugin stats --format
+// prometheus` shows (src/plugin_metrics.cpp).
+const common::metrics::Table& plugin_metric_table();
 
 // The engine behind the C handle of plugin.h (for the plugin's other C++ parts).
 Engine& engine_of(rdma_qos_osmp* plugin);
