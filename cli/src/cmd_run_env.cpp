@@ -20,6 +20,7 @@
 
 #include "command.h"
 #include "port_checks.h"
+#include "rdma-qos/common/cli_number.h"
 #include "rdma-qos/common/number.h"
 #include "rdma-qos/config/host_config.h"
 #include "rdma-qos/config/port_values.h"
@@ -107,7 +108,9 @@ ClassInput class_input(const RunEnvArgs& a, const config::HostConfig& c) {
   if (a.qos_class) return {a.qos_class, "--class"};
   const config::Value& v = c.get("class");
   if (v.text.empty()) return {};
-  return {static_cast<uint16_t>(c.number("class", 0, 0xFFF)), v.origin};
+  auto n = c.optional_number("class");
+  if (!n) return {};  // refused by the loader, which said so
+  return {static_cast<uint16_t>(*n), v.origin};
 }
 
 std::string class_text(const ClassInput& in) {
@@ -164,9 +167,9 @@ std::variant<ClassDecision, Failure> decide_ib_class(const RunEnvArgs& a,
   sa::ClientOptions o;
   o.port.ca = port.ca;
   o.port.port = port.port;
-  o.timeout = std::chrono::milliseconds(
-      a.timeout_ms ? *a.timeout_ms : static_cast<int>(c.number("sa_timeout_ms", 1000, 60000)));
-  o.retries = static_cast<int>(c.number("sa_retries", 2, 10));
+  o.timeout = std::chrono::milliseconds(a.timeout_ms ? *a.timeout_ms
+                                                     : static_cast<int>(c.number("sa_timeout_ms")));
+  o.retries = static_cast<int>(c.number("sa_retries"));
   auto lids = config::parse_port_lids(c.text("sa_lid"));  // invalid: reported by the loader
   auto client = open_sa_client(o, lids ? *lids : config::PortValues{});
   if (!client)
@@ -306,8 +309,8 @@ void setup_run_env(CLI::App& app) {
       "print the HPC stacks' QoS variables (UCX_IB_SL, NCCL_IB_TC, NVSHMEM_IB_SL, ...) for a "
       "program's QoS class, as NAME=VALUE lines (rdma-qos-run exports them)");
   auto a = std::make_shared<RunEnvArgs>();
-  cmd->add_option("--class", a->qos_class,
-                  "the program's QoS class (default: the class knob, RDMA_QOS_CLASS)")
+  add_number(*cmd, "--class", a->qos_class,
+             "the program's QoS class (default: the class knob, RDMA_QOS_CLASS)")
       ->check(CLI::Range(0, 0xFFF));
   cmd->add_option("--link", a->link,
                   "roce (the host policy), ib (the SA) or auto (the link layer of --ca/--port, "
@@ -315,14 +318,14 @@ void setup_run_env(CLI::App& app) {
       ->check(CLI::IsMember({"auto", "roce", "ib"}))
       ->capture_default_str();
   cmd->add_option("--ca", a->ca, "RDMA device whose port decides (default: the first active)");
-  cmd->add_option("--port", a->port, "port number on --ca (default: the first active)");
+  add_number(*cmd, "--port", a->port, "port number on --ca (default: the first active)");
   cmd->add_option("--policy", a->policy_file,
                   "RoCE: the host policy file (default: the policy_file knob, RDMA_QOS_POLICY)");
-  cmd->add_option("--dlid", a->dlid,
-                  "InfiniBand: ask the SA for the path to this LID (default: this port's own)");
-  cmd->add_option("--timeout", a->timeout_ms,
-                  "InfiniBand: one SA attempt in ms (default: sa_timeout_ms); the whole wait is "
-                  "at most this x (sa_retries + 1)")
+  add_number(*cmd, "--dlid", a->dlid,
+             "InfiniBand: ask the SA for the path to this LID (default: this port's own)");
+  add_number(*cmd, "--timeout", a->timeout_ms,
+             "InfiniBand: one SA attempt in ms (default: sa_timeout_ms); the whole wait is "
+             "at most this x (sa_retries + 1)")
       ->check(CLI::Range(1, 60000));
   cmd->add_flag("--override", a->override_user,
                 "also replace variables the environment already sets (default: keep them)");

@@ -151,8 +151,13 @@ uint64_t HostConfig::number(std::string_view key) const {
   return within(knob->default_value).value_or(r.min);  // a test keeps every default in range
 }
 
-uint64_t HostConfig::number(std::string_view key, uint64_t fallback, uint64_t max) const {
-  return parse_unsigned(text(key), max).value_or(fallback);
+std::optional<uint64_t> HostConfig::optional_number(std::string_view key) const {
+  const Knob* knob = find_knob(key);
+  if (knob == nullptr || !knob->range)
+    throw std::logic_error(fmt::format("configuration knob '{}' is not numeric", key));
+  auto n = parse_unsigned(text(key), knob->range->max);
+  if (n && *n >= knob->range->min) return n;
+  return std::nullopt;
 }
 
 std::optional<std::string> process_env(std::string_view name) {

@@ -80,6 +80,12 @@ Knob numeric(std::string_view key, std::string_view env, std::string_view defaul
               {},  false, NumberRange{min, max}};
 }
 
+// The same for a number that may be left empty ("not set"): read with optional_number.
+Knob optional_numeric(std::string_view key, std::string_view env, std::string_view doc,
+                      uint64_t max) {
+  return Knob{key, env, "", doc, optional_unsigned_up_to(max), {}, false, NumberRange{0, max}};
+}
+
 // A unicast LID per port (port_values.h), or empty.
 std::optional<std::string> sa_lid_value(std::string_view v) {
   std::string why;
@@ -95,13 +101,15 @@ const std::vector<Knob>& table() {
       {"flow_label", "RDMA_QOS_FLOW_LABEL", "rfc",
        "flow label mode for RoCE v2 QPs: rfc, linux, spread, off, or a fixed label (1..0xfffff)",
        &flow_label_value},
-      {"sl", "RDMA_QOS_SL", "",
-       "service level (0-15) applied to every QP of a plain verbs program; empty: not applied",
-       optional_unsigned_up_to(15)},
-      {"tclass", "RDMA_QOS_TCLASS", "",
-       "traffic class (0-255, DSCP << 2) applied to every RoCE QP of a plain verbs program; "
-       "empty: not applied",
-       optional_unsigned_up_to(255)},
+      optional_numeric(
+          "sl", "RDMA_QOS_SL",
+          "service level (0-15) applied to every QP of a plain verbs program; empty: not applied",
+          15),
+      optional_numeric(
+          "tclass", "RDMA_QOS_TCLASS",
+          "traffic class (0-255, DSCP << 2) applied to every RoCE QP of a plain verbs program; "
+          "empty: not applied",
+          255),
       {"apply_on_ib", "RDMA_QOS_APPLY_ON_IB", "0",
        "1: the verbs interposer also applies sl and tclass to QPs on InfiniBand ports (default: "
        "RoCE only; the SA's level for a plain-verbs QP with a class applies either way)",
@@ -128,19 +136,22 @@ const std::vector<Knob>& table() {
       {"kernel_roce_mode", "RDMA_QOS_KERNEL_ROCE_MODE", "",
        "default RoCE mode of kernel rdma_cm users: v1, v2, or empty (not set)",
        one_of({"", "v1", "v2"})},
-      {"class", "RDMA_QOS_CLASS", "",
-       "QoS-Class (0-4095) of rdma_cm connections whose program sets no TOS, and of plain-verbs "
-       "QPs (their level from the host policy on RoCE, the SA on InfiniBand); empty: none",
-       optional_unsigned_up_to(0xFFF)},
-      {"tos", "RDMA_QOS_TOS", "",
-       "TOS (0-255) given to rdma_cm connections whose program sets none and whose level maps "
-       "to no traffic class; empty: the kernel's default",
-       optional_unsigned_up_to(255)},
-      {"service_id", "RDMA_QOS_SERVICE_ID", "",
-       "Service-ID (64-bit) used instead of port space << 16 | port for every rdma_cm "
-       "connection of the program, and matched on for its plain-verbs QPs; empty: computed per "
-       "connection (plain verbs: none)",
-       optional_unsigned_up_to(~0ULL)},
+      optional_numeric(
+          "class", "RDMA_QOS_CLASS",
+          "QoS-Class (0-4095) of rdma_cm connections whose program sets no TOS, and of plain-verbs "
+          "QPs (their level from the host policy on RoCE, the SA on InfiniBand); empty: none",
+          0xFFF),
+      optional_numeric(
+          "tos", "RDMA_QOS_TOS",
+          "TOS (0-255) given to rdma_cm connections whose program sets none and whose level maps "
+          "to no traffic class; empty: the kernel's default",
+          255),
+      optional_numeric(
+          "service_id", "RDMA_QOS_SERVICE_ID",
+          "Service-ID (64-bit) used instead of port space << 16 | port for every rdma_cm "
+          "connection of the program, and matched on for its plain-verbs QPs; empty: computed per "
+          "connection (plain verbs: none)",
+          ~0ULL),
       {"roce_sl2tclass", "RDMA_QOS_ROCE_SL2TCLASS", "",
        "RoCE: traffic class (DSCP << 2, 0-255) for SL 0, 1, ... 15, comma-separated like "
        "opensm.conf's sl2vl; SLs not listed keep the program's TOS; empty: no mapping",

@@ -64,13 +64,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const cfg::Knob& k : cfg::knobs()) {
     const std::string& v = c.text(k.key);
     if (k.validate) check(!k.validate(v));
-    (void)c.number(k.key, 7, 0xFFF);
+    if (k.range && !k.default_value.empty()) check(c.number(k.key) <= k.range->max);
+    if (k.range && k.default_value.empty()) {
+      auto n = c.optional_number(k.key);
+      check(!n || *n <= k.range->max);
+    }
   }
   // What the preload's rdma_cm layer makes of them (preload/src/config.cpp).
   rdmaqos::rdmacm::CmSettings s = rdmaqos::rdmacm::cm_settings_from(
       c.text("class"), c.text("tos"), c.text("service_id"), c.text("roce_sl2tclass"));
-  if (!c.text("class").empty()) check(s.qos_class && *s.qos_class == c.number("class", 0, 0xFFF));
-  if (!c.text("tos").empty()) check(s.tos && *s.tos == c.number("tos", 0, 255));
+  if (!c.text("class").empty()) check(s.qos_class && *s.qos_class == c.optional_number("class"));
+  if (!c.text("tos").empty()) check(s.tos && *s.tos == c.optional_number("tos"));
   if (!c.text("service_id").empty())
     check(s.service_id && *s.service_id == rdmaqos::parse_unsigned(c.text("service_id")));
   if (!c.text("roce_sl2tclass").empty())

@@ -58,13 +58,19 @@ TEST_F(HostConfigTest, NumericKnobsReadTheirOwnDefaultAndBounds) {
   for (const auto& k : knobs()) {
     if (!k.range) continue;
     ++numeric;
+    if (k.default_value.empty()) {
+      EXPECT_FALSE(parse_host_config("", "t.conf", &lookup).config.optional_number(k.key));
+      continue;
+    }
     auto d = parse_unsigned(k.default_value);
     ASSERT_TRUE(d) << k.key;
     EXPECT_GE(*d, k.range->min) << k.key;
     EXPECT_LE(*d, k.range->max) << k.key;
     EXPECT_TRUE(k.validate(std::to_string(k.range->max + 1))) << k.key << " accepts max + 1";
   }
-  EXPECT_EQ(numeric, 4);  // verbs_sa_wait_ms, sa_timeout_ms, sa_retries, cache_ttl
+  // verbs_sa_wait_ms, sa_timeout_ms, sa_retries, cache_ttl; sl, tclass, class, tos,
+  // service_id (which may be left empty)
+  EXPECT_EQ(numeric, 9);
 
   EXPECT_EQ(parse_host_config("", "t.conf", &lookup).config.number("cache_ttl"), 10u);
   EXPECT_EQ(parse_host_config("cache_ttl 0x20\n", "t.conf", &lookup).config.number("cache_ttl"),
@@ -78,6 +84,10 @@ TEST_F(HostConfigTest, NumericKnobsReadTheirOwnDefaultAndBounds) {
   EXPECT_EQ(parse_host_config("", "t.conf", &lookup).config.number("sa_retries"), 10u);
   EXPECT_THROW(parse_host_config("", "t.conf", &lookup).config.number("flow_label"),
                std::logic_error);
+  fake_env()["RDMA_QOS_CLASS"] = "0x10";
+  EXPECT_EQ(parse_host_config("", "t.conf", &lookup).config.optional_number("class"), 16u);
+  fake_env()["RDMA_QOS_CLASS"] = "4096";  // refused by the loader: not set
+  EXPECT_FALSE(parse_host_config("", "t.conf", &lookup).config.optional_number("class"));
 }
 
 TEST_F(HostConfigTest, DefaultsWhenNothingIsSet) {

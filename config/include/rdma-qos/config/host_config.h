@@ -36,8 +36,9 @@ class HostConfig {
   // when the setting is missing or out of bounds (the loader has reported it). Throws
   // std::logic_error for a key the table does not declare numeric: a programming error.
   uint64_t number(std::string_view key) const;
-  // Deprecated: restates the default and bound the table already has; use number(key).
-  uint64_t number(std::string_view key, uint64_t fallback, uint64_t max) const;
+  // A numeric knob that may be left empty: nullopt when it is (or when its setting was
+  // refused), else the value within the table's bounds. Throws std::logic_error as number().
+  std::optional<uint64_t> optional_number(std::string_view key) const;
   const std::string& path() const { return path_; }  // the file consulted (may not exist)
   bool file_found() const { return file_found_; }
   // Where path() came from: kDefault, kEnvironment ($RDMA_QOS_CONFIG), or kFile when the
