@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
   rdmaqos::sad::DiscoveryOptions discovery;
   discovery.ca = options.ca;
   discovery.port = options.port;
-  (void)rdmaqos::sad::discover_fabric(discovery);
+  rdmaqos::sad::discover_fabric(discovery).ignore_error();
   auto agent = rdmaqos::sad::SaAgent::open(options);
   if (!agent) {
     std::cerr << "sa-null-responder: " << agent.error().message << "\n";

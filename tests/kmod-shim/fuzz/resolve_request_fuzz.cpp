@@ -34,7 +34,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (auto reply = kmod::decode_resolve_reply(bytes))
     if (!kmod::encode_resolve_reply(reply->header.seq, reply->paths)) __builtin_trap();
-  (void)kmod::decode_set_timeout(bytes);
-  (void)kmod::decode_ack(bytes);  // the kernel's NLMSG_ERROR arrives on the same socket
+  kmod::decode_set_timeout(bytes).ignore_error();
+  kmod::decode_ack(bytes).ignore_error();  // the kernel's NLMSG_ERROR arrives on the same socket
   return 0;
 }

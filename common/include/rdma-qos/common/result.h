@@ -95,6 +95,9 @@ class [[nodiscard]] Result {
     examined_ = true;
     return std::get<1>(v_);
   }
+  // Says the caller looked and does not care (a fuzz target, a best-effort call): the debug
+  // check then lets an error go.
+  void ignore_error() const { examined_ = true; }
 
  private:
   void check() const {
