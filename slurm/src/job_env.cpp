@@ -62,6 +62,9 @@ RunEnvAnswer parse_run_env_json(std::string_view text) {
     return a;
   }
   a.because = text_field(j, "because");
+  if (auto w = j.find("warnings"); w != j.end() && w->is_array())
+    for (const json& line : *w)
+      if (line.is_string()) a.warnings.push_back(line.get<std::string>());
   auto vars = j.find("variables");
   if (vars == j.end() || !vars->is_array()) {
     a.error = "rdma-qos run-env's JSON has no 'variables' list";

@@ -239,6 +239,12 @@ int prepare_step(spank_t sp) {
 
   RunEnvAnswer answer = run_run_env(rules, *number);
   if (!answer.error.empty()) return stock(answer.error);
+  // Said where the job's owner and the administrator look: the job's stderr (task 0) and
+  // slurmd's log. The variables are set all the same.
+  for (const std::string& w : answer.warnings) {
+    slurm_info("rdma-qos: %s: warning: %s", where.c_str(), w.c_str());
+    s.task_message += (s.task_message.empty() ? "" : "\n") + std::string("rdma-qos: warning: ") + w;
+  }
   auto lookup = [&](std::string_view name) -> std::optional<std::string> {
     std::string v = job_env(sp, std::string(name).c_str());
     if (v.empty()) return std::nullopt;

@@ -49,6 +49,13 @@ TEST(JobEnv, RunEnvErrorsAndMalformedAnswersAreErrors) {
               HasSubstr("without name"));
 }
 
+TEST(JobEnv, RunEnvWarningsAreKept) {
+  RunEnvAnswer a = parse_run_env_json(
+      R"({"variables":[],"warnings":["mlx5_0 port 1 overrides the traffic class",7]})");
+  EXPECT_EQ(a.error, "");
+  EXPECT_THAT(a.warnings, ElementsAre("mlx5_0 port 1 overrides the traffic class"));
+}
+
 TEST(JobEnv, NothingToDecideIsNoError) {
   RunEnvAnswer a = parse_run_env_json(R"({"variables":[],"because":"no host policy"})");
   EXPECT_EQ(a.error, "");

@@ -28,6 +28,7 @@ struct RunEnvAnswer {
   std::vector<StackValue> values;
   std::string because;
   std::string error;
+  std::vector<std::string> warnings;  // run-env's (an mlx5 traffic-class override, ...)
 };
 
 // Reads `rdma-qos run-env --json` output. Anything but the documented shape is an error.
