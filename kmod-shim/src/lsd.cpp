@@ -90,6 +90,9 @@ struct Done {
   uint64_t id = 0;
   Leg leg = Leg::kForward;
   PathAnswer result;
+  // An answer nobody collects (its request was answered at its deadline, or the daemon stops)
+  // is dropped on purpose.
+  ~Done() { result.ignore_error(); }
 };
 
 struct Pending {
@@ -99,6 +102,13 @@ struct Pending {
   bool wants_reverse = false;
   std::optional<PathAnswer> forward;
   std::optional<PathAnswer> reverse;
+
+  // Once answered (or F_ERR'd at the deadline) a request's results have had their say: a
+  // reverse path that failed after the forward one did is of no interest.
+  void settle() const {
+    if (forward) forward->ignore_error();
+    if (reverse) reverse->ignore_error();
+  }
 };
 
 // The umad port a request is answered through: the device and port the kernel named (the
@@ -483,10 +493,16 @@ struct LocalServiceDaemon::Impl {
     }
     for (Done& d : finished) {
       auto it = pending.find(d.id);
-      if (it == pending.end()) continue;  // already answered (F_ERR at its deadline, or partly)
+      if (it == pending.end()) {  // already answered (F_ERR at its deadline, or partly)
+        d.result.ignore_error();
+        continue;
+      }
       Pending& p = it->second;
       (d.leg == Leg::kForward ? p.forward : p.reverse) = std::move(d.result);
-      if (try_answer(p, false)) pending.erase(it);
+      if (try_answer(p, false)) {
+        p.settle();
+        pending.erase(it);
+      }
     }
   }
 
@@ -553,6 +569,7 @@ struct LocalServiceDaemon::Impl {
     for (auto it = pending.begin(); it != pending.end();) {
       if (it->second.deadline <= now) {
         try_answer(it->second, true);
+        it->second.settle();
         it = pending.erase(it);
       } else {
         ++it;
@@ -688,7 +705,10 @@ int LocalServiceDaemon::run() {
     }
   }
   // Whatever is still waiting gets F_ERR now rather than the kernel's timeout.
-  for (const auto& [id, p] : d.pending) d.fail(p, FailReason::kShutdown, "shutting down");
+  for (const auto& [id, p] : d.pending) {
+    d.fail(p, FailReason::kShutdown, "shutting down");
+    p.settle();
+  }
   d.pending.clear();
   d.stop_workers();
   return status;

@@ -221,7 +221,7 @@ std::vector<Result<SaMad>> Client::execute(std::span<const SaRequest> requests) 
   // go ahead with the bootstrap timeout.
   if (!options_.timeout && !cpi_ && !cpi_tried_ && !requests.empty()) {
     cpi_tried_ = true;
-    (void)class_port_info();
+    class_port_info().ignore_error();  // only its RespTimeValue is wanted, when it answers
   }
   std::vector<std::optional<Result<SaMad>>> results(requests.size());
   size_t next = 0;

@@ -31,13 +31,15 @@ struct Error {
 };
 
 namespace detail {
-// Debug builds (and the sanitizer build CI runs the unit tests in) check that every error is
+// Debug and Sanitize builds (the one CI runs the unit tests in) check that every error is
 // looked at: a Result destroyed holding an error nobody asked about (ok(), bool, error(),
-// value()) prints it and aborts, so a dropped failure fails the test that caused it.
-#ifdef NDEBUG
-inline constexpr bool kCheckResults = false;
-#else
+// value()) prints it and aborts, so a dropped failure fails the test that caused it. Never in
+// the builds that ship (Release, None, RelWithDebInfo): the module must not abort its host
+// program, nor a daemon over an error it could live with. RdmaQosBuild.cmake sets the macro.
+#ifdef RDMA_QOS_CHECK_RESULTS
 inline constexpr bool kCheckResults = true;
+#else
+inline constexpr bool kCheckResults = false;
 #endif
 [[noreturn]] void unexamined_error(const Error& error);
 }  // namespace detail
