@@ -22,8 +22,16 @@ if(NOT CMAKE_BUILD_TYPE IN_LIST RDMA_QOS_BUILD_TYPES)
 endif()
 
 set(_san "-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer")
-set(CMAKE_C_FLAGS_SANITIZE "-O1 -g ${_san}" CACHE STRING "" FORCE)
-set(CMAKE_CXX_FLAGS_SANITIZE "-O1 -g ${_san}" CACHE STRING "" FORCE)
+# Line tables are all a sanitizer report needs for file:line in its stacks; full debug info
+# (variables, types) is the Debug build's, and costs the Sanitize build about a tenth of its
+# compile time.
+if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+  set(_san_debug "-gline-tables-only")
+else()
+  set(_san_debug "-g1")
+endif()
+set(CMAKE_C_FLAGS_SANITIZE "-O1 ${_san_debug} ${_san}" CACHE STRING "" FORCE)
+set(CMAKE_CXX_FLAGS_SANITIZE "-O1 ${_san_debug} ${_san}" CACHE STRING "" FORCE)
 # Results nobody examined abort in the builds that test (common/result.h), never in the ones
 # that ship: Debian's None build defines no NDEBUG, so NDEBUG cannot say which is which.
 add_compile_definitions("$<$<CONFIG:Debug,Sanitize>:RDMA_QOS_CHECK_RESULTS>")
