@@ -71,11 +71,11 @@ const rdmacm::CmSettings& roce_settings() {
 
 PlainVerbsOps instant_sa() {
   PlainVerbsOps ops;
-  ops.qos_supported = [](const PlainVerbsInputs&, sa::Deadline) -> sa::Result<bool> {
+  ops.qos_supported = [](const PlainVerbsInputs&, sa::Deadline) -> rdmaqos::Result<bool> {
     return true;
   };
   ops.path_query = [](const PlainVerbsInputs&, const sa::PathQuery& q,
-                      sa::Deadline) -> sa::Result<std::vector<sa::PathRecord>> {
+                      sa::Deadline) -> rdmaqos::Result<std::vector<sa::PathRecord>> {
     sa::PathRecord p;
     p.slid = q.record.slid;
     p.dlid = q.record.dlid;

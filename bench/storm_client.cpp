@@ -21,6 +21,7 @@
 #include "rdma-qos/sa-client/client.h"
 
 using namespace rdmaqos::sa;
+using rdmaqos::Result;
 using Clock = std::chrono::steady_clock;
 
 int main(int argc, char** argv) {

@@ -24,8 +24,8 @@ void setup_env(CLI::App& app) {
   cmd->callback([json, config] {
     auto r = config::load_host_config(&config::process_env,
                                       config->empty() ? std::nullopt : std::optional(*config));
-    for (const auto& e : r.errors) std::cerr << e.message << "\n";
-    for (const auto& w : r.warnings) std::cerr << w.message << "\n";
+    for (const auto& e : r.errors) std::cerr << format_diagnostic(e) << "\n";
+    for (const auto& w : r.warnings) std::cerr << format_diagnostic(w) << "\n";
     // RDMA_QOS_CONFIG is no knob (the file cannot name itself) but is listed like one.
     const bool from_option = !config->empty();
     const std::string config_source =
@@ -60,9 +60,9 @@ void setup_env(CLI::App& app) {
              {"doc", k.doc}});
       }
       auto& errors = out["errors"] = nlohmann::json::array();
-      for (const auto& e : r.errors) errors.push_back(e.message);
+      for (const auto& e : r.errors) errors.push_back(format_diagnostic(e));
       auto& warnings = out["warnings"] = nlohmann::json::array();
-      for (const auto& w : r.warnings) warnings.push_back(w.message);
+      for (const auto& w : r.warnings) warnings.push_back(format_diagnostic(w));
       std::cout << out.dump(2) << "\n";
     } else {
       std::cout << fmt::format("# configuration file: {}{}\n", r.config.path(),

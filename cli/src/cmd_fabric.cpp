@@ -43,8 +43,8 @@ std::optional<std::string> read_input(const std::string& path) {
   return std::nullopt;
 }
 
-void print_diagnostics(const pol::Diagnostics& ds, const std::string& file) {
-  for (const auto& d : ds) std::cerr << pol::format_diagnostic(d, file) << "\n";
+void print_diagnostics(const rdmaqos::Diagnostics& ds, const std::string& file) {
+  for (const auto& d : ds) std::cerr << rdmaqos::format_diagnostic(d, file) << "\n";
 }
 
 // opensm.conf (OpenSM's defaults without one), the policy (none without --policy) and the
@@ -63,7 +63,7 @@ bool load_partitions(const std::string& path, Intent& in) {
   if (!t) return false;
   auto parsed = pol::parse_partitions(*t, pol::Fabric{});
   print_diagnostics(parsed.diagnostics, path);
-  if (pol::has_errors(parsed.diagnostics)) return false;
+  if (rdmaqos::has_errors(parsed.diagnostics)) return false;
   in.partitions.emplace();
   for (const auto& p : parsed.partitions) in.partitions->emplace(p.name, p.pkey);
   return true;
@@ -79,7 +79,7 @@ std::optional<Intent> load_intent(const Options& o) {
   }
   auto conf = pol::parse_opensm_conf(conf_text);
   print_diagnostics(conf.diagnostics, o.opensm_conf_path);
-  if (pol::has_errors(conf.diagnostics)) return std::nullopt;
+  if (rdmaqos::has_errors(conf.diagnostics)) return std::nullopt;
   in.conf = conf.config;
   if (!conf.sm.routing_engines.empty()) in.routing_engine = conf.sm.routing_engines.front();
   // As rdma-qos-sad: without --partitions, opensm.conf's partition_config_file when it exists.

@@ -61,7 +61,7 @@ void run_show(const KernelArgs& a) {
 void run_apply(const KernelArgs& a) {
   auto loaded = config::load_host_config();
   if (!loaded.errors.empty()) {
-    for (const auto& e : loaded.errors) std::cerr << e.message << "\n";
+    for (const auto& e : loaded.errors) std::cerr << format_diagnostic(e) << "\n";
     std::cerr << "rdma-qos kernel apply: nothing written: fix the configuration first\n";
     set_exit_code(2);
     return;

@@ -32,9 +32,9 @@ constexpr uint64_t kMaxUnicastLid = 0xBFFF;
 config::PortValues configured_sa_lids() {
   auto loaded = config::load_host_config();
   for (const auto& e : loaded.errors) {
-    if (e.message.find("sa_lid") != std::string::npos ||
-        e.message.find("SA_LID") != std::string::npos)
-      std::cerr << "rdma-qos path: " << e.message << "\n";
+    const std::string line = format_diagnostic(e);
+    if (line.find("sa_lid") != std::string::npos || line.find("SA_LID") != std::string::npos)
+      std::cerr << "rdma-qos path: " << line << "\n";
   }
   auto lids = config::parse_port_lids(loaded.config.text("sa_lid"));
   return lids ? std::move(*lids) : config::PortValues{};
@@ -106,7 +106,7 @@ struct Connection {
     cmd->add_flag("--json", json_out, "print JSON");
   }
 
-  sa::Result<std::unique_ptr<sa::Client>> open() const {
+  rdmaqos::Result<std::unique_ptr<sa::Client>> open() const {
     sa::ClientOptions o;
     o.port.ca = ca;
     o.port.port = port_number;
@@ -259,16 +259,16 @@ void print_path(const sa::PathRecord& r, size_t i, size_t n) {
       r.hop_limit, r.reversible ? 1 : 0, r.numb_path, r.raw_traffic ? 1 : 0, r.preference);
 }
 
-int report_error(const sa::Error& e, bool json_out) {
+int report_error(const rdmaqos::Error& e, bool json_out) {
   if (json_out) {
-    json j = {{"error", {{"code", sa::error_code_name(e.code)}, {"message", e.message}}}};
-    if (e.code == sa::ErrorCode::kMadStatus) {
+    json j = {{"error", {{"code", rdmaqos::error_code_name(e.code)}, {"message", e.message}}}};
+    if (e.code == rdmaqos::ErrorCode::kMadStatus) {
       j["error"]["mad_status"] = e.mad_status;
       j["error"]["mad_status_name"] = sa::mad_status_name(e.mad_status);
     }
     std::cout << j.dump() << "\n";
   } else {
-    std::cerr << "rdma-qos path: " << sa::error_code_name(e.code) << ": " << e.message << "\n";
+    std::cerr << "rdma-qos path: " << rdmaqos::error_code_name(e.code) << ": " << e.message << "\n";
   }
   return 1;
 }
@@ -329,7 +329,7 @@ struct PathArgs {
 };
 
 int usage_error(const std::string& message, bool json_out) {
-  return report_error(sa::make_error(sa::ErrorCode::kInvalidArgument, message), json_out);
+  return report_error(rdmaqos::make_error(rdmaqos::ErrorCode::kInvalidArgument, message), json_out);
 }
 
 int run_cpi(Connection conn) {
@@ -386,7 +386,7 @@ int run_path(PathArgs a) {
   if (!client) return report_error(client.error(), a.conn.json_out);
   sa::Client& c = **client;
 
-  sa::Result<std::vector<sa::PathRecord>> paths = std::vector<sa::PathRecord>{};
+  rdmaqos::Result<std::vector<sa::PathRecord>> paths = std::vector<sa::PathRecord>{};
   if (a.mpr) {
     sa::MultiPathQuery q;
     std::string bad;

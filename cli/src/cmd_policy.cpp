@@ -51,7 +51,7 @@ struct Inputs {
 // The fabric from --fabric / --partitions, or nullopt with the problems printed.
 struct Loaded {
   // Every diagnostic of every file, with the file it is about, in the order found.
-  std::vector<std::pair<pol::Diagnostic, std::string>> diagnostics;
+  std::vector<std::pair<rdmaqos::Diagnostic, std::string>> diagnostics;
   std::optional<pol::Fabric> fabric;
   pol::CompileResult compiled;
   std::string text;
@@ -62,10 +62,10 @@ struct Loaded {
 // Reads and compiles; diagnostics go to stderr unless `quiet` (--json reports them itself).
 Loaded load(const Inputs& in, bool quiet = false) {
   Loaded out;
-  auto print = [&out, quiet](const pol::Diagnostics& ds, const std::string& file) {
+  auto print = [&out, quiet](const rdmaqos::Diagnostics& ds, const std::string& file) {
     for (const auto& d : ds) {
       out.diagnostics.emplace_back(d, file);
-      if (!quiet) std::cerr << pol::format_diagnostic(d, file) << "\n";
+      if (!quiet) std::cerr << rdmaqos::format_diagnostic(d, file) << "\n";
     }
   };
   if (!in.fabric_file.empty() || !in.partitions_file.empty()) {
@@ -79,7 +79,7 @@ Loaded load(const Inputs& in, bool quiet = false) {
       }
       pol::FabricResult fr = pol::parse_net_file(*text);
       print(fr.diagnostics, in.fabric_file);
-      out.input_errors |= pol::has_errors(fr.diagnostics);
+      out.input_errors |= rdmaqos::has_errors(fr.diagnostics);
       fabric = std::move(fr.fabric);
     }
     if (!in.partitions_file.empty()) {
@@ -91,7 +91,7 @@ Loaded load(const Inputs& in, bool quiet = false) {
       }
       pol::PartitionsResult pr = pol::parse_partitions(*text, fabric);
       print(pr.diagnostics, in.partitions_file);
-      out.input_errors |= pol::has_errors(pr.diagnostics);
+      out.input_errors |= rdmaqos::has_errors(pr.diagnostics);
       fabric.partitions = std::move(pr.partitions);
     }
     out.fabric = std::move(fabric);
@@ -113,7 +113,7 @@ Loaded load(const Inputs& in, bool quiet = false) {
     }
     pol::OpenSmConfResult cr = pol::parse_opensm_conf(*conf);
     print(cr.diagnostics, in.opensm_conf_file);
-    out.input_errors |= pol::has_errors(cr.diagnostics);
+    out.input_errors |= rdmaqos::has_errors(cr.diagnostics);
     for (auto& d : pol::check_level_sls(out.compiled.policy->policy(), cr.config))
       out.compiled.diagnostics.push_back(std::move(d));
   }
@@ -121,7 +121,7 @@ Loaded load(const Inputs& in, bool quiet = false) {
     auto compat = pol::opensm_compatibility(out.compiled.policy->policy());
     out.compiled.diagnostics.insert(out.compiled.diagnostics.end(), compat.begin(), compat.end());
     std::stable_sort(out.compiled.diagnostics.begin(), out.compiled.diagnostics.end(),
-                     [](const pol::Diagnostic& a, const pol::Diagnostic& b) {
+                     [](const rdmaqos::Diagnostic& a, const rdmaqos::Diagnostic& b) {
                        return std::tie(a.location.line, a.location.column) <
                               std::tie(b.location.line, b.location.column);
                      });
@@ -151,7 +151,7 @@ json diagnostics_json(const Loaded& l) {
     json j{{"file", file},
            {"line", d.location.line},
            {"column", d.location.column},
-           {"severity", d.severity == pol::Severity::kError ? "error" : "warning"},
+           {"severity", d.severity == rdmaqos::Severity::kError ? "error" : "warning"},
            {"message", d.message}};
     if (!d.hint.empty()) j["hint"] = d.hint;
     a.push_back(std::move(j));
@@ -185,11 +185,11 @@ void setup_check(CLI::App& policy) {
       status = kExitUsage;
     else if (l.input_errors || !l.compiled.policy)
       status = kExitFinding;
-    else if (*strict && pol::has_warnings(l.compiled.diagnostics))
+    else if (*strict && rdmaqos::has_warnings(l.compiled.diagnostics))
       status = kExitFinding;
     if (*as_json) {
       size_t errors = 0;
-      for (const auto& [d, file] : l.diagnostics) errors += d.severity == pol::Severity::kError;
+      for (const auto& [d, file] : l.diagnostics) errors += d.severity == rdmaqos::Severity::kError;
       std::cout << json{{"file", in->file},
                         {"readable", !l.io_error},
                         {"valid", !l.io_error && !l.input_errors && l.compiled.policy != nullptr},
@@ -515,8 +515,8 @@ void setup_vlarb(CLI::App& policy) {
       return;
     }
     pol::OpenSmConfResult r = pol::parse_opensm_conf(*text);
-    for (const auto& d : r.diagnostics) std::cerr << pol::format_diagnostic(d, *file) << "\n";
-    if (pol::has_errors(r.diagnostics)) {
+    for (const auto& d : r.diagnostics) std::cerr << rdmaqos::format_diagnostic(d, *file) << "\n";
+    if (rdmaqos::has_errors(r.diagnostics)) {
       set_exit_code(kExitFinding);
       return;
     }

@@ -194,7 +194,7 @@ std::variant<ClassDecision, Failure> decide_ib_class(const RunEnvArgs& a,
   }
   auto paths = sa_client.path_records(q);
   if (!paths) {
-    if (paths.error().code == sa::ErrorCode::kTimeout)
+    if (paths.error().code == rdmaqos::ErrorCode::kTimeout)
       return Failure{
           fmt::format("no answer from the SA at LID {} in {} attempts of up to {} ms, at most "
                       "{} ms in all (is a subnet manager running?)",
@@ -255,7 +255,8 @@ void print_plan(const std::vector<PlannedExport>& plan, const RunEnvArgs& a, con
 
 int run_env(const RunEnvArgs& a) {
   auto loaded = config::load_host_config();
-  for (const auto& e : loaded.errors) std::cerr << "rdma-qos run-env: " << e.message << "\n";
+  for (const auto& e : loaded.errors)
+    std::cerr << "rdma-qos run-env: " << format_diagnostic(e) << "\n";
   const config::HostConfig& c = loaded.config;
   const ClassInput cls = class_input(a, c);
 

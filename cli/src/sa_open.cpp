@@ -4,8 +4,8 @@
 
 namespace rdmaqos::cli {
 
-sa::Result<std::unique_ptr<sa::Client>> open_sa_client(sa::ClientOptions options,
-                                                       const config::PortValues& lids) {
+rdmaqos::Result<std::unique_ptr<sa::Client>> open_sa_client(sa::ClientOptions options,
+                                                            const config::PortValues& lids) {
   if (options.sa_lid || lids.entries.empty()) return sa::Client::open(options);
   // Which port is opened is known only once it is (no --ca or --port: the first active one);
   // opening a umad port sends nothing, so opening it again with its LID costs no query.

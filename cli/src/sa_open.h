@@ -12,7 +12,7 @@ namespace rdmaqos::cli {
 // Opens `options` (its sa_lid, when set, wins: a command-line option). Otherwise the SA's LID is
 // the one `lids` (the sa_lid knob) gives the port actually opened, which the caller may not
 // have named (the first active port), else that port's SM LID.
-sa::Result<std::unique_ptr<sa::Client>> open_sa_client(sa::ClientOptions options,
-                                                       const config::PortValues& lids);
+rdmaqos::Result<std::unique_ptr<sa::Client>> open_sa_client(sa::ClientOptions options,
+                                                            const config::PortValues& lids);
 
 }  // namespace rdmaqos::cli

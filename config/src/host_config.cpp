@@ -60,6 +60,17 @@ std::string redact_value(std::string why, std::string_view value) {
   return why;
 }
 
+// A problem on one line of the file ("FILE:LINE: error: ...": the line has no column of note).
+Diagnostic file_error(std::string_view file, size_t line_no, std::string message) {
+  return {
+      Severity::kError, {static_cast<int>(line_no), 0}, std::move(message), "", std::string(file)};
+}
+
+// A problem with a whole variable or file ("NAME: error: ...").
+Diagnostic whole_origin(Severity severity, std::string_view origin, std::string message) {
+  return {severity, {0, 0}, std::move(message), "", std::string(origin)};
+}
+
 void apply_file(HostConfig& c, std::string_view text, std::string_view file,
                 std::vector<Diagnostic>& errors) {
   size_t line_no = 0;
@@ -81,19 +92,18 @@ void apply_file(HostConfig& c, std::string_view text, std::string_view file,
     const Knob* knob = find_knob(key);
     if (knob == nullptr) {
       // The file may not be ours (RDMA_QOS_CONFIG can name any file): never copy its text.
-      errors.push_back({fmt::format(
-          "{}:{}: error: not a known key (expected 'key value'; rdma-qos env lists the keys)", file,
-          line_no)});
+      errors.push_back(file_error(
+          file, line_no, "not a known key (expected 'key value'; rdma-qos env lists the keys)"));
       continue;
     }
     if (knob->environment_only) {
-      errors.push_back({fmt::format("{}:{}: error: {} is read from the environment only ({})", file,
-                                    line_no, key, knob->env)});
+      errors.push_back(file_error(
+          file, line_no, fmt::format("{} is read from the environment only ({})", key, knob->env)));
       continue;
     }
     if (auto why = knob->validate(value)) {
       errors.push_back(
-          {fmt::format("{}:{}: error: {}: {}", file, line_no, key, redact_value(*why, value))});
+          file_error(file, line_no, fmt::format("{}: {}", key, redact_value(*why, value))));
       continue;
     }
     Loader::set(c, key,
@@ -107,13 +117,13 @@ void apply_env(HostConfig& c, EnvLookup env, LoadResult& r) {
     auto v = env(name);
     if (!v && !k.deprecated_env.empty() && (v = env(k.deprecated_env))) {
       name = k.deprecated_env;
-      r.warnings.push_back(
-          {fmt::format("{}: warning: deprecated name; use {}", k.deprecated_env, k.env)});
+      r.warnings.push_back(whole_origin(Severity::kWarning, k.deprecated_env,
+                                        fmt::format("deprecated name; use {}", k.env)));
     }
     if (!v) continue;
     std::string value(trim(*v));
     if (auto why = k.validate(value)) {
-      r.errors.push_back({fmt::format("{}: error: {}", name, *why)});
+      r.errors.push_back(whole_origin(Severity::kError, name, *why));
       continue;
     }
     Loader::set(c, k.key, Value{value, Source::kEnvironment, std::string(name)});
@@ -199,7 +209,8 @@ LoadResult load_host_config(EnvLookup env, std::optional<std::string> path) {
     // A missing default file is not an error; anything else wrong with a file is.
     if (explicit_path || !err->missing)
       r.errors.push_back(
-          {fmt::format("{}: error: cannot read the configuration file: {}", *path, err->message)});
+          whole_origin(Severity::kError, *path,
+                       fmt::format("cannot read the configuration file: {}", err->message)));
     apply_env(r.config, env, r);
     return r;
   }

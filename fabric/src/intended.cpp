@@ -34,7 +34,7 @@ std::string class_source(policy::PortClass c) {
   return fmt::format("opensm.conf qos_{}", policy::port_class_prefix(c));
 }
 
-std::string where(policy::SourceLocation l) {
+std::string where(rdmaqos::SourceLocation l) {
   return fmt::format("policy line {}", l.line);
 }
 

@@ -53,7 +53,7 @@ SetupScopes::SetupScopes(policy::Policy policy, uint64_t sm_port_guid,
   for (auto& g : policy_.port_groups) {
     if (g.partitions.empty()) continue;
     if (!partitions) {
-      diagnostics_.push_back({policy::Severity::kWarning, g.location,
+      diagnostics_.push_back({rdmaqos::Severity::kWarning, g.location,
                               "port group '" + g.name +
                                   "': partition selectors select no port without the partitions "
                                   "(a port's P_Key table holds P_Keys, not partition names)",
@@ -66,7 +66,7 @@ SetupScopes::SetupScopes(policy::Policy policy, uint64_t sm_port_guid,
       auto it = partitions->find(name);
       if (it == partitions->end()) {
         diagnostics_.push_back(
-            {policy::Severity::kWarning, g.location,
+            {rdmaqos::Severity::kWarning, g.location,
              "port group '" + g.name + "': partition '" + name + "' does not exist", ""});
         continue;
       }

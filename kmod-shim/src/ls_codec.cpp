@@ -16,8 +16,8 @@
 
 namespace rdmaqos::kmod {
 
-using sa::ErrorCode;
-using sa::make_error;
+using rdmaqos::ErrorCode;
+using rdmaqos::make_error;
 
 static_assert(kResolveType == RDMA_NL_GET_TYPE(RDMA_NL_LS, RDMA_NL_LS_OP_RESOLVE));
 static_assert(kSetTimeoutType == RDMA_NL_GET_TYPE(RDMA_NL_LS, RDMA_NL_LS_OP_SET_TIMEOUT));
@@ -98,7 +98,7 @@ const char* attribute_name(int type) {
 
 // Attributes walked by hand (nla_for_each_attr) with the RDMA flag bits masked.
 template <typename Visit>
-Result<sa::Ok> walk_attributes(nlattr* head, int len, Visit visit) {
+Result<rdmaqos::Ok> walk_attributes(nlattr* head, int len, Visit visit) {
   nlattr* a;
   int rem;
   nla_for_each_attr(a, head, len, rem) {
@@ -110,7 +110,7 @@ Result<sa::Ok> walk_attributes(nlattr* head, int len, Visit visit) {
   if (rem > 0)
     return make_error(ErrorCode::kMalformed,
                       fmt::format("{} trailing byte(s) after the last attribute", rem));
-  return sa::Ok{};
+  return rdmaqos::Ok{};
 }
 
 template <typename T>
@@ -168,17 +168,17 @@ Result<ResolveRequest> decode_resolve_request(std::span<const uint8_t> message) 
       reinterpret_cast<nlattr*>(static_cast<uint8_t*>(nlmsg_data(h)) + kResolveHeaderSpace);
   auto walked = walk_attributes(head, attr_len, [&](nlattr* a, int type, bool mandatory) {
     const int len = nla_len(a);
-    auto want = [&](int size) -> std::optional<sa::Error> {
+    auto want = [&](int size) -> std::optional<rdmaqos::Error> {
       if (len == size) return std::nullopt;
       return make_error(ErrorCode::kMalformed, fmt::format("attribute {} has {} byte(s), not {}",
                                                            attribute_name(type), len, size));
     };
-    auto dup = [&](bool present) -> std::optional<sa::Error> {
+    auto dup = [&](bool present) -> std::optional<rdmaqos::Error> {
       if (!present) return std::nullopt;
       return make_error(ErrorCode::kMalformed,
                         fmt::format("attribute {} appears twice", attribute_name(type)));
     };
-    std::optional<sa::Error> bad;
+    std::optional<rdmaqos::Error> bad;
     switch (type) {
       case LS_NLA_TYPE_SERVICE_ID:
         if ((bad = dup(req.service_id.has_value())) || (bad = want(8))) break;
@@ -221,8 +221,8 @@ Result<ResolveRequest> decode_resolve_request(std::span<const uint8_t> message) 
                                        type, attribute_name(type)));
         break;
     }
-    if (bad) return Result<sa::Ok>(*bad);
-    return Result<sa::Ok>(sa::Ok{});
+    if (bad) return Result<rdmaqos::Ok>(*bad);
+    return Result<rdmaqos::Ok>(rdmaqos::Ok{});
   });
   if (!walked) return walked.error();
   if (!req.sgid) return make_error(ErrorCode::kMalformed, "no SGID attribute");
@@ -265,7 +265,7 @@ Result<DecodedReply> decode_resolve_reply(std::span<const uint8_t> message) {
   out.error = (h->nlmsg_flags & kFlagErr) != 0;
   auto walked = walk_attributes(
       static_cast<nlattr*>(nlmsg_data(h)), nlmsg_datalen(h),
-      [&](nlattr* a, int type, bool) -> Result<sa::Ok> {
+      [&](nlattr* a, int type, bool) -> Result<rdmaqos::Ok> {
         if (type != LS_NLA_TYPE_PATH_RECORD || a->nla_type != LS_NLA_TYPE_PATH_RECORD)
           return make_error(
               ErrorCode::kMalformed,
@@ -279,7 +279,7 @@ Result<DecodedReply> decode_resolve_reply(std::span<const uint8_t> message) {
             reinterpret_cast<const uint8_t*>(data.path_rec), sa::kPathRecordSize));
         if (!rec) return rec.error();
         out.paths.push_back(ReplyPath{data.flags, *rec});
-        return sa::Ok{};
+        return rdmaqos::Ok{};
       });
   if (!walked) return walked.error();
   return out;
@@ -293,10 +293,10 @@ Result<uint32_t> decode_set_timeout(std::span<const uint8_t> message) {
     return make_error(ErrorCode::kMalformed, "not a SET_TIMEOUT request");
   std::optional<uint32_t> timeout;
   auto walked = walk_attributes(static_cast<nlattr*>(nlmsg_data(h)), nlmsg_datalen(h),
-                                [&](nlattr* a, int, bool) -> Result<sa::Ok> {
+                                [&](nlattr* a, int, bool) -> Result<rdmaqos::Ok> {
                                   if (a->nla_type == LS_NLA_TYPE_TIMEOUT && nla_len(a) == 4)
                                     timeout = read_host<uint32_t>(a);
-                                  return sa::Ok{};
+                                  return rdmaqos::Ok{};
                                 });
   if (!walked) return walked.error();
   if (!timeout) return make_error(ErrorCode::kMalformed, "SET_TIMEOUT without TIMEOUT");

@@ -84,7 +84,7 @@ struct Job {
   Clock::time_point deadline;
 };
 
-using PathAnswer = sa::Result<std::vector<sa::PathRecord>>;
+using PathAnswer = rdmaqos::Result<std::vector<sa::PathRecord>>;
 
 struct Done {
   uint64_t id = 0;
@@ -194,17 +194,17 @@ struct LocalServiceDaemon::Impl {
     return *w;
   }
 
-  void say(LogLevel level, const std::string& message) {
+  void say(Priority level, const std::string& message) {
     if (log) log(level, message);
   }
 
   void send(const std::vector<uint8_t>& bytes, const char* what) {
     int rc = nl_sendto(sock, const_cast<uint8_t*>(bytes.data()), bytes.size());
-    if (rc < 0) say(LogLevel::kError, fmt::format("sending {}: {}", what, nl_geterror(rc)));
+    if (rc < 0) say(Priority::kError, fmt::format("sending {}: {}", what, nl_geterror(rc)));
   }
 
   void answer_error(uint32_t seq, const std::string& why) {
-    say(LogLevel::kWarn,
+    say(Priority::kWarning,
         fmt::format("seq {}: F_ERR (the kernel asks the SA itself): {}", seq, why));
     send(encode_error_reply(seq), "an F_ERR reply");
   }
@@ -219,7 +219,7 @@ struct LocalServiceDaemon::Impl {
     answer_error(p.request.seq, why);
   }
 
-  sa::Result<std::unique_ptr<sa::Client>> open_client(const PortKey& key) {
+  rdmaqos::Result<std::unique_ptr<sa::Client>> open_client(const PortKey& key) {
     sa::ClientOptions o = options.sa;
     o.port = sa::UmadOptions{key.device, key.port};
     if (options.sa_lid_of)
@@ -247,18 +247,19 @@ struct LocalServiceDaemon::Impl {
         auto opened = open_client(w.key);
         if (opened) {
           client = std::move(*opened);
-          say(LogLevel::kInfo,
+          say(Priority::kInfo,
               fmt::format("SA client on {} port {} (LID {}), SA LID {}", client->port().ca,
                           client->port().port, client->port().lid, client->sa_lid()));
         } else {
           open_error = opened.error().message;
-          say(LogLevel::kError, "cannot open the umad port for SA queries: " + open_error);
+          say(Priority::kError, "cannot open the umad port for SA queries: " + open_error);
         }
       }
       if (!client) {
         for (Job& j : take_all(w))
-          post(Done{j.id, j.leg,
-                    sa::make_error(sa::ErrorCode::kTransport, "no SA port: " + open_error)});
+          post(Done{
+              j.id, j.leg,
+              rdmaqos::make_error(rdmaqos::ErrorCode::kTransport, "no SA port: " + open_error)});
         continue;
       }
       std::vector<std::pair<uint64_t, Leg>> ids;  // pull order -> job
@@ -276,8 +277,9 @@ struct LocalServiceDaemon::Impl {
               post(Done{job->id, job->leg, request.error()});
             }
           },
-          [&](size_t i, sa::Result<sa::SaMad> response) {
-            if (!response && response.error().code == sa::ErrorCode::kTransport) port_failed = true;
+          [&](size_t i, rdmaqos::Result<sa::SaMad> response) {
+            if (!response && response.error().code == rdmaqos::ErrorCode::kTransport)
+              port_failed = true;
             post(Done{
                 ids[i].first, ids[i].second,
                 response ? sa::decode_path_response(*response) : PathAnswer(response.error())});
@@ -286,7 +288,7 @@ struct LocalServiceDaemon::Impl {
       if (port_failed) {
         // The umad port failed (device gone, driver reloaded): open it again for the next
         // requests rather than failing every one of them from now on.
-        say(LogLevel::kError, "the umad port failed; reopening it for the next request");
+        say(Priority::kError, "the umad port failed; reopening it for the next request");
         client.reset();
         last_open = {};
       }
@@ -325,12 +327,12 @@ struct LocalServiceDaemon::Impl {
   void handle_ack(std::span<const uint8_t> bytes) {
     auto ack = decode_ack(bytes);
     if (!ack) {
-      say(LogLevel::kWarn, "undecodable NLMSG_ERROR from the kernel: " + ack.error().message);
+      say(Priority::kWarning, "undecodable NLMSG_ERROR from the kernel: " + ack.error().message);
       return;
     }
     if (ack->acked_type == kSetTimeoutType && ack->seq == set_timeout_seq) {
       if (ack->error == 0)
-        say(LogLevel::kInfo, fmt::format("the kernel accepted SET_TIMEOUT: it waits {} ms for an "
+        say(Priority::kInfo, fmt::format("the kernel accepted SET_TIMEOUT: it waits {} ms for an "
                                          "answer",
                                          kernel_timeout(options).count()));
       else
@@ -338,18 +340,18 @@ struct LocalServiceDaemon::Impl {
       return;
     }
     if (ack->error == 0) {
-      say(LogLevel::kDebug,
+      say(Priority::kDebug,
           fmt::format("netlink ACK of seq {} type 0x{:04x}", ack->seq, ack->acked_type));
       return;
     }
     if (ack->acked_type == kResolveType)
-      say(LogLevel::kWarn,
+      say(Priority::kWarning,
           fmt::format("the kernel refused the reply to request seq {}: {} (it asks "
                       "the SA itself after its timeout)",
                       ack->seq, std::strerror(-ack->error)));
     else
-      say(LogLevel::kWarn, fmt::format("the kernel refused message type 0x{:04x} seq {}: {}",
-                                       ack->acked_type, ack->seq, std::strerror(-ack->error)));
+      say(Priority::kWarning, fmt::format("the kernel refused message type 0x{:04x} seq {}: {}",
+                                          ack->acked_type, ack->seq, std::strerror(-ack->error)));
   }
 
   // The kernel kept its own timeout (2 s unless another responder set one) and drops answers
@@ -364,14 +366,14 @@ struct LocalServiceDaemon::Impl {
                       : error == EPERM ? " (it needs CAP_NET_ADMIN)"
                                        : "";
     if (budget == old) {
-      say(LogLevel::kWarn,
+      say(Priority::kWarning,
           fmt::format("the kernel refused SET_TIMEOUT ({} ms): {}{}; it keeps its own timeout, "
                       "{} ms by default, which the SA budget of {} ms fits in",
                       kernel_timeout(options).count(), std::strerror(error), why,
                       kKernelDefaultTimeout.count(), budget.count()));
       return;
     }
-    say(LogLevel::kWarn,
+    say(Priority::kWarning,
         fmt::format("the kernel refused SET_TIMEOUT ({} ms): {}{}; it keeps its own timeout, {} "
                     "ms by default, shorter than the {} ms the SA may take (sa_timeout_ms x "
                     "(sa_retries + 1) and backoffs): F_ERR now comes after {} ms, and the kernel "
@@ -385,13 +387,13 @@ struct LocalServiceDaemon::Impl {
   void check_namespace() {
     NetnsCheck ns = check_initial_netns(options.self_netns, options.initial_netns);
     if (ns.state == NetnsState::kOther)
-      say(LogLevel::kWarn,
+      say(Priority::kWarning,
           fmt::format("not in the initial network namespace ({}): the kernel sends path queries "
                       "only to listeners in the initial namespace, so none will come here; run "
                       "rdma-qos-lsd in the host's network namespace",
                       ns.detail));
     else if (ns.state == NetnsState::kUnknown)
-      say(LogLevel::kDebug,
+      say(Priority::kDebug,
           "cannot tell whether this is the initial network namespace: " + ns.detail);
   }
 
@@ -403,11 +405,11 @@ struct LocalServiceDaemon::Impl {
       return;
     }
     if (header->type == NLMSG_NOOP || header->type == NLMSG_DONE) {
-      say(LogLevel::kDebug, fmt::format("netlink control message type {}", header->type));
+      say(Priority::kDebug, fmt::format("netlink control message type {}", header->type));
       return;
     }
     if (header->type != kResolveType || !(header->flags & NLM_F_REQUEST)) {
-      say(LogLevel::kDebug, fmt::format("ignored message type 0x{:04x} flags 0x{:04x} seq {}",
+      say(Priority::kDebug, fmt::format("ignored message type 0x{:04x} flags 0x{:04x} seq {}",
                                         header->type, header->flags, header->seq));
       return;
     }
@@ -422,7 +424,7 @@ struct LocalServiceDaemon::Impl {
       return;
     }
     if (counters) counters->request(request->path_use);
-    say(LogLevel::kDebug, "request " + describe(*request));
+    say(Priority::kDebug, "request " + describe(*request));
     uint64_t id = next_id++;
     const Clock::time_point deadline = Clock::now() + budget;
     Job forward{id, Leg::kForward, to_path_query(*request), deadline};
@@ -454,19 +456,20 @@ struct LocalServiceDaemon::Impl {
         free(buf);
         if (n == -NLE_NOMEM || n == -NLE_INTR) {
           // ENOBUFS: the kernel dropped requests; it times them out and asks the SA itself.
-          say(LogLevel::kWarn, fmt::format("netlink receive: {}", nl_geterror(n)));
+          say(Priority::kWarning, fmt::format("netlink receive: {}", nl_geterror(n)));
           continue;
         }
-        say(LogLevel::kError, fmt::format("netlink receive: {}", nl_geterror(n)));
+        say(Priority::kError, fmt::format("netlink receive: {}", nl_geterror(n)));
         return false;
       }
       std::unique_ptr<unsigned char, void (*)(void*)> owned(buf, free);
       if (from.nl_pid != options.kernel_port) {
-        say(LogLevel::kDebug, fmt::format("ignored {} bytes from netlink port {}", n, from.nl_pid));
+        say(Priority::kDebug, fmt::format("ignored {} bytes from netlink port {}", n, from.nl_pid));
         continue;
       }
       if (dump)
-        if (auto failed = dump->write({buf, static_cast<size_t>(n)})) say(LogLevel::kWarn, *failed);
+        if (auto failed = dump->write({buf, static_cast<size_t>(n)}))
+          say(Priority::kWarning, *failed);
       // A datagram may carry several messages.
       std::span<const uint8_t> rest(buf, static_cast<size_t>(n));
       while (auto h = peek_header(rest)) {
@@ -529,18 +532,18 @@ struct LocalServiceDaemon::Impl {
     std::span<const sa::PathRecord> reverse;
     if (p.wants_reverse) {
       if (!p.reverse)
-        say(LogLevel::kWarn,
+        say(Priority::kWarning,
             fmt::format("seq {}: no SA answer for the reverse path within {} ms; answering "
                         "without the INBOUND record",
                         req.seq, budget.count()));
       else if (!*p.reverse)
-        say(LogLevel::kWarn, fmt::format("seq {}: reverse path: {}; answering without the "
-                                         "INBOUND record",
-                                         req.seq, p.reverse->error().message));
+        say(Priority::kWarning, fmt::format("seq {}: reverse path: {}; answering without the "
+                                            "INBOUND record",
+                                            req.seq, p.reverse->error().message));
       else if ((*p.reverse)->empty())
-        say(LogLevel::kWarn, fmt::format("seq {}: the SA returned no reverse path; answering "
-                                         "without the INBOUND record",
-                                         req.seq));
+        say(Priority::kWarning, fmt::format("seq {}: the SA returned no reverse path; answering "
+                                            "without the INBOUND record",
+                                            req.seq));
       else
         reverse = **p.reverse;
     }
@@ -556,7 +559,7 @@ struct LocalServiceDaemon::Impl {
     if (!reverse.empty())
       line += fmt::format(", inbound sl {} lids {}->{}", paths.back().record.sl,
                           paths.back().record.slid, paths.back().record.dlid);
-    say(LogLevel::kInfo, line + fmt::format(" ({} record(s))", paths.size()));
+    say(Priority::kInfo, line + fmt::format(" ({} record(s))", paths.size()));
     if (LsdCounters* c = options.counters.get()) {
       c->answered(f.sl);
       c->latency(Clock::now() - p.received);
@@ -587,7 +590,7 @@ struct LocalServiceDaemon::Impl {
     for (const auto& s : others) {
       now.insert(s.port_id);
       if (reported_responders.count(s.port_id)) continue;
-      say(LogLevel::kWarn,
+      say(Priority::kWarning,
           fmt::format("another responder listens on the kernel's path-query group: netlink port "
                       "{}, {}; the kernel takes the first answer, so requests may get its answer "
                       "instead of the policy's (ibacm: systemctl disable --now ibacm.socket "
@@ -596,7 +599,7 @@ struct LocalServiceDaemon::Impl {
     }
     for (uint32_t port : reported_responders)
       if (!now.count(port))
-        say(LogLevel::kInfo, fmt::format("the responder at netlink port {} has gone", port));
+        say(Priority::kInfo, fmt::format("the responder at netlink port {} has gone", port));
     reported_responders = std::move(now);
   }
 };
@@ -604,8 +607,8 @@ struct LocalServiceDaemon::Impl {
 LocalServiceDaemon::LocalServiceDaemon(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 LocalServiceDaemon::~LocalServiceDaemon() = default;
 
-sa::Result<std::unique_ptr<LocalServiceDaemon>> LocalServiceDaemon::create(LsdOptions options,
-                                                                           LogSink log) {
+rdmaqos::Result<std::unique_ptr<LocalServiceDaemon>> LocalServiceDaemon::create(LsdOptions options,
+                                                                                LogSink log) {
   auto impl = std::make_unique<Impl>();
   impl->options = std::move(options);
   impl->log = std::move(log);
@@ -613,7 +616,7 @@ sa::Result<std::unique_ptr<LocalServiceDaemon>> LocalServiceDaemon::create(LsdOp
   if (!impl->options.netlink_dump_dir.empty())
     impl->dump = std::make_unique<NetlinkDump>(impl->options.netlink_dump_dir);
   auto fail = [](std::string what) {
-    return sa::make_error(sa::ErrorCode::kTransport, std::move(what));
+    return rdmaqos::make_error(rdmaqos::ErrorCode::kTransport, std::move(what));
   };
   impl->sock = nl_socket_alloc();
   if (!impl->sock) return fail("nl_socket_alloc failed");
@@ -662,12 +665,12 @@ int LocalServiceDaemon::run() {
   d.set_timeout_seq = d.next_seq++;
   d.send(encode_set_timeout(d.set_timeout_seq, static_cast<uint32_t>(kt.count())), "SET_TIMEOUT");
   d.say(
-      LogLevel::kInfo,
+      Priority::kInfo,
       fmt::format("listening on netlink family {} group {} as port {}; asking the kernel for a "
                   "timeout of {} ms, F_ERR after {} ms without an SA answer",
                   d.options.netlink_family, kGroupLs, local_port(), kt.count(), d.budget.count()));
   if (!d.options.sa.port.ca.empty() || d.options.sa.port.port != 0)
-    d.say(LogLevel::kWarn,
+    d.say(Priority::kWarning,
           fmt::format("the umad port given ({} port {}) is not used: each kernel request is "
                       "answered through the device and port it names",
                       d.options.sa.port.ca, d.options.sa.port.port));
@@ -685,7 +688,7 @@ int LocalServiceDaemon::run() {
         {nl_socket_get_fd(d.sock), POLLIN, 0}, {d.wake_fd, POLLIN, 0}, {d.stop_fd, POLLIN, 0}};
     int n = poll(fds, 3, timeout);
     if (n < 0 && errno != EINTR) {
-      d.say(LogLevel::kError, fmt::format("poll: {}", std::strerror(errno)));
+      d.say(Priority::kError, fmt::format("poll: {}", std::strerror(errno)));
       status = 1;
       break;
     }

@@ -19,23 +19,23 @@
 
 namespace rdmaqos::kmod {
 
-sa::Result<std::unique_ptr<LsdControl>> LsdControl::start(
+rdmaqos::Result<std::unique_ptr<LsdControl>> LsdControl::start(
     const std::string& path, std::optional<gid_t> group,
     std::shared_ptr<const LsdCounters> counters) {
   auto server = sad::ControlServer::open(path);
   if (!server) return server.error();
   if (group &&
       (chown(path.c_str(), static_cast<uid_t>(-1), *group) != 0 || chmod(path.c_str(), 0660) != 0))
-    return sa::make_error(sa::ErrorCode::kTransport,
-                          fmt::format("control socket {}: cannot give it to group {}: {}", path,
-                                      *group, std::strerror(errno)));
+    return rdmaqos::make_error(rdmaqos::ErrorCode::kTransport,
+                               fmt::format("control socket {}: cannot give it to group {}: {}",
+                                           path, *group, std::strerror(errno)));
   std::unique_ptr<LsdControl> control(new LsdControl());
   control->server_ = std::move(*server);
   control->counters_ = std::move(counters);
   control->stop_fd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (control->stop_fd_ < 0)
-    return sa::make_error(sa::ErrorCode::kTransport,
-                          fmt::format("eventfd: {}", std::strerror(errno)));
+    return rdmaqos::make_error(rdmaqos::ErrorCode::kTransport,
+                               fmt::format("eventfd: {}", std::strerror(errno)));
   // Signals (SIGHUP, SIGTERM) stay with the main thread, which owns reload and stop.
   sigset_t all, old;
   sigfillset(&all);

@@ -11,8 +11,8 @@
 #include <string>
 #include <thread>
 
+#include "rdma-qos/common/result.h"
 #include "rdma-qos/kmod-shim/lsd_counters.h"
-#include "rdma-qos/sa-client/result.h"
 
 namespace rdmaqos::sad {
 class ControlServer;
@@ -26,9 +26,9 @@ class LsdControl {
  public:
   // Listens at `path` (mode 0600, or 0660 owned by `group` so that its members read the stats
   // without root) and starts serving. Errors: the socket cannot be made or handed to the group.
-  static sa::Result<std::unique_ptr<LsdControl>> start(const std::string& path,
-                                                       std::optional<gid_t> group,
-                                                       std::shared_ptr<const LsdCounters> counters);
+  static rdmaqos::Result<std::unique_ptr<LsdControl>> start(
+      const std::string& path, std::optional<gid_t> group,
+      std::shared_ptr<const LsdCounters> counters);
   ~LsdControl();  // stops the thread and removes the socket
   LsdControl(const LsdControl&) = delete;
   LsdControl& operator=(const LsdControl&) = delete;

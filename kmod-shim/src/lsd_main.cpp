@@ -31,7 +31,6 @@ namespace {
 
 using rdmaqos::common::Priority;
 using rdmaqos::kmod::LocalServiceDaemon;
-using rdmaqos::kmod::LogLevel;
 
 // Exit statuses: 2 for a bad command line, 78 (EX_CONFIG) for a configuration file the daemon
 // cannot run with, which the unit's RestartPreventExitStatus= names.
@@ -103,7 +102,7 @@ Loaded load_settings(const CommandLine& cli) {
   Loaded out;
   auto loaded = rdmaqos::config::load_host_config();
   for (const auto& e : loaded.errors) {
-    out.errors.push_back(e.message);
+    out.errors.push_back(rdmaqos::format_diagnostic(e));
     out.config_error = true;
   }
   const auto& cfg = loaded.config;
@@ -226,11 +225,7 @@ int main(int argc, char** argv) {
     logger.set_stderr(false);
     logger.set_syslog(true);
   }
-  auto sink = [&logger](LogLevel l, const std::string& message) {
-    static const Priority kPriorities[] = {Priority::kError, Priority::kWarning, Priority::kInfo,
-                                           Priority::kDebug};
-    logger.log(kPriorities[static_cast<int>(l)], message);
-  };
+  auto sink = [&logger](Priority p, const std::string& message) { logger.log(p, message); };
 
   // The counters and the control socket outlive each engine: a reload keeps both.
   auto counters = std::make_shared<rdmaqos::kmod::LsdCounters>();

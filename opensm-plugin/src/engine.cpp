@@ -87,9 +87,9 @@ LoadResult Engine::load(std::shared_ptr<const sad::FabricModel> model,
                         const PolicyInputs& inputs) const {
   namespace pol = rdmaqos::policy;
   LoadResult out;
-  auto say = [&out](const pol::Diagnostic& d, const std::string& file) {
-    out.diagnostics.push_back(pol::format_diagnostic(d, file));
-    out.errors.push_back(d.severity == pol::Severity::kError);
+  auto say = [&out](const rdmaqos::Diagnostic& d, const std::string& file) {
+    out.diagnostics.push_back(rdmaqos::format_diagnostic(d, file));
+    out.errors.push_back(d.severity == rdmaqos::Severity::kError);
   };
   bool ok = true;
   for (const auto* f : {&inputs.partitions, &inputs.policy}) {
@@ -107,19 +107,19 @@ LoadResult Engine::load(std::shared_ptr<const sad::FabricModel> model,
   } else {
     auto r = pol::parse_partitions(*inputs.partitions->text, *fabric);
     for (const auto& d : r.diagnostics) say(d, inputs.partitions->path);
-    if (pol::has_errors(r.diagnostics)) ok = false;
+    if (rdmaqos::has_errors(r.diagnostics)) ok = false;
     fabric->partitions = std::move(r.partitions);
   }
   std::shared_ptr<const pol::CompiledPolicy> policy;
   if (inputs.policy && inputs.parsed) {
     // The policy as PolicySource parsed it (once for the qos-setup scopes too), compiled here:
     // load_policy's diagnostics, in file order.
-    pol::Diagnostics all = inputs.parsed->diagnostics;
+    rdmaqos::Diagnostics all = inputs.parsed->diagnostics;
     if (inputs.parsed->ok()) {
       auto compiled = pol::CompiledPolicy::compile(inputs.parsed->policy, fabric.get());
       all.insert(all.end(), compiled.diagnostics.begin(), compiled.diagnostics.end());
       std::stable_sort(all.begin(), all.end(),
-                       [](const pol::Diagnostic& a, const pol::Diagnostic& b) {
+                       [](const rdmaqos::Diagnostic& a, const rdmaqos::Diagnostic& b) {
                          return std::tie(a.location.line, a.location.column) <
                                 std::tie(b.location.line, b.location.column);
                        });

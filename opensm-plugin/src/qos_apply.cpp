@@ -69,8 +69,8 @@ struct rdma_qos_qa {
     // every partition group would warn that it selects nothing: those wait for the partitions.
     if (!needs_partitions || !resolved_with) return;
     for (const auto& d : scopes->diagnostics())
-      say(d.severity == rdmaqos::policy::Severity::kError,
-          rdmaqos::policy::format_diagnostic(d, inputs->policy->path), version);
+      say(d.severity == rdmaqos::Severity::kError,
+          rdmaqos::format_diagnostic(d, inputs->policy->path), version);
   }
 };
 

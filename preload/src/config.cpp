@@ -48,8 +48,10 @@ const config::HostConfig* preload_config() {
       auto r = config::load_host_config();
       // A rejected value leaves the one it would have replaced (the file's, or the default):
       // say so without guessing which.
-      for (const auto& e : r.errors)
-        log_once(e.message, e.message + " (ignored; 'rdma-qos env' shows the value in use)");
+      for (const auto& e : r.errors) {
+        const std::string line = format_diagnostic(e);
+        log_once(line, line + " (ignored; 'rdma-qos env' shows the value in use)");
+      }
       return new config::HostConfig(std::move(r.config));
     } catch (...) {
       log_once("config", "cannot load the host configuration; using defaults");

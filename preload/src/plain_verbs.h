@@ -47,9 +47,9 @@ struct PlainVerbsOptions {
 
 struct PlainVerbsOps {
   // InfiniBand: whether the port's SA advertises QoS, and its answer to a query.
-  std::function<sa::Result<bool>(const PlainVerbsInputs&, sa::Deadline)> qos_supported;
-  std::function<sa::Result<std::vector<sa::PathRecord>>(const PlainVerbsInputs&,
-                                                        const sa::PathQuery&, sa::Deadline)>
+  std::function<rdmaqos::Result<bool>(const PlainVerbsInputs&, sa::Deadline)> qos_supported;
+  std::function<rdmaqos::Result<std::vector<sa::PathRecord>>(const PlainVerbsInputs&,
+                                                             const sa::PathQuery&, sa::Deadline)>
       path_query;
   std::function<void(const std::string& key, const std::string& message)> log_once;
 };

@@ -24,9 +24,9 @@ namespace {
 
 constexpr const char* kNoSaClient = "the port cannot reach an SA now";
 
-sa::Result<std::shared_ptr<sa::SharedClient>> client_of(const PlainVerbsInputs& in) {
+rdmaqos::Result<std::shared_ptr<sa::SharedClient>> client_of(const PlainVerbsInputs& in) {
   if (auto client = port_sa_client(in.device, in.port, cm_config())) return client;
-  return sa::make_error(sa::ErrorCode::kTransport, kNoSaClient);
+  return rdmaqos::make_error(rdmaqos::ErrorCode::kTransport, kNoSaClient);
 }
 
 // The decider's warnings, but for a port without an SA client: port_sa_client said why (the
@@ -46,13 +46,13 @@ PlainVerbsDecider* make_decider(const config::HostConfig& c) {
   o.ttl = std::chrono::seconds(c.number("cache_ttl"));
   PlainVerbsOps ops;
   ops.log_once = &log_decider_once;
-  ops.qos_supported = [](const PlainVerbsInputs& in, sa::Deadline d) -> sa::Result<bool> {
+  ops.qos_supported = [](const PlainVerbsInputs& in, sa::Deadline d) -> rdmaqos::Result<bool> {
     auto client = client_of(in);
     if (!client) return client.error();
     return (*client)->qos_supported(d);
   };
   ops.path_query = [](const PlainVerbsInputs& in, const sa::PathQuery& q,
-                      sa::Deadline d) -> sa::Result<std::vector<sa::PathRecord>> {
+                      sa::Deadline d) -> rdmaqos::Result<std::vector<sa::PathRecord>> {
     auto client = client_of(in);
     if (!client) return client.error();
     return (*client)->path_records(q, d);

@@ -108,7 +108,7 @@ HostPolicy load_host_policy(const std::string& text, const std::string& file_nam
   HostPolicy out;
   auto compiled = policy::load_policy(text, nullptr);
   for (const auto& d : compiled.diagnostics)
-    out.messages.push_back(policy::format_diagnostic(d, file_name));
+    out.messages.push_back(rdmaqos::format_diagnostic(d, file_name));
   out.policy = compiled.policy;
   if (!out.policy) return out;
   for (const policy::MatchRule* r : out.policy->rules()) {

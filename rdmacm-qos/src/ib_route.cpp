@@ -58,9 +58,10 @@ CmDecision decision_from_path(const sa::PathRecord& answer, uint64_t service_id,
 IbRouteResult resolve_ib_route(const IbRouteInputs& in, bool synchronous_id, const IbRouteOps& ops,
                                bool multipath) {
   IbRouteResult r;
-  auto qos = ops.sa_qos_supported
-                 ? ops.sa_qos_supported()
-                 : sa::Result<bool>(sa::make_error(sa::ErrorCode::kTransport, "no SA"));
+  auto qos =
+      ops.sa_qos_supported
+          ? ops.sa_qos_supported()
+          : rdmaqos::Result<bool>(rdmaqos::make_error(rdmaqos::ErrorCode::kTransport, "no SA"));
   if (!qos) {
     r.why = "the SA cannot be asked for its capabilities";
     return r;
@@ -68,9 +69,10 @@ IbRouteResult resolve_ib_route(const IbRouteInputs& in, bool synchronous_id, con
   sa::PathQuery q = build_path_query(in, *qos);
   std::optional<PathAnswer> answer;
   if (multipath) {
-    auto mpr = ops.sa_mpr_supported
-                   ? ops.sa_mpr_supported()
-                   : sa::Result<bool>(sa::make_error(sa::ErrorCode::kTransport, "no SA"));
+    auto mpr =
+        ops.sa_mpr_supported
+            ? ops.sa_mpr_supported()
+            : rdmaqos::Result<bool>(rdmaqos::make_error(rdmaqos::ErrorCode::kTransport, "no SA"));
     if (mpr && *mpr && ops.multipath_query) {
       answer = ops.multipath_query(q);
       r.multipath = *answer && !(*answer)->empty();

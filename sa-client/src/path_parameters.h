@@ -9,9 +9,9 @@
 #include <cstdint>
 #include <optional>
 
+#include "rdma-qos/common/result.h"
 #include "rdma-qos/sa-client/mad.h"
 #include "rdma-qos/sa-client/path_record.h"
-#include "rdma-qos/sa-client/result.h"
 
 namespace rdmaqos::sa::detail {
 

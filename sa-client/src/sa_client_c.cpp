@@ -27,6 +27,9 @@ struct rdma_qos_sa_client {
 namespace {
 
 using namespace rdmaqos::sa;
+using rdmaqos::Error;
+using rdmaqos::ErrorCode;
+using rdmaqos::Result;
 
 // rdma_qos_sa_set_thread_deadline: this thread's bound, passed with each of its calls.
 thread_local Deadline thread_deadline;
@@ -157,6 +160,9 @@ rdma_qos_sa_client* wrap_c_client(std::unique_ptr<Client> client) {
 namespace {
 
 using namespace rdmaqos::sa;
+using rdmaqos::Error;
+using rdmaqos::ErrorCode;
+using rdmaqos::Result;
 
 // PathRecord Get (or, with `multipath`, the same query as a MultiPathRecord GetMulti) for the
 // two C entry points: the answers copied out in wire format, their count returned.

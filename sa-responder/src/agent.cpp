@@ -25,8 +25,9 @@
 namespace rdmaqos::sad {
 namespace {
 
-sa::Error umad_error(const std::string& what, int err) {
-  return sa::make_error(sa::ErrorCode::kTransport, fmt::format("{}: {}", what, std::strerror(err)));
+rdmaqos::Error umad_error(const std::string& what, int err) {
+  return rdmaqos::make_error(rdmaqos::ErrorCode::kTransport,
+                             fmt::format("{}: {}", what, std::strerror(err)));
 }
 
 }  // namespace
@@ -158,7 +159,7 @@ bool port_gone(int err) {
 
 }  // namespace
 
-sa::Result<std::unique_ptr<SaAgent>> SaAgent::open(const AgentOptions& options) {
+rdmaqos::Result<std::unique_ptr<SaAgent>> SaAgent::open(const AgentOptions& options) {
   static std::once_flag init_once;
   static int init_rc = 0;
   std::call_once(init_once, [] { init_rc = umad_init(); });
@@ -210,8 +211,8 @@ SaAgent::SaAgent(std::unique_ptr<MadPort> port, const AgentOptions& options)
 
 SaAgent::~SaAgent() = default;
 
-sa::Result<Served> SaAgent::serve_one(const Responder& responder,
-                                      std::chrono::milliseconds timeout) {
+rdmaqos::Result<Served> SaAgent::serve_one(const Responder& responder,
+                                           std::chrono::milliseconds timeout) {
   // Kept between calls: a fresh buffer per MAD showed up in the profile under load.
   std::vector<uint8_t>& buffer = recv_buffer_;
   if (buffer.size() < umad_size() + sa::kMadSize * 4) buffer.resize(umad_size() + sa::kMadSize * 4);
@@ -233,11 +234,11 @@ sa::Result<Served> SaAgent::serve_one(const Responder& responder,
   if (rc < 0) {
     std::string what = fmt::format("umad_recv: {}", std::strerror(-rc));
     if (port_gone(-rc) || !mad_port_->alive()) {
-      return sa::make_error(sa::ErrorCode::kTransport, what + ": the port is gone");
+      return rdmaqos::make_error(rdmaqos::ErrorCode::kTransport, what + ": the port is gone");
     }
     if (++receive_errors_in_a_row_ >= kMaxReceiveErrorsInARow) {
-      return sa::make_error(
-          sa::ErrorCode::kTransport,
+      return rdmaqos::make_error(
+          rdmaqos::ErrorCode::kTransport,
           fmt::format("{} ({} receives in a row failed)", what, receive_errors_in_a_row_));
     }
     return Served{Served::Kind::kReceiveError, std::move(what)};
@@ -264,7 +265,7 @@ sa::Result<Served> SaAgent::serve_one(const Responder& responder,
   return send_built(reply.lid, send_buffer_, bytes);
 }
 
-sa::Result<Served> SaAgent::send(const Request& request, sa::SaMad answer) {
+rdmaqos::Result<Served> SaAgent::send(const Request& request, sa::SaMad answer) {
   std::vector<uint8_t> out;
   const size_t length = build(request.reply, std::move(answer), out);
   return send_built(request.reply.lid, out, length);
@@ -281,7 +282,8 @@ size_t SaAgent::build(const ReplyAddress& to, sa::SaMad answer, std::vector<uint
   return bytes.size();
 }
 
-sa::Result<Served> SaAgent::send_built(uint16_t lid, std::vector<uint8_t>& out, size_t length) {
+rdmaqos::Result<Served> SaAgent::send_built(uint16_t lid, std::vector<uint8_t>& out,
+                                            size_t length) {
   int rc = 0;
   {
     std::lock_guard lock(send_mutex_);
@@ -290,7 +292,7 @@ sa::Result<Served> SaAgent::send_built(uint16_t lid, std::vector<uint8_t>& out, 
   if (rc < 0) {
     std::string what = fmt::format("umad_send to LID {}: {}", lid, std::strerror(-rc));
     if (port_gone(-rc) || !mad_port_->alive()) {
-      return sa::make_error(sa::ErrorCode::kTransport, what + ": the port is gone");
+      return rdmaqos::make_error(rdmaqos::ErrorCode::kTransport, what + ": the port is gone");
     }
     return Served{Served::Kind::kSendError, std::move(what)};
   }

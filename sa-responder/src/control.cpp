@@ -21,8 +21,9 @@ namespace {
 constexpr size_t kMaxRequest = 64 * 1024;
 constexpr size_t kMaxConnections = 16;
 
-sa::Error sys_error(const std::string& what, int err) {
-  return sa::make_error(sa::ErrorCode::kTransport, fmt::format("{}: {}", what, std::strerror(err)));
+rdmaqos::Error sys_error(const std::string& what, int err) {
+  return rdmaqos::make_error(rdmaqos::ErrorCode::kTransport,
+                             fmt::format("{}: {}", what, std::strerror(err)));
 }
 
 std::optional<sockaddr_un> unix_address(const std::string& path) {
@@ -75,13 +76,13 @@ std::vector<std::string> find_control_sockets(const std::string& dir) {
   return out;
 }
 
-sa::Result<nlohmann::json> control_call(const std::string& socket_path,
-                                        const nlohmann::json& request,
-                                        std::chrono::milliseconds timeout) {
+rdmaqos::Result<nlohmann::json> control_call(const std::string& socket_path,
+                                             const nlohmann::json& request,
+                                             std::chrono::milliseconds timeout) {
   auto addr = unix_address(socket_path);
   if (!addr) {
-    return sa::make_error(sa::ErrorCode::kInvalidArgument,
-                          fmt::format("socket path too long: {}", socket_path));
+    return rdmaqos::make_error(rdmaqos::ErrorCode::kInvalidArgument,
+                               fmt::format("socket path too long: {}", socket_path));
   }
   int fd = connect_to(*addr);
   if (fd < 0) return sys_error(fmt::format("cannot connect to {}", socket_path), -fd);
@@ -96,8 +97,9 @@ sa::Result<nlohmann::json> control_call(const std::string& socket_path,
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
-      return sa::make_error(sa::ErrorCode::kTimeout, fmt::format("no reply from {} within {} ms",
-                                                                 socket_path, timeout.count()));
+      return rdmaqos::make_error(
+          rdmaqos::ErrorCode::kTimeout,
+          fmt::format("no reply from {} within {} ms", socket_path, timeout.count()));
     }
     pollfd p{fd, POLLIN, 0};
     int rc = ::poll(&p, 1, static_cast<int>(left.count()));
@@ -113,23 +115,23 @@ sa::Result<nlohmann::json> control_call(const std::string& socket_path,
   auto line = reply.substr(0, reply.find('\n'));
   auto j = nlohmann::json::parse(line, nullptr, false);
   if (j.is_discarded() || !j.is_object()) {
-    return sa::make_error(sa::ErrorCode::kMalformed,
-                          fmt::format("{} sent no JSON reply: '{}'", socket_path, line));
+    return rdmaqos::make_error(rdmaqos::ErrorCode::kMalformed,
+                               fmt::format("{} sent no JSON reply: '{}'", socket_path, line));
   }
   return j;
 }
 
-sa::Result<nlohmann::json> parse_control_request(std::string_view line) {
+rdmaqos::Result<nlohmann::json> parse_control_request(std::string_view line) {
   auto body = nlohmann::json::parse(line, nullptr, false);
   if (body.is_discarded() || !body.is_object() || !body.contains("command") ||
       !body["command"].is_string()) {
-    return sa::make_error(sa::ErrorCode::kMalformed,
-                          "malformed request: expected {\"command\": NAME}");
+    return rdmaqos::make_error(rdmaqos::ErrorCode::kMalformed,
+                               "malformed request: expected {\"command\": NAME}");
   }
   return body;
 }
 
-sa::Result<ControlCommand> read_control_command(const nlohmann::json& body) {
+rdmaqos::Result<ControlCommand> read_control_command(const nlohmann::json& body) {
   const std::string& command = body.at("command").get_ref<const std::string&>();
   ControlCommand out;
   if (command == "reload") {
@@ -138,8 +140,8 @@ sa::Result<ControlCommand> read_control_command(const nlohmann::json& body) {
     out.action = ControlAction::kRediscover;
     if (auto full = body.find("full"); full != body.end()) {
       if (!full->is_boolean())
-        return sa::make_error(sa::ErrorCode::kInvalidArgument,
-                              "rediscover: 'full' must be true or false");
+        return rdmaqos::make_error(rdmaqos::ErrorCode::kInvalidArgument,
+                                   "rediscover: 'full' must be true or false");
       out.full = full->get<bool>();
     }
   } else if (command == "stats") {
@@ -151,19 +153,19 @@ sa::Result<ControlCommand> read_control_command(const nlohmann::json& body) {
   } else if (command == "resume") {
     out.action = ControlAction::kResume;
   } else {
-    return sa::make_error(
-        sa::ErrorCode::kInvalidArgument,
+    return rdmaqos::make_error(
+        rdmaqos::ErrorCode::kInvalidArgument,
         fmt::format("unknown command '{}' (reload, rediscover, stats, explain, pause, resume)",
                     command));
   }
   return out;
 }
 
-sa::Result<std::unique_ptr<ControlServer>> ControlServer::open(const std::string& path) {
+rdmaqos::Result<std::unique_ptr<ControlServer>> ControlServer::open(const std::string& path) {
   auto addr = unix_address(path);
   if (!addr) {
-    return sa::make_error(sa::ErrorCode::kInvalidArgument,
-                          fmt::format("socket path too long: {}", path));
+    return rdmaqos::make_error(rdmaqos::ErrorCode::kInvalidArgument,
+                               fmt::format("socket path too long: {}", path));
   }
   std::filesystem::path dir = std::filesystem::path(path).parent_path();
   if (!dir.empty() && ::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
@@ -172,8 +174,8 @@ sa::Result<std::unique_ptr<ControlServer>> ControlServer::open(const std::string
   // A socket someone answers on belongs to a live daemon; an unanswered one is stale.
   if (int fd = connect_to(*addr); fd >= 0) {
     ::close(fd);
-    return sa::make_error(sa::ErrorCode::kTransport,
-                          fmt::format("{} is in use by a running daemon", path));
+    return rdmaqos::make_error(rdmaqos::ErrorCode::kTransport,
+                               fmt::format("{} is in use by a running daemon", path));
   }
   ::unlink(path.c_str());
   std::unique_ptr<ControlServer> server(new ControlServer());

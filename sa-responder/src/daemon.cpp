@@ -123,8 +123,8 @@ LoadResult load(const Config& config, std::shared_ptr<const rdmaqos::sad::Fabric
   } else {
     auto r = pol::parse_partitions(*text, *fabric);
     for (const auto& d : r.diagnostics)
-      out.diagnostics.push_back(pol::format_diagnostic(d, config.partitions_path));
-    if (pol::has_errors(r.diagnostics)) ok = false;
+      out.diagnostics.push_back(rdmaqos::format_diagnostic(d, config.partitions_path));
+    if (rdmaqos::has_errors(r.diagnostics)) ok = false;
     fabric->partitions = std::move(r.partitions);
   }
   std::shared_ptr<const pol::CompiledPolicy> policy;
@@ -135,16 +135,16 @@ LoadResult load(const Config& config, std::shared_ptr<const rdmaqos::sad::Fabric
     } else {
       auto r = pol::load_policy(*text, fabric.get());
       for (const auto& d : r.diagnostics)
-        out.diagnostics.push_back(pol::format_diagnostic(d, config.policy_path));
+        out.diagnostics.push_back(rdmaqos::format_diagnostic(d, config.policy_path));
       if (!r.policy) ok = false;
       policy = r.policy;
       if (policy && config.qos) {
         for (const auto& d : pol::check_level_sls(policy->policy(), *config.qos))
-          out.diagnostics.push_back(pol::format_diagnostic(d, config.policy_path));
+          out.diagnostics.push_back(rdmaqos::format_diagnostic(d, config.policy_path));
       }
       if (policy) {
         for (const auto& d : rdmaqos::sad::path_bits_warnings(*policy, *model))
-          out.diagnostics.push_back(pol::format_diagnostic(d, config.policy_path));
+          out.diagnostics.push_back(rdmaqos::format_diagnostic(d, config.policy_path));
       }
     }
   }
@@ -225,7 +225,7 @@ class Daemon::Impl {
       auto checked = policy::load_policy(*text, nullptr);
       if (!checked.policy) {
         for (const auto& d : checked.diagnostics)
-          log_diagnostic(policy::format_diagnostic(d, config_.policy_path));
+          log_diagnostic(rdmaqos::format_diagnostic(d, config_.policy_path));
         log_error("the policy or partitions have errors: not starting");
         return kExitConfig;
       }

@@ -86,7 +86,7 @@ std::optional<std::string> replacement_refused(const Discovery& found) {
                      found.missing.size() == 1 ? "" : "s", found.missing.front());
 }
 
-sa::Result<Discovery> discover_fabric(const DiscoveryOptions& options) {
+rdmaqos::Result<Discovery> discover_fabric(const DiscoveryOptions& options) {
   char* ca = options.ca.empty() ? nullptr : const_cast<char*>(options.ca.c_str());
   ibnd_config_t config{};
   config.timeout_ms = static_cast<unsigned>(options.timeout_ms);
@@ -94,11 +94,12 @@ sa::Result<Discovery> discover_fabric(const DiscoveryOptions& options) {
   std::unique_ptr<ibnd_fabric_t, FabricDeleter> fabric(
       ibnd_discover_fabric(ca, options.port, nullptr, &config));
   if (!fabric) {
-    return sa::make_error(sa::ErrorCode::kTransport, "libibnetdisc could not discover the fabric");
+    return rdmaqos::make_error(rdmaqos::ErrorCode::kTransport,
+                               "libibnetdisc could not discover the fabric");
   }
   ibmad_port* mad = smp_port(options.ca, options.port);
   if (mad == nullptr) {
-    return sa::make_error(sa::ErrorCode::kTransport, "cannot open the port for SMPs");
+    return rdmaqos::make_error(rdmaqos::ErrorCode::kTransport, "cannot open the port for SMPs");
   }
   if (options.retries > 0) mad_rpc_set_retries(mad, options.retries);
   UmadSmpTransport smp(mad, kSmpWindow, options.timeout_ms > 0 ? options.timeout_ms : 1000,
@@ -157,8 +158,8 @@ sa::Result<Discovery> discover_fabric(const DiscoveryOptions& options) {
     const std::optional<SmpData>& a = answers[i];
     if (r.lft) {
       if (!a) {
-        return sa::make_error(
-            sa::ErrorCode::kTransport,
+        return rdmaqos::make_error(
+            rdmaqos::ErrorCode::kTransport,
             fmt::format("no LFT block {} from switch {:#x}", r.block, node.ni.node_guid));
       }
       put_lft_block(*a, r.block, node.lft);
@@ -182,7 +183,8 @@ sa::Result<Discovery> discover_fabric(const DiscoveryOptions& options) {
   }
   auto out = assemble(scan);
   if (!out) {
-    return sa::make_error(sa::ErrorCode::kTransport, "discovery did not find its own port");
+    return rdmaqos::make_error(rdmaqos::ErrorCode::kTransport,
+                               "discovery did not find its own port");
   }
   progress(fmt::format("done: {} endpoints, {} table(s) missing, {} SMP(s) sent again",
                        out->model.endpoints().size(), out->missing.size(), smp.resent()));

@@ -20,22 +20,22 @@ using nlohmann::json;
 constexpr size_t kMaxReasons = 64;  // LMC 7 on both ends has 16,384 combinations
 constexpr int kMaxHops = 64;
 
-sa::Result<uint64_t> unsigned_field(const json& body, const char* name, uint64_t max) {
+rdmaqos::Result<uint64_t> unsigned_field(const json& body, const char* name, uint64_t max) {
   const json& v = body.at(name);
   // Parsed text gives unsigned numbers; a json built in C++ from an int literal a signed one.
   const bool whole = v.is_number_unsigned() || (v.is_number_integer() && v.get<int64_t>() >= 0);
   if (!whole || v.get<uint64_t>() > max) {
-    return sa::make_error(sa::ErrorCode::kInvalidArgument,
-                          fmt::format("explain: '{}' must be a number 0..{}", name, max));
+    return rdmaqos::make_error(rdmaqos::ErrorCode::kInvalidArgument,
+                               fmt::format("explain: '{}' must be a number 0..{}", name, max));
   }
   return v.get<uint64_t>();
 }
 
 // {"selector": 0..3, "value": 0..63}, nothing else.
-sa::Result<ExplainRequest::Selected> selected_field(const json& v, const std::string& name) {
+rdmaqos::Result<ExplainRequest::Selected> selected_field(const json& v, const std::string& name) {
   auto bad = [&name] {
-    return sa::make_error(
-        sa::ErrorCode::kInvalidArgument,
+    return rdmaqos::make_error(
+        rdmaqos::ErrorCode::kInvalidArgument,
         fmt::format("explain: '{}' must be {{\"selector\": 0..3, \"value\": 0..63}}", name));
   };
   if (!v.is_object() || v.size() != 2 || !v.contains("selector") || !v.contains("value")) {
@@ -48,7 +48,7 @@ sa::Result<ExplainRequest::Selected> selected_field(const json& v, const std::st
                                   static_cast<uint8_t>(*value)};
 }
 
-std::string location(const std::string& file, const policy::SourceLocation& l) {
+std::string location(const std::string& file, const rdmaqos::SourceLocation& l) {
   return fmt::format("{}:{}", file, l.line);
 }
 
@@ -275,9 +275,10 @@ std::vector<sa::PathRecord> real_answer(AnswerContext ctx, const PathRequest& q)
 
 }  // namespace
 
-sa::Result<ExplainRequest> parse_explain_request(const json& body) {
+rdmaqos::Result<ExplainRequest> parse_explain_request(const json& body) {
   if (!body.is_object()) {
-    return sa::make_error(sa::ErrorCode::kInvalidArgument, "explain: expected a JSON object");
+    return rdmaqos::make_error(rdmaqos::ErrorCode::kInvalidArgument,
+                               "explain: expected a JSON object");
   }
   ExplainRequest r;
   for (const auto& [key, value] : body.items()) {
@@ -286,8 +287,8 @@ sa::Result<ExplainRequest> parse_explain_request(const json& body) {
       std::optional<sa::Gid> gid;
       if (value.is_string()) gid = sa::parse_gid(value.get<std::string>());
       if (!gid) {
-        return sa::make_error(sa::ErrorCode::kInvalidArgument,
-                              fmt::format("explain: '{}' must be a GID (fe80::...)", key));
+        return rdmaqos::make_error(rdmaqos::ErrorCode::kInvalidArgument,
+                                   fmt::format("explain: '{}' must be a GID (fe80::...)", key));
       }
       (key == "sgid" ? r.sgid : r.dgid) = *gid;
       continue;
@@ -308,8 +309,8 @@ sa::Result<ExplainRequest> parse_explain_request(const json& body) {
     } else if (key == "sl") {
       max = 15;
     } else {
-      return sa::make_error(sa::ErrorCode::kInvalidArgument,
-                            fmt::format("explain: unknown field '{}'", key));
+      return rdmaqos::make_error(rdmaqos::ErrorCode::kInvalidArgument,
+                                 fmt::format("explain: unknown field '{}'", key));
     }
     auto v = unsigned_field(body, key.c_str(), max);
     if (!v) return v.error();

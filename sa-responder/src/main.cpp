@@ -45,8 +45,8 @@ bool apply_opensm_conf(Config& config, bool subnet_timeout_given, bool sa_key_gi
   }
   pol::OpenSmConfResult r = pol::parse_opensm_conf(*text);
   for (const auto& d : r.diagnostics)
-    rdmaqos::sad::log_diagnostic(pol::format_diagnostic(d, config.opensm_conf_path));
-  if (pol::has_errors(r.diagnostics)) return false;
+    rdmaqos::sad::log_diagnostic(rdmaqos::format_diagnostic(d, config.opensm_conf_path));
+  if (rdmaqos::has_errors(r.diagnostics)) return false;
   // Engines that give each path its own SL (the deadlock-free layers of a looped fabric) decide
   // per LID pair, inside the SM: this SA cannot see them, and the policy's SL could close a
   // credit loop. OpenSM falls back along the list, so any of them may be the one routing.

@@ -31,9 +31,9 @@ LidOffsets allowed_dlid_offsets(const policy::RangeList* path_bits, uint8_t lmc)
   return out.none() ? all : out;
 }
 
-policy::Diagnostics path_bits_warnings(const policy::CompiledPolicy& policy,
-                                       const FabricModel& fabric) {
-  policy::Diagnostics out;
+rdmaqos::Diagnostics path_bits_warnings(const policy::CompiledPolicy& policy,
+                                        const FabricModel& fabric) {
+  rdmaqos::Diagnostics out;
   const uint8_t lmc = fabric.subnet_lmc();
   const uint64_t lids = uint64_t{1} << lmc;
   for (const policy::QosLevel& l : policy.policy().levels) {
@@ -46,7 +46,7 @@ policy::Diagnostics path_bits_warnings(const policy::CompiledPolicy& policy,
     }
     if (beyond.empty()) continue;
     out.push_back(
-        {policy::Severity::kWarning, l.location,
+        {rdmaqos::Severity::kWarning, l.location,
          fmt::format("qos-level '{}': path-bits {} ignored: the subnet's LMC is {} "
                      "(a port has LIDs base+0..base+{})",
                      l.name, beyond, lmc, lids - 1),

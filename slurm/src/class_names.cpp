@@ -9,10 +9,10 @@
 #include <cctype>
 #include <variant>
 
+#include "rdma-qos/common/diagnostic.h"
 #include "rdma-qos/config/host_config.h"
 #include "rdma-qos/config/read_file.h"
 #include "rdma-qos/policy/compiled_policy.h"
-#include "rdma-qos/policy/diagnostic.h"
 
 namespace rdmaqos::slurm {
 namespace {
@@ -46,8 +46,8 @@ ClassNames ClassNames::from_policy_text(const SiteRules& rules, std::string_view
   if (!compiled.policy) {
     std::string first = "errors";
     for (const auto& d : compiled.diagnostics)
-      if (d.severity == policy::Severity::kError) {
-        first = policy::format_diagnostic(d, std::string(file));
+      if (d.severity == rdmaqos::Severity::kError) {
+        first = rdmaqos::format_diagnostic(d, std::string(file));
         break;
       }
     ClassNames n = without_policy(rules, fmt::format("the policy {} has {}", file, first));

@@ -17,6 +17,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   auto r = rdmaqos::config::parse_host_config(text, "fuzz.conf", &no_env);
   for (const auto& d : r.errors)
-    if (d.message.rfind("fuzz.conf:", 0) != 0) abort();
+    if (rdmaqos::format_diagnostic(d).rfind("fuzz.conf:", 0) != 0) abort();
   return 0;
 }

@@ -56,9 +56,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   cfg::LoadResult r = cfg::parse_host_config(text, "fuzz.conf", &fuzz_env);
   for (const auto& d : r.errors)
-    check(d.message.rfind("fuzz.conf:", 0) == 0 || d.message.rfind("RDMA_QOS_", 0) == 0);
+    check(rdmaqos::format_diagnostic(d).rfind("fuzz.conf:", 0) == 0 ||
+          rdmaqos::format_diagnostic(d).rfind("RDMA_QOS_", 0) == 0);
   for (const auto& d : r.warnings)
-    check(d.message.rfind("fuzz.conf:", 0) == 0 || d.message.rfind("RDMA_QOS_", 0) == 0);
+    check(rdmaqos::format_diagnostic(d).rfind("fuzz.conf:", 0) == 0 ||
+          rdmaqos::format_diagnostic(d).rfind("RDMA_QOS_", 0) == 0);
   const cfg::HostConfig& c = r.config;
   // Invalid settings keep their defaults: whatever is left passes the knob's validator.
   for (const cfg::Knob& k : cfg::knobs()) {

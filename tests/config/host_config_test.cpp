@@ -100,7 +100,7 @@ TEST_F(HostConfigTest, DefaultsWhenNothingIsSet) {
 TEST_F(HostConfigTest, FileValuesWithCommentsAndBlanks) {
   auto r =
       parse_host_config("# header\n\n  flow_label   spread  # trailing\nsl 3\n", "t.conf", &lookup);
-  ASSERT_TRUE(r.errors.empty()) << r.errors[0].message;
+  ASSERT_TRUE(r.errors.empty()) << rdmaqos::format_diagnostic(r.errors[0]);
   EXPECT_EQ(r.config.text("flow_label"), "spread");
   EXPECT_EQ(r.config.get("flow_label").origin, "t.conf:3");
   EXPECT_EQ(r.config.get("sl").source, Source::kFile);
@@ -117,7 +117,7 @@ TEST_F(HostConfigTest, EnvironmentOverridesFile) {
 TEST_F(HostConfigTest, UnknownKeyNamesFileAndLine) {
   auto r = parse_host_config("sl 1\nflow_lable rfc\n", "t.conf", &lookup);
   ASSERT_EQ(r.errors.size(), 1u);
-  EXPECT_EQ(r.errors[0].message,
+  EXPECT_EQ(rdmaqos::format_diagnostic(r.errors[0]),
             "t.conf:2: error: not a known key (expected 'key value'; rdma-qos env lists the keys)");
   EXPECT_EQ(r.config.text("sl"), "1");  // the rest of the file still applies
 }
@@ -125,9 +125,9 @@ TEST_F(HostConfigTest, UnknownKeyNamesFileAndLine) {
 TEST_F(HostConfigTest, InvalidValueKeepsTheDefaultAndSaysWhy) {
   auto r = parse_host_config("sl 16\ntclass 0x100\n", "t.conf", &lookup);
   ASSERT_EQ(r.errors.size(), 2u);
-  EXPECT_EQ(r.errors[0].message,
+  EXPECT_EQ(rdmaqos::format_diagnostic(r.errors[0]),
             "t.conf:1: error: sl: the value is not a number 0..15 (decimal or 0x-hex)");
-  EXPECT_EQ(r.errors[1].message,
+  EXPECT_EQ(rdmaqos::format_diagnostic(r.errors[1]),
             "t.conf:2: error: tclass: the value is not a number 0..255 (decimal or 0x-hex)");
   EXPECT_EQ(r.config.text("sl"), "");
 }
@@ -142,10 +142,12 @@ TEST_F(HostConfigTest, SaLidTakesOneLidOrOnePerPort) {
   EXPECT_EQ(per_port.config.text("sa_lid"), "mlx5_0:1=9, mlx5_1=12");
   auto bad = parse_host_config("sa_lid mlx5_0:1=9, mlx5_1=0xc000\n", "t.conf", &lookup);
   ASSERT_EQ(bad.errors.size(), 1u);
-  EXPECT_NE(bad.errors[0].message.find("t.conf:1: error: sa_lid: "), std::string::npos)
-      << bad.errors[0].message;
-  EXPECT_NE(bad.errors[0].message.find("must be a number 1..49151"), std::string::npos)
-      << bad.errors[0].message;
+  EXPECT_NE(rdmaqos::format_diagnostic(bad.errors[0]).find("t.conf:1: error: sa_lid: "),
+            std::string::npos)
+      << rdmaqos::format_diagnostic(bad.errors[0]);
+  EXPECT_NE(rdmaqos::format_diagnostic(bad.errors[0]).find("must be a number 1..49151"),
+            std::string::npos)
+      << rdmaqos::format_diagnostic(bad.errors[0]);
   EXPECT_EQ(bad.config.text("sa_lid"), "");
 }
 
@@ -164,9 +166,9 @@ TEST_F(HostConfigTest, PlainVerbsKnobsKeepProgramValuesAndWaitBriefly) {
 TEST_F(HostConfigTest, PlainVerbsKnobsRejectOtherValues) {
   auto r = parse_host_config("verbs_values always\nverbs_sa_wait_ms 0\n", "t.conf", &lookup);
   ASSERT_EQ(r.errors.size(), 2u);
-  EXPECT_EQ(r.errors[0].message,
+  EXPECT_EQ(rdmaqos::format_diagnostic(r.errors[0]),
             "t.conf:1: error: verbs_values: the value is not one of: keep, replace");
-  EXPECT_EQ(r.errors[1].message,
+  EXPECT_EQ(rdmaqos::format_diagnostic(r.errors[1]),
             "t.conf:2: error: verbs_sa_wait_ms: the value is not a number 1..60000 (decimal or "
             "0x-hex)");
   EXPECT_EQ(r.config.text("verbs_values"), "keep");
@@ -178,7 +180,7 @@ TEST_F(HostConfigTest, InvalidEnvironmentValueNamesTheVariable) {
                      std::string(1, '0'));  // not "0": GCC 12 -Wrestrict false positive
   auto r = parse_host_config("", "t.conf", &lookup);
   ASSERT_EQ(r.errors.size(), 1u);
-  EXPECT_EQ(r.errors[0].message,
+  EXPECT_EQ(rdmaqos::format_diagnostic(r.errors[0]),
             "RDMA_QOS_FLOW_LABEL: error: '0' is not rfc, linux, spread, off or a label 1..0xfffff");
   EXPECT_EQ(r.config.text("flow_label"), "rfc");
 }
@@ -196,10 +198,10 @@ TEST_F(HostConfigTest, MissingExplicitFileIsAnError) {
   fake_env()["RDMA_QOS_CONFIG"] = "/nonexistent/rdma-qos.conf";
   auto r = load_host_config(&lookup, std::nullopt);
   ASSERT_EQ(r.errors.size(), 1u);
-  EXPECT_EQ(r.errors[0].message.rfind(
-                "/nonexistent/rdma-qos.conf: error: cannot read the configuration file", 0),
+  EXPECT_EQ(rdmaqos::format_diagnostic(r.errors[0])
+                .rfind("/nonexistent/rdma-qos.conf: error: cannot read the configuration file", 0),
             0u)
-      << r.errors[0].message;
+      << rdmaqos::format_diagnostic(r.errors[0]);
 }
 
 TEST_F(HostConfigTest, ConfigPathFromEnvironment) {
@@ -229,9 +231,9 @@ TEST_F(HostConfigTest, DeprecatedVariableNameStillWorksWithAWarning) {
   EXPECT_EQ(r.config.get("policy_file").origin, "RDMA_QOS_POLICY_FILE");
   EXPECT_EQ(r.config.text("log_level"), "debug");
   ASSERT_EQ(r.warnings.size(), 2u);
-  EXPECT_EQ(r.warnings[0].message,
+  EXPECT_EQ(rdmaqos::format_diagnostic(r.warnings[0]),
             "RDMA_QOS_POLICY_FILE: warning: deprecated name; use RDMA_QOS_POLICY");
-  EXPECT_EQ(r.warnings[1].message,
+  EXPECT_EQ(rdmaqos::format_diagnostic(r.warnings[1]),
             "RDMA_QOS_LOG_LEVEL: warning: deprecated name; use RDMA_QOS_LOG");
 }
 
@@ -248,7 +250,7 @@ TEST_F(HostConfigTest, BadValueUnderTheDeprecatedNameNamesThatVariable) {
   fake_env()["RDMA_QOS_LOG_LEVEL"] = "loud";
   auto r = parse_host_config("", "t.conf", &lookup);
   ASSERT_EQ(r.errors.size(), 1u);
-  EXPECT_EQ(r.errors[0].message,
+  EXPECT_EQ(rdmaqos::format_diagnostic(r.errors[0]),
             "RDMA_QOS_LOG_LEVEL: error: 'loud' is not one of: error, warn, info, debug");
   EXPECT_EQ(r.config.text("log_level"), "warn");
 }

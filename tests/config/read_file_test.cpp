@@ -57,9 +57,10 @@ TEST_F(ReadFileTest, AFifoNamedByRdmaQosConfigIsRefusedWithoutBlocking) {
   fake_env()["RDMA_QOS_CONFIG"] = fifo();
   auto r = load_host_config(&lookup, std::nullopt);
   ASSERT_EQ(r.errors.size(), 1u);
-  EXPECT_NE(r.errors[0].message.find(dir_ + "/fifo"), std::string::npos) << r.errors[0].message;
-  EXPECT_NE(r.errors[0].message.find("not a regular file"), std::string::npos)
-      << r.errors[0].message;
+  EXPECT_NE(rdmaqos::format_diagnostic(r.errors[0]).find(dir_ + "/fifo"), std::string::npos)
+      << rdmaqos::format_diagnostic(r.errors[0]);
+  EXPECT_NE(rdmaqos::format_diagnostic(r.errors[0]).find("not a regular file"), std::string::npos)
+      << rdmaqos::format_diagnostic(r.errors[0]);
 }
 
 // The preload reads RDMA_QOS_POLICY through the same reader, with the policy's limit.
@@ -73,8 +74,10 @@ TEST_F(ReadFileTest, ADirectoryIsRefusedWithAMessageNamingIt) {
   fake_env()["RDMA_QOS_CONFIG"] = dir_;
   auto r = load_host_config(&lookup, std::nullopt);
   ASSERT_EQ(r.errors.size(), 1u);
-  EXPECT_EQ(r.errors[0].message.rfind(dir_ + ": error:", 0), 0u) << r.errors[0].message;
-  EXPECT_NE(r.errors[0].message.find("directory"), std::string::npos) << r.errors[0].message;
+  EXPECT_EQ(rdmaqos::format_diagnostic(r.errors[0]).rfind(dir_ + ": error:", 0), 0u)
+      << rdmaqos::format_diagnostic(r.errors[0]);
+  EXPECT_NE(rdmaqos::format_diagnostic(r.errors[0]).find("directory"), std::string::npos)
+      << rdmaqos::format_diagnostic(r.errors[0]);
 }
 
 TEST_F(ReadFileTest, AFileOverTheLimitIsRefusedWithTheLimitInTheMessage) {
@@ -82,9 +85,11 @@ TEST_F(ReadFileTest, AFileOverTheLimitIsRefusedWithTheLimitInTheMessage) {
   fake_env()["RDMA_QOS_CONFIG"] = file(big);
   auto r = load_host_config(&lookup, std::nullopt);
   ASSERT_EQ(r.errors.size(), 1u);
-  EXPECT_EQ(r.errors[0].message.rfind(dir_ + "/file: error:", 0), 0u) << r.errors[0].message;
-  EXPECT_NE(r.errors[0].message.find(std::to_string(kMaxConfigFileBytes)), std::string::npos)
-      << r.errors[0].message;
+  EXPECT_EQ(rdmaqos::format_diagnostic(r.errors[0]).rfind(dir_ + "/file: error:", 0), 0u)
+      << rdmaqos::format_diagnostic(r.errors[0]);
+  EXPECT_NE(rdmaqos::format_diagnostic(r.errors[0]).find(std::to_string(kMaxConfigFileBytes)),
+            std::string::npos)
+      << rdmaqos::format_diagnostic(r.errors[0]);
 }
 
 TEST_F(ReadFileTest, AFileAtTheLimitIsRead) {
@@ -107,9 +112,12 @@ TEST_F(ReadFileTest, AConfigErrorDoesNotEchoTheOffendingLine) {
   auto r = load_host_config(&lookup, std::nullopt);
   ASSERT_EQ(r.errors.size(), 3u);
   for (const auto& e : r.errors)
-    EXPECT_EQ(e.message.find("s3cr3t"), std::string::npos) << e.message;
-  EXPECT_EQ(r.errors[0].message.rfind(dir_ + "/file:1: error:", 0), 0u) << r.errors[0].message;
-  EXPECT_EQ(r.errors[1].message.rfind(dir_ + "/file:2: error: tos:", 0), 0u) << r.errors[1].message;
+    EXPECT_EQ(rdmaqos::format_diagnostic(e).find("s3cr3t"), std::string::npos)
+        << rdmaqos::format_diagnostic(e);
+  EXPECT_EQ(rdmaqos::format_diagnostic(r.errors[0]).rfind(dir_ + "/file:1: error:", 0), 0u)
+      << rdmaqos::format_diagnostic(r.errors[0]);
+  EXPECT_EQ(rdmaqos::format_diagnostic(r.errors[1]).rfind(dir_ + "/file:2: error: tos:", 0), 0u)
+      << rdmaqos::format_diagnostic(r.errors[1]);
 }
 
 }  // namespace

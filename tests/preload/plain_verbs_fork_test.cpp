@@ -35,11 +35,11 @@ TEST(PlainVerbsFork, TheChildAsksAgainForADestinationAnotherThreadWasAsking) {
   options.wait = std::chrono::milliseconds(200);
   options.ttl = std::chrono::hours(1);
   PlainVerbsOps ops;
-  ops.qos_supported = [](const PlainVerbsInputs&, sa::Deadline) -> sa::Result<bool> {
+  ops.qos_supported = [](const PlainVerbsInputs&, sa::Deadline) -> rdmaqos::Result<bool> {
     return true;
   };
   ops.path_query = [&](const PlainVerbsInputs&, const sa::PathQuery&,
-                       sa::Deadline) -> sa::Result<std::vector<sa::PathRecord>> {
+                       sa::Deadline) -> rdmaqos::Result<std::vector<sa::PathRecord>> {
     if (getpid() == parent) {  // the parent's query stays under way until the fork is done
       parent_query_started = true;
       while (!release_parent_query) std::this_thread::sleep_for(std::chrono::milliseconds(1));

@@ -49,12 +49,12 @@ class PlainVerbs : public ::testing::Test {
 
   PlainVerbsOps ops() {
     PlainVerbsOps o;
-    o.qos_supported = [this](const PlainVerbsInputs&, sa::Deadline) -> sa::Result<bool> {
-      if (sa_fails_) return sa::make_error(sa::ErrorCode::kTimeout, "no answer");
+    o.qos_supported = [this](const PlainVerbsInputs&, sa::Deadline) -> rdmaqos::Result<bool> {
+      if (sa_fails_) return rdmaqos::make_error(rdmaqos::ErrorCode::kTimeout, "no answer");
       return sa_has_qos_;
     };
     o.path_query = [this](const PlainVerbsInputs&, const sa::PathQuery& q,
-                          sa::Deadline) -> sa::Result<std::vector<sa::PathRecord>> {
+                          sa::Deadline) -> rdmaqos::Result<std::vector<sa::PathRecord>> {
       queries_.push_back(q);
       return std::vector<sa::PathRecord>{answer_};
     };
@@ -237,7 +237,7 @@ TEST_F(PlainVerbs, QpsReachingRtrTogetherShareOneQuery) {
   std::atomic<int> asked{0};
   PlainVerbsOps o = ops();
   o.path_query = [&](const PlainVerbsInputs&, const sa::PathQuery&,
-                     sa::Deadline) -> sa::Result<std::vector<sa::PathRecord>> {
+                     sa::Deadline) -> rdmaqos::Result<std::vector<sa::PathRecord>> {
     ++asked;
     std::this_thread::yield();
     return std::vector<sa::PathRecord>{answer_};
@@ -295,7 +295,7 @@ TEST_F(PlainVerbs, AnSaFailureLeavesTheQpStockLogsOnceAndIsRemembered) {
 TEST_F(PlainVerbs, AnEmptyAnswerLeavesTheQpStock) {
   PlainVerbsOps o = ops();
   o.path_query = [](const PlainVerbsInputs&, const sa::PathQuery&,
-                    sa::Deadline) -> sa::Result<std::vector<sa::PathRecord>> {
+                    sa::Deadline) -> rdmaqos::Result<std::vector<sa::PathRecord>> {
     return std::vector<sa::PathRecord>{};
   };
   PlainVerbsDecider d(options_, std::move(o));
@@ -305,7 +305,7 @@ TEST_F(PlainVerbs, AnEmptyAnswerLeavesTheQpStock) {
 TEST_F(PlainVerbs, AThrowingSaClientLeavesTheQpStock) {
   PlainVerbsOps o = ops();
   o.path_query = [](const PlainVerbsInputs&, const sa::PathQuery&,
-                    sa::Deadline) -> sa::Result<std::vector<sa::PathRecord>> {
+                    sa::Deadline) -> rdmaqos::Result<std::vector<sa::PathRecord>> {
     throw std::runtime_error("broken");
   };
   PlainVerbsDecider d(options_, std::move(o));

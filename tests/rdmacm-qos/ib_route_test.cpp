@@ -13,14 +13,14 @@
 namespace rdmaqos::rdmacm {
 namespace {
 
-sa::Result<bool> capability(int advertised) {
-  if (advertised < 0) return sa::make_error(sa::ErrorCode::kTimeout, "no answer");
+rdmaqos::Result<bool> capability(int advertised) {
+  if (advertised < 0) return rdmaqos::make_error(rdmaqos::ErrorCode::kTimeout, "no answer");
   return advertised == 1;
 }
 
 // The SA's answer to `q`: the query echoed with `sl`, `count` times (-1: the query fails).
 PathAnswer answer_to(const sa::PathQuery& q, int count, uint8_t sl) {
-  if (count < 0) return sa::make_error(sa::ErrorCode::kTimeout, "no answer");
+  if (count < 0) return rdmaqos::make_error(rdmaqos::ErrorCode::kTimeout, "no answer");
   sa::PathRecord p = q.record;
   p.sl = sl;
   p.mtu_selector = sa::Selector::kExactly;

@@ -43,7 +43,7 @@ class DaemonWithoutSa : public ::testing::Test {
     options_.sa.timeout = 100ms;
     options_.sa.retries = 0;
     options_.counters = counters_;
-    auto d = LocalServiceDaemon::create(options_, [this](LogLevel, const std::string& m) {
+    auto d = LocalServiceDaemon::create(options_, [this](Priority, const std::string& m) {
       std::lock_guard<std::mutex> lock(log_mutex_);
       log_.push_back(m);
     });
@@ -237,13 +237,13 @@ class ScriptedSa final : public sa::Transport {
     port_.lid = 2;
     port_.sm_lid = 1;
   }
-  sa::Result<sa::Ok> send(std::span<const uint8_t> bytes, uint16_t, uint8_t,
-                          std::chrono::milliseconds) override {
+  rdmaqos::Result<rdmaqos::Ok> send(std::span<const uint8_t> bytes, uint16_t, uint8_t,
+                                    std::chrono::milliseconds) override {
     auto mad = sa::decode_sa_mad(bytes);
     if (!mad) return mad.error();
     auto query = sa::decode_path_record(mad->data);
     if (!query) return query.error();
-    if (query->dgid[15] == 0x99) return sa::Ok{};
+    if (query->dgid[15] == 0x99) return rdmaqos::Ok{};
     sa::PathRecord answer = *query;
     const bool reverse = query->dgid[15] == 0x11;
     answer.sl = reverse ? 10 : 9;
@@ -257,9 +257,10 @@ class ScriptedSa final : public sa::Transport {
     auto wire = sa::encode_path_record(answer);
     reply.data.assign(wire->begin(), wire->end());
     held_.push_back({std::chrono::steady_clock::now() + delay_, sa::encode_sa_mad(reply)});
-    return sa::Ok{};
+    return rdmaqos::Ok{};
   }
-  sa::Result<std::optional<sa::ReceivedMad>> receive(std::chrono::milliseconds timeout) override {
+  rdmaqos::Result<std::optional<sa::ReceivedMad>> receive(
+      std::chrono::milliseconds timeout) override {
     auto until = std::chrono::steady_clock::now() + timeout;
     if (!held_.empty()) until = std::min(until, held_.front().first);
     std::this_thread::sleep_until(until);
@@ -272,7 +273,7 @@ class ScriptedSa final : public sa::Transport {
     return std::optional<sa::ReceivedMad>{};
   }
   const sa::PortAttributes& port() const override { return port_; }
-  sa::Result<sa::PortAttributes> refresh_port() override { return port_; }
+  rdmaqos::Result<sa::PortAttributes> refresh_port() override { return port_; }
 
  private:
   std::chrono::milliseconds delay_;
@@ -292,12 +293,13 @@ class DaemonWithFakeSa : public ::testing::Test {
     options_.sa.retries = retries;
     options_.counters = counters_;
     options_.open_client =
-        [this, sa_delay](const sa::UmadOptions& port) -> sa::Result<std::unique_ptr<sa::Client>> {
+        [this,
+         sa_delay](const sa::UmadOptions& port) -> rdmaqos::Result<std::unique_ptr<sa::Client>> {
       std::lock_guard<std::mutex> lock(log_mutex_);
       opened_ports_.push_back(port);
       return std::make_unique<sa::Client>(std::make_unique<ScriptedSa>(sa_delay), options_.sa);
     };
-    auto d = LocalServiceDaemon::create(options_, [this](LogLevel level, const std::string& m) {
+    auto d = LocalServiceDaemon::create(options_, [this](Priority level, const std::string& m) {
       std::lock_guard<std::mutex> lock(log_mutex_);
       log_.emplace_back(level, m);
     });
@@ -311,7 +313,7 @@ class DaemonWithFakeSa : public ::testing::Test {
     daemon_port_ = kernel_.last_sender();
   }
   // Whether a line at `level` containing every one of `parts` was logged within `within`.
-  bool logged(LogLevel level, std::initializer_list<std::string> parts,
+  bool logged(Priority level, std::initializer_list<std::string> parts,
               std::chrono::milliseconds within = 1s) {
     auto until = std::chrono::steady_clock::now() + within;
     for (;;) {
@@ -368,7 +370,7 @@ class DaemonWithFakeSa : public ::testing::Test {
   uint32_t set_timeout_seq_ = 0;
   uint32_t daemon_port_ = 0;
   std::mutex log_mutex_;
-  std::vector<std::pair<LogLevel, std::string>> log_;
+  std::vector<std::pair<Priority, std::string>> log_;
   std::vector<sa::UmadOptions> opened_ports_;  // every port an SA client was opened on
 };
 
@@ -502,9 +504,9 @@ TEST_F(DaemonWithFakeSa, RefusedSetTimeoutIsWarnedAndFErrComesInsideTheKernelsDe
   ASSERT_EQ(announced_timeout_, 4180ms);
   // The kernel refuses it (as for a sender without CAP_NET_ADMIN) and keeps its 2000 ms.
   kernel_.send_to(daemon_port_, testing::ack_bytes(set_timeout_seq_, -EPERM, 0x1001, 0x0005, 24));
-  EXPECT_TRUE(
-      logged(LogLevel::kWarn, {"refused SET_TIMEOUT (4180 ms)", "Operation not permitted",
-                               "CAP_NET_ADMIN", "F_ERR now comes after 1500 ms", "sa_timeout_ms"}))
+  EXPECT_TRUE(logged(Priority::kWarning,
+                     {"refused SET_TIMEOUT (4180 ms)", "Operation not permitted", "CAP_NET_ADMIN",
+                      "F_ERR now comes after 1500 ms", "sa_timeout_ms"}))
       << log_text();
   auto sent = std::chrono::steady_clock::now();
   send(6, kSilentDgid);
@@ -518,20 +520,20 @@ TEST_F(DaemonWithFakeSa, RefusedSetTimeoutIsWarnedAndFErrComesInsideTheKernelsDe
 TEST_F(DaemonWithFakeSa, AcceptedSetTimeoutIsLoggedAndNothingIsWarned) {
   start(10ms, 200ms, 1);
   kernel_.send_to(daemon_port_, testing::ack_bytes(set_timeout_seq_, 0, 0x1001, 0x0005, 24));
-  EXPECT_TRUE(logged(LogLevel::kInfo, {"the kernel accepted SET_TIMEOUT",
+  EXPECT_TRUE(logged(Priority::kInfo, {"the kernel accepted SET_TIMEOUT",
                                        std::to_string(announced_timeout_.count()) + " ms"}))
       << log_text();
-  EXPECT_FALSE(logged(LogLevel::kWarn, {"refused"}, 100ms)) << log_text();
+  EXPECT_FALSE(logged(Priority::kWarning, {"refused"}, 100ms)) << log_text();
 }
 
 TEST_F(DaemonWithFakeSa, RefusedReplyWithTheSameSeqIsNotARefusedSetTimeout) {
   start(10ms, 200ms, 1);
   // The kernel's own request seqs start at 1 too: only the answered type tells them apart.
   kernel_.send_to(daemon_port_, testing::ack_bytes(set_timeout_seq_, -EPERM, 0x1000, 0, 16));
-  EXPECT_TRUE(logged(LogLevel::kWarn,
+  EXPECT_TRUE(logged(Priority::kWarning,
                      {"refused the reply to request seq " + std::to_string(set_timeout_seq_)}))
       << log_text();
-  EXPECT_FALSE(logged(LogLevel::kWarn, {"refused SET_TIMEOUT"}, 100ms)) << log_text();
+  EXPECT_FALSE(logged(Priority::kWarning, {"refused SET_TIMEOUT"}, 100ms)) << log_text();
   // The budget is unchanged: a good answer still comes, and F_ERR only after 2 x 200 ms.
   send(7, kDgid);
   auto [reply, at] = next(announced_timeout_);
@@ -554,9 +556,9 @@ std::vector<std::string> warnings_of_a_short_run(LsdOptions o) {
   o.sa.port.ca = "rdma_qos_no_such_ca";
   std::mutex m;
   std::vector<std::string> log;
-  auto d = LocalServiceDaemon::create(o, [&](LogLevel level, const std::string& s) {
+  auto d = LocalServiceDaemon::create(o, [&](Priority level, const std::string& s) {
     std::lock_guard<std::mutex> lock(m);
-    if (level == LogLevel::kWarn) log.push_back(s);
+    if (level == Priority::kWarning) log.push_back(s);
   });
   if (!d) {
     ADD_FAILURE() << d.error().message;
@@ -618,9 +620,9 @@ TEST(DaemonResponders, ReportsAnotherResponderOnTheGroup) {
   o.sa.port.ca = "rdma_qos_no_such_ca";
   std::mutex m;
   std::vector<std::string> log;
-  auto d = LocalServiceDaemon::create(o, [&](LogLevel level, const std::string& s) {
+  auto d = LocalServiceDaemon::create(o, [&](Priority level, const std::string& s) {
     std::lock_guard<std::mutex> lock(m);
-    if (level == LogLevel::kWarn) log.push_back(s);
+    if (level == Priority::kWarning) log.push_back(s);
   });
   ASSERT_TRUE(d);
   std::thread t([&] { (*d)->run(); });

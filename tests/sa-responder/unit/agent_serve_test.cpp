@@ -119,7 +119,7 @@ class AgentServing : public ::testing::Test {
   ScriptedPort* port = new ScriptedPort();
   SaAgent agent{std::unique_ptr<MadPort>(port), AgentOptions{}};
 
-  sa::Result<Served> serve() { return agent.serve_one(echo, milliseconds(100)); }
+  rdmaqos::Result<Served> serve() { return agent.serve_one(echo, milliseconds(100)); }
 };
 
 TEST_F(AgentServing, NothingWaitingIsNoError) {
@@ -241,7 +241,7 @@ TEST_F(AgentServing, AnAnswerSentLaterFromAnotherThreadGoesToTheRequester) {
   EXPECT_EQ(kept->reply.lid, 5);
   EXPECT_EQ(kept->reply.qpn, 0x42u);
 
-  std::optional<sa::Result<Served>> later;
+  std::optional<rdmaqos::Result<Served>> later;
   std::thread worker([&] { later = agent.send(*kept, *echo(*kept)); });
   worker.join();
   ASSERT_TRUE(later && *later) << (*later).error().message;

@@ -40,7 +40,7 @@ class AnswerTest : public ::testing::Test {
   void load(const std::string& text) {
     policy::CompileResult r = policy::load_policy(text, &pfabric);
     for (const auto& d : r.diagnostics)
-      if (d.severity == policy::Severity::kError) ADD_FAILURE() << d.message;
+      if (d.severity == rdmaqos::Severity::kError) ADD_FAILURE() << d.message;
     policy = r.policy;
   }
 

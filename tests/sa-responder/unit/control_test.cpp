@@ -80,7 +80,7 @@ TEST_F(ControlTest, RequestWithoutCommandGetsAnErrorReply) {
 TEST_F(ControlTest, NoDaemonIsATransportError) {
   auto reply = control_call(path, {{"command", "stats"}}, 1s);
   ASSERT_FALSE(reply);
-  EXPECT_EQ(reply.error().code, sa::ErrorCode::kTransport);
+  EXPECT_EQ(reply.error().code, rdmaqos::ErrorCode::kTransport);
 }
 
 TEST_F(ControlTest, SilentDaemonIsATimeout) {
@@ -88,7 +88,7 @@ TEST_F(ControlTest, SilentDaemonIsATimeout) {
   ASSERT_TRUE(server);
   auto reply = control_call(path, {{"command", "stats"}}, 200ms);
   ASSERT_FALSE(reply);
-  EXPECT_EQ(reply.error().code, sa::ErrorCode::kTimeout);
+  EXPECT_EQ(reply.error().code, rdmaqos::ErrorCode::kTimeout);
 }
 
 TEST_F(ControlTest, SocketIsForItsOwnerOnly) {

@@ -37,7 +37,7 @@ class PathBitsTest : public ::testing::Test {
         "service-id: 0x10\nqos-level-name: Pinned\nend-qos-match-rule\nend-qos-match-rules\n";
     policy::CompileResult r = policy::load_policy(text, &pfabric);
     for (const auto& d : r.diagnostics)
-      if (d.severity == policy::Severity::kError) ADD_FAILURE() << d.message;
+      if (d.severity == rdmaqos::Severity::kError) ADD_FAILURE() << d.message;
     policy = r.policy;
   }
 
@@ -187,9 +187,9 @@ TEST_F(PathBitsTest, AllowedOffsetsAreTheValuesBelowTwoToTheLmc) {
 TEST_F(PathBitsTest, ValuesBeyondTheSubnetsLmcWarnAtTheLevel) {
   // The subnet's LMC is b's 2: values 0-3 name LIDs, 4 and up none.
   load("path-bits: 1,3-6,9\n");
-  policy::Diagnostics d = path_bits_warnings(*policy, fabric);
+  rdmaqos::Diagnostics d = path_bits_warnings(*policy, fabric);
   ASSERT_EQ(d.size(), 1u);
-  EXPECT_EQ(d[0].severity, policy::Severity::kWarning);
+  EXPECT_EQ(d[0].severity, rdmaqos::Severity::kWarning);
   EXPECT_EQ(d[0].location.line, 6);  // the qos-level line of "Pinned"
   EXPECT_NE(d[0].message.find("4-6,9"), std::string::npos) << d[0].message;
   load("path-bits: 0-3\n");

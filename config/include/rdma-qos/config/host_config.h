@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "rdma-qos/common/diagnostic.h"
+
 namespace rdmaqos::config {
 
 enum class Source { kDefault, kFile, kEnvironment };
@@ -20,10 +22,6 @@ struct Value {
   std::string text;
   Source source = Source::kDefault;
   std::string origin;  // "FILE:LINE" or the variable name; empty for defaults
-};
-
-struct Diagnostic {
-  std::string message;  // "FILE:LINE: error: ..." or "RDMA_QOS_X: error: ..."
 };
 
 class HostConfig {

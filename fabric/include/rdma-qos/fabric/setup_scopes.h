@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "rdma-qos/common/diagnostic.h"
 #include "rdma-qos/fabric/tables.h"
-#include "rdma-qos/policy/diagnostic.h"
 #include "rdma-qos/policy/policy.h"
 
 namespace rdmaqos::fabric {
@@ -28,13 +28,13 @@ struct Sl2VlSite {
 
 struct Sl2VlChoice {
   Sl2Vl table{};  // missing entries of the scope's table are VL 0
-  policy::SourceLocation scope;
+  rdmaqos::SourceLocation scope;
 };
 
 struct VlArbChoice {
   VlArbTable high, low;
   std::optional<uint8_t> high_limit;
-  policy::SourceLocation scope;
+  rdmaqos::SourceLocation scope;
   bool has_high = false, has_low = false;  // a scope may give one table only
 };
 
@@ -64,7 +64,7 @@ class SetupScopes {
   std::optional<Sl2VlChoice> sl2vl(const Sl2VlSite& site) const;
   std::optional<VlArbChoice> vlarb(const PortRef& port, const std::optional<PortRef>& peer) const;
   bool in_group(const std::string& group, const PortRef& port) const;
-  const policy::Diagnostics& diagnostics() const { return diagnostics_; }
+  const rdmaqos::Diagnostics& diagnostics() const { return diagnostics_; }
   const policy::Policy& policy() const { return policy_; }
 
  private:
@@ -72,7 +72,7 @@ class SetupScopes {
 
   policy::Policy policy_;
   uint64_t sm_port_guid_ = 0;
-  policy::Diagnostics diagnostics_;
+  rdmaqos::Diagnostics diagnostics_;
 };
 
 }  // namespace rdmaqos::fabric

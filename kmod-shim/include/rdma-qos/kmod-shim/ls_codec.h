@@ -11,14 +11,14 @@
 #include <string>
 #include <vector>
 
+#include "rdma-qos/common/result.h"
 #include "rdma-qos/sa-client/client.h"
 #include "rdma-qos/sa-client/gid.h"
 #include "rdma-qos/sa-client/path_record.h"
-#include "rdma-qos/sa-client/result.h"
 
 namespace rdmaqos::kmod {
 
-using sa::Result;
+using rdmaqos::Result;
 
 // Values of the uapi header, restated so the codec's users need not include it.
 constexpr uint16_t kResolveType = 0x1000;     // RDMA_NL_GET_TYPE(RDMA_NL_LS, RESOLVE)

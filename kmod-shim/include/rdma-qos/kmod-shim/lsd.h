@@ -12,14 +12,16 @@
 #include <memory>
 #include <string>
 
+#include "rdma-qos/common/log.h"
+#include "rdma-qos/common/result.h"
 #include "rdma-qos/kmod-shim/lsd_counters.h"
 #include "rdma-qos/sa-client/client.h"
-#include "rdma-qos/sa-client/result.h"
 
 namespace rdmaqos::kmod {
 
-enum class LogLevel { kError = 0, kWarn = 1, kInfo = 2, kDebug = 3 };
-using LogSink = std::function<void(LogLevel, const std::string&)>;
+// The daemons' one level vocabulary (syslog priorities), rdma-qos/common/log.h.
+using common::Priority;
+using LogSink = std::function<void(Priority, const std::string&)>;
 
 struct LsdOptions {
   // Per-attempt timeout, retries, window. The umad port here is not used: each request
@@ -41,7 +43,8 @@ struct LsdOptions {
   std::chrono::milliseconds intake_poll{5};
   // Opens the SA client of one umad port; default: sa::Client::open(sa) on that port. Tests
   // pass a fake transport.
-  std::function<sa::Result<std::unique_ptr<sa::Client>>(const sa::UmadOptions& port)> open_client;
+  std::function<rdmaqos::Result<std::unique_ptr<sa::Client>>(const sa::UmadOptions& port)>
+      open_client;
   // Where requests and answers are counted (kept by the caller across reloads); none: not
   // counted.
   std::shared_ptr<LsdCounters> counters;
@@ -66,7 +69,8 @@ class LocalServiceDaemon {
  public:
   // Opens (or adopts) the netlink socket and joins the group. The SA port is opened by the
   // worker, again after failures, so the daemon starts (and answers F_ERR) without one.
-  static sa::Result<std::unique_ptr<LocalServiceDaemon>> create(LsdOptions options, LogSink log);
+  static rdmaqos::Result<std::unique_ptr<LocalServiceDaemon>> create(LsdOptions options,
+                                                                     LogSink log);
   ~LocalServiceDaemon();
   LocalServiceDaemon(const LocalServiceDaemon&) = delete;
   LocalServiceDaemon& operator=(const LocalServiceDaemon&) = delete;

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "rdma-qos/policy/diagnostic.h"
+#include "rdma-qos/common/diagnostic.h"
 
 namespace rdmaqos::policy {
 

@@ -4,7 +4,7 @@
 // (or its qos_policy_file) is checked for them before it gets there.
 #pragma once
 
-#include "rdma-qos/policy/diagnostic.h"
+#include "rdma-qos/common/diagnostic.h"
 #include "rdma-qos/policy/policy.h"
 
 namespace rdmaqos::policy {

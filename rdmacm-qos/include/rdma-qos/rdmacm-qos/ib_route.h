@@ -16,11 +16,11 @@
 #include <string>
 #include <vector>
 
+#include "rdma-qos/common/result.h"
 #include "rdma-qos/rdmacm-qos/cm_qos.h"
 #include "rdma-qos/sa-client/client.h"
 #include "rdma-qos/sa-client/gid.h"
 #include "rdma-qos/sa-client/path_record.h"
-#include "rdma-qos/sa-client/result.h"
 
 namespace rdmaqos::rdmacm {
 
@@ -55,15 +55,15 @@ std::optional<ibv_path_data> path_data(const sa::PathRecord& answer);
 CmDecision decision_from_path(const sa::PathRecord& answer, uint64_t service_id,
                               std::optional<uint16_t> qos_class);
 
-using PathAnswer = sa::Result<std::vector<sa::PathRecord>>;
+using PathAnswer = rdmaqos::Result<std::vector<sa::PathRecord>>;
 
 struct IbRouteOps {
   // Whether the SA advertises QoS (an error: it cannot be asked).
-  std::function<sa::Result<bool>()> sa_qos_supported;
+  std::function<rdmaqos::Result<bool>()> sa_qos_supported;
   std::function<PathAnswer(const sa::PathQuery& query)> path_query;
   // MultiPathRecord (used when asked for): whether the SA advertises it, and the same query sent
   // as a MultiPathRecord (the answers are PathRecords, as above).
-  std::function<sa::Result<bool>()> sa_mpr_supported;
+  std::function<rdmaqos::Result<bool>()> sa_mpr_supported;
   std::function<PathAnswer(const sa::PathQuery& query)> multipath_query;
   // rdma_set_option(id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, data, len): 0 or -1.
   std::function<int(ibv_path_data* data, size_t len)> set_path;

@@ -12,11 +12,11 @@
 #include <span>
 #include <vector>
 
+#include "rdma-qos/common/result.h"
 #include "rdma-qos/sa-client/class_port_info.h"
 #include "rdma-qos/sa-client/mad.h"
 #include "rdma-qos/sa-client/multipath_record.h"
 #include "rdma-qos/sa-client/path_record.h"
-#include "rdma-qos/sa-client/result.h"
 #include "rdma-qos/sa-client/transport.h"
 
 namespace rdmaqos::sa {

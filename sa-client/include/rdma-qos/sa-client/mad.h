@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "rdma-qos/sa-client/result.h"
+#include "rdma-qos/common/result.h"
 
 namespace rdmaqos::sa {
 

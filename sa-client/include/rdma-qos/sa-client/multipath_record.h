@@ -8,9 +8,9 @@
 #include <span>
 #include <vector>
 
+#include "rdma-qos/common/result.h"
 #include "rdma-qos/sa-client/gid.h"
 #include "rdma-qos/sa-client/path_record.h"
-#include "rdma-qos/sa-client/result.h"
 
 namespace rdmaqos::sa {
 

@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <span>
 
+#include "rdma-qos/common/result.h"
 #include "rdma-qos/sa-client/gid.h"
-#include "rdma-qos/sa-client/result.h"
 
 namespace rdmaqos::sa {
 

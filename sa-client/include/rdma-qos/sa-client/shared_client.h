@@ -12,10 +12,10 @@
 #include <optional>
 #include <vector>
 
+#include "rdma-qos/common/result.h"
 #include "rdma-qos/sa-client/class_port_info.h"
 #include "rdma-qos/sa-client/client.h"
 #include "rdma-qos/sa-client/path_record.h"
-#include "rdma-qos/sa-client/result.h"
 
 namespace rdmaqos::sa {
 

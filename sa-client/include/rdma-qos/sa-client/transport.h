@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "rdma-qos/common/result.h"
 #include "rdma-qos/sa-client/gid.h"
-#include "rdma-qos/sa-client/result.h"
 
 namespace rdmaqos::sa {
 

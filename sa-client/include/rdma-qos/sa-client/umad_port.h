@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "rdma-qos/sa-client/result.h"
+#include "rdma-qos/common/result.h"
 
 namespace rdmaqos::sa {
 

@@ -15,8 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "rdma-qos/common/result.h"
 #include "rdma-qos/sa-client/mad.h"
-#include "rdma-qos/sa-client/result.h"
 #include "rdma-qos/sa-responder/rediscovery_trigger.h"
 
 namespace rdmaqos::sad {
@@ -110,7 +110,7 @@ struct Served {
 
 class SaAgent {
  public:
-  static sa::Result<std::unique_ptr<SaAgent>> open(const AgentOptions& options);
+  static rdmaqos::Result<std::unique_ptr<SaAgent>> open(const AgentOptions& options);
   // An agent over a port already open and registered (tests give it a scripted one).
   SaAgent(std::unique_ptr<MadPort> port, const AgentOptions& options);
   ~SaAgent();
@@ -122,14 +122,14 @@ class SaAgent {
   // means the port is gone: its device went away (ENODEV, ENXIO, EBADF, EPIPE, or the port file
   // flagged as failed), or receives kept failing (kMaxReceiveErrorsInARow in a row). A
   // responder that answers later (on another thread) returns nullopt and calls send().
-  sa::Result<Served> serve_one(const Responder& responder, std::chrono::milliseconds timeout);
+  rdmaqos::Result<Served> serve_one(const Responder& responder, std::chrono::milliseconds timeout);
 
   // Sends `answer` to the requester of `request`, from any thread, also while another thread
   // waits in serve_one: sends are serialized here. (Concurrent umad_send on one port is safe in
   // itself: the kernel's umad write takes the file's mutex, umad2sim's write wrapper its global
   // one; serializing keeps a MadPort free of that duty.) kHandled, kSendError for a refused
   // answer, or the error result when the port is gone, as serve_one.
-  sa::Result<Served> send(const Request& request, sa::SaMad answer);
+  rdmaqos::Result<Served> send(const Request& request, sa::SaMad answer);
 
   // Receive failures in a row, with the port still there, that count as the port gone: a port
   // that fails every read would otherwise be served in a busy loop.
@@ -155,7 +155,7 @@ class SaAgent {
   // Builds the umad buffer of `answer` to `to` in `out` (reused by serve_one's thread).
   size_t build(const ReplyAddress& to, sa::SaMad answer, std::vector<uint8_t>& out) const;
   // Sends `length` MAD bytes of `out` under send_mutex_: kHandled, kSendError or port gone.
-  sa::Result<Served> send_built(uint16_t lid, std::vector<uint8_t>& out, size_t length);
+  rdmaqos::Result<Served> send_built(uint16_t lid, std::vector<uint8_t>& out, size_t length);
 
   std::vector<uint8_t> recv_buffer_;  // umad buffers reused from one MAD to the next
   std::vector<uint8_t> send_buffer_;  // serve_one's thread only

@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "rdma-qos/sa-client/result.h"
+#include "rdma-qos/common/result.h"
 
 namespace rdmaqos::sad {
 
@@ -30,14 +30,14 @@ std::vector<std::string> find_control_sockets(const std::string& dir = kControlD
 
 // Sends one request and returns the daemon's reply. Errors: kTransport (no daemon listens,
 // or the connection broke), kTimeout, kMalformed (the reply is not JSON).
-sa::Result<nlohmann::json> control_call(const std::string& socket_path,
-                                        const nlohmann::json& request,
-                                        std::chrono::milliseconds timeout);
+rdmaqos::Result<nlohmann::json> control_call(const std::string& socket_path,
+                                             const nlohmann::json& request,
+                                             std::chrono::milliseconds timeout);
 
 // The body of one request line: a JSON object with a "command" string, or the message to
 // answer with. What ControlServer::process reads from every connection (untrusted: any member
 // of the socket's group may send it).
-sa::Result<nlohmann::json> parse_control_request(std::string_view line);
+rdmaqos::Result<nlohmann::json> parse_control_request(std::string_view line);
 
 // What a request asks of rdma-qos-sad or the OpenSM plugin (rdma-qos-lsd answers `stats` only).
 // Pause and resume are the plugin's: OpenSM's own handlers answer while it is paused.
@@ -48,13 +48,13 @@ struct ControlCommand {
 };
 // The command of a parsed body, or the message refusing it: an unknown command, or a `full`
 // that is not true or false (reading it as a bool threw, and ended the daemon).
-sa::Result<ControlCommand> read_control_command(const nlohmann::json& body);
+rdmaqos::Result<ControlCommand> read_control_command(const nlohmann::json& body);
 
 class ControlServer {
  public:
   // Listens at `path` (mode 0600; the directory is created 0755 when missing). A stale socket
   // left by a dead daemon is replaced; one a live daemon answers on is an error.
-  static sa::Result<std::unique_ptr<ControlServer>> open(const std::string& path);
+  static rdmaqos::Result<std::unique_ptr<ControlServer>> open(const std::string& path);
   ~ControlServer();  // closes every connection and removes the socket
   ControlServer(const ControlServer&) = delete;
   ControlServer& operator=(const ControlServer&) = delete;

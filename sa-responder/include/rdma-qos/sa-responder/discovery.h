@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "rdma-qos/sa-client/result.h"
+#include "rdma-qos/common/result.h"
 #include "rdma-qos/sa-responder/fabric_model.h"
 
 namespace rdmaqos::sad {
@@ -47,7 +47,7 @@ std::optional<std::string> replacement_refused(const Discovery& found);
 // The whole fabric, or an error: a discovery whose topology or forwarding tables fail half-way
 // returns no model; one that misses PKey or SL2VL tables lists them in `missing`. Nodes are in
 // node GUID order.
-sa::Result<Discovery> discover_fabric(const DiscoveryOptions& options);
+rdmaqos::Result<Discovery> discover_fabric(const DiscoveryOptions& options);
 
 // An incremental re-discovery: the model a full discovery would give now, or why it could not
 // be had that way (then the caller runs a full one).

@@ -11,8 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rdma-qos/common/result.h"
 #include "rdma-qos/sa-client/gid.h"
-#include "rdma-qos/sa-client/result.h"
 #include "rdma-qos/sa-responder/answer.h"
 
 namespace rdmaqos::sad {
@@ -38,7 +38,7 @@ struct ExplainRequest {
 // The control request's fields ({"command": "explain", "slid": 2, "dgid": "fe80::...",
 // "rate": {"selector": 1, "value": 7}}): from an untrusted client, so every field is checked
 // (type and range); unknown fields are errors.
-sa::Result<ExplainRequest> parse_explain_request(const nlohmann::json& body);
+rdmaqos::Result<ExplainRequest> parse_explain_request(const nlohmann::json& body);
 // The same fields as the control request carries them (what the CLI sends).
 nlohmann::json explain_request_json(const ExplainRequest& request);
 

@@ -7,8 +7,8 @@
 #include <bitset>
 #include <cstdint>
 
+#include "rdma-qos/common/diagnostic.h"
 #include "rdma-qos/policy/compiled_policy.h"
-#include "rdma-qos/policy/diagnostic.h"
 #include "rdma-qos/sa-responder/fabric_model.h"
 
 namespace rdmaqos::sad {
@@ -28,7 +28,7 @@ LidOffsets allowed_dlid_offsets(const policy::RangeList* path_bits, uint8_t lmc)
 
 // One warning per qos-level whose path-bits name values no port of `fabric` has (at or beyond
 // 2^LMC, the subnet's largest LMC), at the level's location: those values are ignored.
-policy::Diagnostics path_bits_warnings(const policy::CompiledPolicy& policy,
-                                       const FabricModel& fabric);
+rdmaqos::Diagnostics path_bits_warnings(const policy::CompiledPolicy& policy,
+                                        const FabricModel& fabric);
 
 }  // namespace rdmaqos::sad
