@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The SA client for many threads: one per port, shared by every thread of a program (the
-// preload module) or a daemon. A Client is single-threaded, so the port keeps a few of them
+// preload module) or a daemon. A Client is single-threaded, so the port may keep a few of them
 // (each its own umad agent, opened when every open one is busy) and a call borrows an idle one:
 // threads' queries travel at the same time instead of one round trip after another. Each call
 // carries the caller's own deadline: it waits for an idle client no longer than that, and the
@@ -32,20 +32,17 @@ using Deadline = std::optional<std::chrono::steady_clock::time_point>;
 // A deadline `budget` from now; none for a zero or negative budget.
 Deadline deadline_after(std::chrono::milliseconds budget);
 
-// How many clients (umad agents) a port's SharedClient opens at most by default: as many
-// queries of one process travel at once.
-constexpr size_t kDefaultConcurrentQueries = 4;
-
 class SharedClient {
  public:
   // Opens another client on the same port when every open one is busy.
   using ClientOpener = std::function<Result<std::unique_ptr<Client>>()>;
 
   // Opens the umad port named in options.port, and up to `concurrent` - 1 more clients on it
-  // when queries overlap; with `cache`, answers are kept in one path cache all of them share.
+  // when queries overlap (the default: one query at a time, one umad agent); with `cache`,
+  // answers are kept in one path cache all of them share.
   static Result<std::unique_ptr<SharedClient>> open(const ClientOptions& options,
                                                     const PathCacheOptions* cache = nullptr,
-                                                    size_t concurrent = kDefaultConcurrentQueries);
+                                                    size_t concurrent = 1);
   // `client` only: one query at a time. With `open_more`, up to `concurrent` clients.
   explicit SharedClient(std::unique_ptr<Client> client, ClientOpener open_more = {},
                         size_t concurrent = 1);
