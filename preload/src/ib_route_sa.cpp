@@ -12,7 +12,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <span>
 #include <string>
 
 #include <fmt/format.h>
@@ -20,8 +19,8 @@
 #include "cm_event_wait.h"
 #include "cm_layer.h"
 #include "ib_route_sa.h"
+#include "ib_route_sequence.h"
 #include "log.h"
-#include "rdma-qos/rdmacm-qos/ib_route.h"
 #include "rdma-qos/sa-client/shared_client.h"
 #include "real_calls.h"
 #include "retry_backoff.h"
@@ -143,57 +142,78 @@ struct Resolution {
   sa::Deadline deadline;
 };
 
-// The query and, with its answer, the path installed; `before_install` runs just before the id
-// is used (false: leave the id alone). Logged and recorded (test hook) alike on a route worker
-// and on the caller's thread.
-enum class Outcome { kInstalled, kFallBack, kLeftAlone };
+// The module's host of the route sequence: the port's SA client within the program's budget,
+// and the id through the real librdmacm. `before_install` runs just before the id is used
+// (false: leave the id alone).
+class SaRouteHost final : public IbRouteHost {
+ public:
+  SaRouteHost(const Resolution& res, const std::function<bool()>& before_install)
+      : res_(res), before_install_(before_install) {}
 
-Outcome query_and_install(const Resolution& res, const std::function<bool()>& before_install) {
-  const CmConfig& c = cm_config();
-  rdma_cm_id* id = res.id;
-  bool unreachable = false;
-  bool left_alone = false;
-  auto seen = [&unreachable](auto r) {
-    if (!r && sa_unreachable(r.error())) unreachable = true;
-    return r;
-  };
-  rdmacm::IbRouteOps ops;
-  ops.sa_qos_supported = [&] { return seen(res.client->qos_supported(res.deadline)); };
-  ops.path_query = [&](const sa::PathQuery& q) {
-    return seen(res.client->path_records(q, res.deadline));
-  };
-  ops.sa_mpr_supported = [&] { return seen(res.client->multipath_supported(res.deadline)); };
-  ops.multipath_query = [&](const sa::PathQuery& q) {
-    return seen(res.client->multipath_records(q, res.deadline));
-  };
-  ops.set_path = [&](ibv_path_data* data, size_t len) {
-    if (!before_install()) {
-      left_alone = true;
+  sa::Result<bool> sa_qos_supported() override {
+    return seen(res_.client->qos_supported(res_.deadline));
+  }
+  rdmacm::PathAnswer path_records(const sa::PathQuery& q) override {
+    return seen(res_.client->path_records(q, res_.deadline));
+  }
+  sa::Result<bool> sa_mpr_supported() override {
+    return seen(res_.client->multipath_supported(res_.deadline));
+  }
+  rdmacm::PathAnswer multipath_records(const sa::PathQuery& q) override {
+    return seen(res_.client->multipath_records(q, res_.deadline));
+  }
+  int set_path(ibv_path_data& path, const sa::PathRecord& answer) override {
+    if (!before_install_()) {
+      left_alone_ = true;
       return -1;
     }
     // Known before the kernel queues ROUTE_RESOLVED: the program may ask as soon as it reads it.
-    auto path = sa::decode_path_record(
-        std::span(reinterpret_cast<const uint8_t*>(&data->path), sizeof data->path));
-    if (path)
-      IdRegistry::instance().set_decision(
-          id, rdmacm::decision_from_path(*path, res.in.service_id, res.in.qos_class));
-    else
-      path.ignore_error();
+    IdRegistry::instance().set_decision(
+        res_.id, rdmacm::decision_from_path(answer, res_.in.service_id, res_.in.qos_class));
     auto set = real_rdmacm().set_option;
-    return set == nullptr ? -1 : set(id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, data, len);
-  };
-  ops.consume_route_resolved = [id, &res] {
+    return set == nullptr ? -1
+                          : set(res_.id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, &path, sizeof path);
+  }
+  int consume_route_resolved() override {
     const RdmacmCalls& real = real_rdmacm();
     rdma_cm_event* ev = nullptr;
     if (real.ack_cm_event == nullptr ||
-        get_cm_event_within(real.get_cm_event, id->channel, route_event_wait(res.deadline), &ev) !=
-            0)
+        get_cm_event_within(real.get_cm_event, res_.id->channel, route_event_wait(res_.deadline),
+                            &ev) != 0)
       return -1;
     bool ok = ev->event == RDMA_CM_EVENT_ROUTE_RESOLVED && ev->status == 0;
     real.ack_cm_event(ev);
     return ok ? 0 : -1;
-  };
-  rdmacm::IbRouteResult r = rdmacm::resolve_ib_route(res.in, res.synchronous, ops, c.mpr);
+  }
+
+  // An SA call failed because the SA did not answer (rather than answered no).
+  bool unreachable() const { return unreachable_; }
+  // The id was destroyed before the answer could be installed: it was not touched.
+  bool left_alone() const { return left_alone_; }
+
+ private:
+  template <typename T>
+  sa::Result<T> seen(sa::Result<T> r) {
+    if (!r && sa_unreachable(r.error())) unreachable_ = true;
+    return r;
+  }
+
+  const Resolution& res_;
+  const std::function<bool()>& before_install_;
+  bool unreachable_ = false;
+  bool left_alone_ = false;
+};
+
+// The query and, with its answer, the path installed. Logged and recorded (test hook) alike on
+// a route worker and on the caller's thread.
+enum class Outcome { kInstalled, kFallBack, kLeftAlone };
+
+Outcome query_and_install(const Resolution& res, const std::function<bool()>& before_install) {
+  const CmConfig& c = cm_config();
+  SaRouteHost host(res, before_install);
+  IbRouteResult r = resolve_ib_route(res.in, res.synchronous, host, c.mpr);
+  const bool left_alone = host.left_alone();
+  const bool unreachable = host.unreachable();
   if (left_alone) return Outcome::kLeftAlone;
   if (!r.note.empty())
     log_once_at(c.sa == CmConfig::Sa::kOn ? LogLevel::kWarn : LogLevel::kInfo, "ib_mpr:" + r.note,
