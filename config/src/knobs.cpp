@@ -175,6 +175,11 @@ const std::vector<Knob>& table() {
               "InfiniBand: timeout of one SA query attempt in milliseconds (1-60000)", 1, 60000),
       numeric("sa_retries", "RDMA_QOS_SA_RETRIES", "2",
               "InfiniBand: SA query retries after the first attempt (0-10)", 0, 10),
+      numeric("sa_backoff", "RDMA_QOS_SA_BACKOFF", "5",
+              "InfiniBand: seconds an SA that timed out or could not be reached is not asked "
+              "again by the process; its connections meanwhile use the kernel's route "
+              "resolution at once (0: ask every time, up to 300)",
+              0, 300),
       {"mpr", "RDMA_QOS_MPR", "0",
        "InfiniBand: 1 asks MultiPathRecord when the SA advertises it, 0 PathRecord",
        one_of({"0", "1"})},

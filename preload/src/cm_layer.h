@@ -8,6 +8,7 @@
 #include <rdma/rdma_cma.h>
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -47,9 +48,14 @@ void record_decision(const CmConfig& c, const char* call,
 std::shared_ptr<sa::SharedClient> port_sa_client(const std::string& device, int port_num,
                                                  const CmConfig& c);
 
+// An SA that timed out or could not be reached from the port: port_sa_client gives no client for
+// `hold` (sa_backoff knob), so connections meanwhile fall back at once.
+void mark_port_sa_down(const std::string& device, int port_num, std::chrono::seconds hold);
+
 // InfiniBand (ib_route_sa.cpp): query the SA with Service-ID and QoS-Class and install the
-// answer. True when the route is resolved (the caller must not call the real
-// rdma_resolve_route).
+// answer. True when the route is resolved, or, for an id with an event channel, will be: a route
+// worker asks the SA and then installs the path or calls the real rdma_resolve_route (the caller
+// must not call it).
 bool resolve_ib(rdma_cm_id* id, int timeout_ms);
 
 // RoCE (the caller checked the link layer), active side, before route resolution: decide, and

@@ -4,6 +4,7 @@
 // options). Failures are logged once and leave stock behaviour.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 
@@ -28,7 +29,9 @@ struct CmConfig {
   enum class Sa { kAuto, kOn, kOff } sa = Sa::kAuto;
   bool mpr = false;              // mpr knob: MultiPathRecord when the SA advertises it
   sa::ClientOptions sa_options;  // timeout, retries (the port is the id's)
-  config::PortValues sa_lids;    // sa_lid knob: the SA's LID per port; none named: the SM's
+  // sa_backoff knob: how long an SA that timed out or could not be reached is not asked.
+  std::chrono::seconds sa_backoff{5};
+  config::PortValues sa_lids;  // sa_lid knob: the SA's LID per port; none named: the SM's
   std::optional<sa::PathCacheOptions> path_cache;  // cache_ttl knob; none when 0
   providers::FlowLabelSetting flow_label;          // for the labels of UD address handles
 };

@@ -30,6 +30,7 @@
 #include "rdma-qos/rdmacm-qos/cm_qos.h"
 #include "rdma-qos/rdmacm-qos/match_cache.h"
 #include "real_calls.h"
+#include "route_workers.h"
 #include "rsockets.h"
 #include "test_record.h"
 #include "ud_peers.h"
@@ -53,7 +54,11 @@ struct ForkLock {
 };
 
 // Outermost first.
-const std::array<ForkLock, 12> kForkLocks{{
+const std::array<ForkLock, 14> kForkLocks{{
+    // Taken with no other lock held (a route worker's job takes the others without them).
+    {&lock_route_workers_for_fork, &unlock_route_workers_after_fork, &reset_route_workers_in_child},
+    {&lock_pending_routes_for_fork, &unlock_pending_routes_after_fork,
+     &reset_pending_routes_in_child},
     {&lock_ud_peers_for_fork, &unlock_ud_peers_after_fork},
     {[] { rdmacm::IdRegistry::instance().lock_for_fork(); },
      [] { rdmacm::IdRegistry::instance().unlock_after_fork(); }},

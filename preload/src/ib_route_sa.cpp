@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // InfiniBand route resolution through the SA: the PathRecord query with the policy's inputs sent
 // by the port's C++ SA client (sa::SharedClient, shared by the program's threads), the answer
-// installed as the id's route (see cm_layer.h resolve_ib). The record is a value from the SA's
-// answer to the kernel's wire layout; nothing goes through the C API.
+// installed as the id's route (see cm_layer.h resolve_ib). An id with an event channel has its
+// query run by a route worker (route_workers.h) while rdma_resolve_route returns; a synchronous
+// id waits for it. The record is a value from the SA's answer to the kernel's wire layout;
+// nothing goes through the C API.
 #include <netinet/in.h>
 
 #include <algorithm>
@@ -17,11 +19,12 @@
 #include "cm_event_wait.h"
 #include "cm_layer.h"
 #include "ib_route_sa.h"
+#include "ib_route_sequence.h"
 #include "log.h"
-#include "rdma-qos/rdmacm-qos/ib_route.h"
 #include "rdma-qos/sa-client/shared_client.h"
 #include "real_calls.h"
 #include "retry_backoff.h"
+#include "route_workers.h"
 
 namespace rdmaqos::preload {
 namespace {
@@ -35,6 +38,8 @@ constexpr std::chrono::milliseconds kOpenRetryMax{30000};
 struct PortSa {
   std::shared_ptr<sa::SharedClient> client;
   RetryBackoff open_retry{kOpenRetryFirst, kOpenRetryMax};
+  // An SA that timed out or could not be reached is not asked again before this (sa_backoff).
+  RetryBackoff::Clock::time_point down_until{};
 };
 
 // The kernel raises ROUTE_RESOLVED for the path just set, with no round trip on the network:
@@ -72,14 +77,16 @@ std::shared_ptr<sa::SharedClient> port_sa_client(const std::string& device, int 
   std::lock_guard lock(port_sa_mutex);
   std::pair<std::string, int> key{device, port_num};
   PortSa& port = (*port_sa_map)[key];
-  if (port.client) return port.client;
   auto now = RetryBackoff::Clock::now();
+  if (now < port.down_until) return nullptr;
+  if (port.client) return port.client;
   if (!port.open_retry.may_try(now)) return nullptr;
   sa::ClientOptions o = c.sa_options;
   o.port.ca = key.first;
   o.port.port = key.second;
   o.sa_lid = config::port_lid_of(c.sa_lids, key.first, static_cast<uint32_t>(key.second));
-  auto opened = sa::SharedClient::open(o, c.path_cache ? &*c.path_cache : nullptr);
+  auto opened =
+      sa::SharedClient::open(o, c.path_cache ? &*c.path_cache : nullptr, kRouteWorkers + 1);
   if (opened) {
     port.client = std::move(*opened);
     port.open_retry.succeeded();
@@ -91,6 +98,12 @@ std::shared_ptr<sa::SharedClient> port_sa_client(const std::string& device, int 
                        key.first, key.second, opened.error().message));
   port.open_retry.failed(now);
   return nullptr;
+}
+
+void mark_port_sa_down(const std::string& device, int port_num, std::chrono::seconds hold) {
+  if (hold.count() <= 0) return;
+  std::lock_guard lock(port_sa_mutex);
+  (*port_sa_map)[{device, port_num}].down_until = RetryBackoff::Clock::now() + hold;
 }
 
 void lock_port_sa_clients_for_fork() {
@@ -109,16 +122,170 @@ void reset_port_sa_clients_in_child() {
   port_sa_mutex.unlock();
 }
 
+namespace {
+
+// Whether an SA error says the SA did not answer (rather than answered no).
+bool sa_unreachable(const rdmaqos::Error& e) {
+  return e.code == rdmaqos::ErrorCode::kTimeout || e.code == rdmaqos::ErrorCode::kTransport;
+}
+
+// One resolution: the id's inputs, read on the program's thread (the id's address is stable
+// from ADDR_RESOLVED on), and what the query needs, kept by a worker until it is done.
+struct Resolution {
+  rdma_cm_id* id = nullptr;
+  int timeout_ms = 0;
+  bool synchronous = false;
+  std::string device;
+  int port_num = 0;
+  std::shared_ptr<sa::SharedClient> client;
+  rdmacm::IbRouteInputs in;
+  sa::Deadline deadline;
+};
+
+// The module's host of the route sequence: the port's SA client within the program's budget,
+// and the id through the real librdmacm. `before_install` runs just before the id is used
+// (false: leave the id alone).
+class SaRouteHost final : public IbRouteHost {
+ public:
+  SaRouteHost(const Resolution& res, const std::function<bool()>& before_install)
+      : res_(res), before_install_(before_install) {}
+
+  rdmaqos::Result<bool> sa_qos_supported() override {
+    return seen(res_.client->qos_supported(res_.deadline));
+  }
+  rdmacm::PathAnswer path_records(const sa::PathQuery& q) override {
+    return seen(res_.client->path_records(q, res_.deadline));
+  }
+  rdmaqos::Result<bool> sa_mpr_supported() override {
+    return seen(res_.client->multipath_supported(res_.deadline));
+  }
+  rdmacm::PathAnswer multipath_records(const sa::PathQuery& q) override {
+    return seen(res_.client->multipath_records(q, res_.deadline));
+  }
+  int set_path(ibv_path_data& path, const sa::PathRecord& answer) override {
+    if (!before_install_()) {
+      left_alone_ = true;
+      return -1;
+    }
+    // Known before the kernel queues ROUTE_RESOLVED: the program may ask as soon as it reads it.
+    IdRegistry::instance().set_decision(
+        res_.id, rdmacm::decision_from_path(answer, res_.in.service_id, res_.in.qos_class));
+    auto set = real_rdmacm().set_option;
+    return set == nullptr ? -1
+                          : set(res_.id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, &path, sizeof path);
+  }
+  int consume_route_resolved() override {
+    const RdmacmCalls& real = real_rdmacm();
+    rdma_cm_event* ev = nullptr;
+    if (real.ack_cm_event == nullptr ||
+        get_cm_event_within(real.get_cm_event, res_.id->channel, route_event_wait(res_.deadline),
+                            &ev) != 0)
+      return -1;
+    bool ok = ev->event == RDMA_CM_EVENT_ROUTE_RESOLVED && ev->status == 0;
+    real.ack_cm_event(ev);
+    return ok ? 0 : -1;
+  }
+
+  // An SA call failed because the SA did not answer (rather than answered no).
+  bool unreachable() const { return unreachable_; }
+  // The id was destroyed before the answer could be installed: it was not touched.
+  bool left_alone() const { return left_alone_; }
+
+ private:
+  template <typename T>
+  rdmaqos::Result<T> seen(rdmaqos::Result<T> r) {
+    if (!r && sa_unreachable(r.error())) unreachable_ = true;
+    return r;
+  }
+
+  const Resolution& res_;
+  const std::function<bool()>& before_install_;
+  bool unreachable_ = false;
+  bool left_alone_ = false;
+};
+
+// The query and, with its answer, the path installed. Logged and recorded (test hook) alike on
+// a route worker and on the caller's thread.
+enum class Outcome { kInstalled, kFallBack, kLeftAlone };
+
+Outcome query_and_install(const Resolution& res, const std::function<bool()>& before_install) {
+  const CmConfig& c = cm_config();
+  SaRouteHost host(res, before_install);
+  IbRouteResult r = resolve_ib_route(res.in, res.synchronous, host, c.mpr);
+  const bool left_alone = host.left_alone();
+  const bool unreachable = host.unreachable();
+  if (left_alone) return Outcome::kLeftAlone;
+  if (!r.note.empty())
+    log_once_at(c.sa == CmConfig::Sa::kOn ? LogLevel::kWarn : LogLevel::kInfo, "ib_mpr:" + r.note,
+                r.note);
+  if (!r.installed) {
+    if (unreachable) mark_port_sa_down(res.device, res.port_num, c.sa_backoff);
+    // Once per reason and process, under auto and on alike: the program goes on with the
+    // kernel's route resolution, which knows nothing of the policy.
+    log_once("ib_fallback:" + r.why, r.why + "; the kernel's route resolution is used");
+    if (log_enabled(LogLevel::kDebug))
+      log_at(LogLevel::kDebug,
+             fmt::format("InfiniBand: Service-ID {} fell back: {}", hex(res.in.service_id), r.why));
+    record_decision(c, "rdma_resolve_route", std::nullopt, res.in.service_id, res.in.qos_class,
+                    std::nullopt, nullptr);
+    return Outcome::kFallBack;
+  }
+  if (!r.why.empty()) log_once("ib_sync", r.why);
+  rdmacm::CmDecision d = rdmacm::decision_from_path(*r.path, res.in.service_id, res.in.qos_class);
+  // Formatted only when it will be printed: this runs once per connection.
+  if (log_enabled(LogLevel::kDebug))
+    log_at(
+        LogLevel::kDebug,
+        fmt::format("InfiniBand: Service-ID {} QoS-Class {}: the SA answered SL {} MTU code {} "
+                    "rate code {}{}",
+                    hex(res.in.service_id),
+                    res.in.qos_class ? fmt::format("{}", *res.in.qos_class) : "none", d.sl,
+                    opt(d.mtu_limit), opt(d.rate_limit), r.multipath ? " (MultiPathRecord)" : ""));
+  record_decision(c, "rdma_resolve_route", d, res.in.service_id, res.in.qos_class, std::nullopt,
+                  nullptr);
+  return Outcome::kInstalled;
+}
+
+// A route worker's job: the query, then the path installed or, on any failure, the real
+// rdma_resolve_route, whose event the kernel delivers as it would have without the module.
+void resolve_in_background(const Resolution& res, const std::shared_ptr<PendingRoute>& pending) {
+  bool holding = false;
+  auto hold = [&] { return holding || (holding = begin_route_install(*pending)); };
+  Outcome o = Outcome::kFallBack;
+  try {
+    o = query_and_install(res, hold);
+  } catch (...) {
+    log_once("resolve_route_worker_exception",
+             "internal error resolving a route in the background; stock QoS");
+  }
+  if (o == Outcome::kFallBack && hold()) {
+    auto next = real_rdmacm().resolve_route;
+    if (next == nullptr || next(res.id, res.timeout_ms) != 0)
+      log_once("resolve_route_fallback_failed",
+               "rdma_resolve_route, called after the SA query failed, failed too: the program "
+               "gets no ROUTE_RESOLVED for that id");
+  }
+  end_pending_route(pending);
+}
+
+}  // namespace
+
 // The SA may take no longer than the program gave rdma_resolve_route (`timeout_ms`), so a
-// silent SA costs a connection at most what the kernel's own query would have.
+// silent SA costs a connection at most what the kernel's own query would have, and an id with an
+// event channel not even that: its program's thread returns at once.
 bool resolve_ib(rdma_cm_id* id, int timeout_ms) {
   const CmConfig& c = cm_config();
   if (c.sa == CmConfig::Sa::kOff || !is_infiniband(id)) return false;
-  std::shared_ptr<sa::SharedClient> client =
-      port_sa_client(ibv_get_device_name(id->verbs->device), id->port_num, c);
-  if (!client) return false;
+  Resolution res;
+  res.id = id;
+  res.timeout_ms = timeout_ms;
+  res.device = ibv_get_device_name(id->verbs->device);
+  res.port_num = id->port_num;
+  res.client = port_sa_client(res.device, res.port_num, c);
+  if (!res.client) return false;
   rdmacm::IdState st = IdRegistry::instance().get(id);
-  rdmacm::IbRouteInputs in;
+  res.synchronous = st.synchronous;
+  rdmacm::IbRouteInputs& in = res.in;
   in.sgid = rdmacm::gid_of(id->route.addr.addr.ibaddr.sgid);
   in.dgid = rdmacm::gid_of(id->route.addr.addr.ibaddr.dgid);
   in.pkey = ntohs(id->route.addr.addr.ibaddr.pkey);
@@ -129,57 +296,22 @@ bool resolve_ib(rdma_cm_id* id, int timeout_ms) {
   // kernel's own route query does.
   in.tclass = rdmacm::address_traffic_class(&id->route.addr.src_addr);
   // Every SA call of this resolution shares the program's budget for it.
-  const sa::Deadline deadline = sa::deadline_after(std::chrono::milliseconds(timeout_ms));
-  rdmacm::IbRouteOps ops;
-  ops.sa_qos_supported = [&] { return client->qos_supported(deadline); };
-  ops.path_query = [&](const sa::PathQuery& q) { return client->path_records(q, deadline); };
-  ops.sa_mpr_supported = [&] { return client->multipath_supported(deadline); };
-  ops.multipath_query = [&](const sa::PathQuery& q) {
-    return client->multipath_records(q, deadline);
-  };
-  ops.set_path = [id](ibv_path_data* data, size_t len) {
-    auto set = real_rdmacm().set_option;
-    return set == nullptr ? -1 : set(id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, data, len);
-  };
-  ops.consume_route_resolved = [id, deadline] {
-    const RdmacmCalls& real = real_rdmacm();
-    rdma_cm_event* ev = nullptr;
-    if (real.ack_cm_event == nullptr ||
-        get_cm_event_within(real.get_cm_event, id->channel, route_event_wait(deadline), &ev) != 0)
-      return -1;
-    bool ok = ev->event == RDMA_CM_EVENT_ROUTE_RESOLVED && ev->status == 0;
-    real.ack_cm_event(ev);
-    return ok ? 0 : -1;
-  };
-  rdmacm::IbRouteResult r = rdmacm::resolve_ib_route(in, st.synchronous, ops, c.mpr);
-  if (!r.note.empty())
-    log_once_at(c.sa == CmConfig::Sa::kOn ? LogLevel::kWarn : LogLevel::kInfo, "ib_mpr:" + r.note,
-                r.note);
-  if (!r.installed) {
-    // Once per reason and process, under auto and on alike: the program goes on with the
-    // kernel's route resolution, which knows nothing of the policy.
-    log_once("ib_fallback:" + r.why, r.why + "; the kernel's route resolution is used");
-    if (log_enabled(LogLevel::kDebug))
-      log_at(LogLevel::kDebug,
-             fmt::format("InfiniBand: Service-ID {} fell back: {}", hex(in.service_id), r.why));
-    record_decision(c, "rdma_resolve_route", std::nullopt, in.service_id, in.qos_class,
-                    std::nullopt, nullptr);
-    return false;
+  res.deadline = sa::deadline_after(std::chrono::milliseconds(timeout_ms));
+  if (!res.synchronous) {
+    std::shared_ptr<PendingRoute> pending = start_pending_route(id);
+    if (!pending) return false;  // another thread's call on the id came first: the kernel answers
+    try {
+      if (run_on_route_worker([res, pending] { resolve_in_background(res, pending); })) return true;
+    } catch (...) {
+      end_pending_route(pending);  // or the id would stay pending for good
+      throw;
+    }
+    end_pending_route(pending);
+    log_once("route_worker_start",
+             "cannot start a route worker thread; the SA is asked while "
+             "rdma_resolve_route waits");
   }
-  if (!r.why.empty()) log_once("ib_sync", r.why);
-  // rdma_qos_query answers on InfiniBand too: the SA's SL, MTU and rate.
-  rdmacm::CmDecision d = rdmacm::decision_from_path(*r.path, in.service_id, in.qos_class);
-  IdRegistry::instance().set_decision(id, d);
-  // Formatted only when it will be printed: this runs once per connection.
-  if (log_enabled(LogLevel::kDebug))
-    log_at(LogLevel::kDebug,
-           fmt::format("InfiniBand: Service-ID {} QoS-Class {}: the SA answered SL {} MTU code {} "
-                       "rate code {}{}",
-                       hex(in.service_id), in.qos_class ? fmt::format("{}", *in.qos_class) : "none",
-                       d.sl, opt(d.mtu_limit), opt(d.rate_limit),
-                       r.multipath ? " (MultiPathRecord)" : ""));
-  record_decision(c, "rdma_resolve_route", d, in.service_id, in.qos_class, std::nullopt, nullptr);
-  return true;
+  return query_and_install(res, [] { return true; }) == Outcome::kInstalled;
 }
 
 }  // namespace rdmaqos::preload

@@ -13,6 +13,7 @@
 #include "cm_layer.h"
 #include "log.h"
 #include "real_calls.h"
+#include "route_workers.h"
 #include "rsockets.h"
 #include "ud_peers.h"
 
@@ -36,6 +37,8 @@ thread_local bool create_ep_resolved_through_us = false;
 // rdma_destroy_id).
 void forget_id(rdma_cm_id* id) {
   try {
+    // A route worker drops a query for the id, or finishes installing its answer, first.
+    rdmaqos::preload::cancel_pending_route(id);
     IdRegistry::instance().erase(id);
     // Only UD ids have peers (register_qp); the rest skip that table's lock.
     if (id != nullptr && may_be_ud(id)) rdmaqos::preload::erase_ud_peer(id);
@@ -104,6 +107,12 @@ __attribute__((visibility("default"))) int rdma_resolve_route(rdma_cm_id* id, in
   if (in_create_ep) create_ep_resolved_through_us = true;
   if (id != nullptr) {
     try {
+      // A route worker still resolves this id: the kernel would refuse a second resolution of
+      // an id no longer in ADDR_RESOLVED the same way.
+      if (rdmaqos::preload::route_pending(id)) {
+        errno = EINVAL;
+        return -1;
+      }
       // One look at the port's link layer says which step applies (this runs per connection).
       const int link = rdmaqos::preload::link_layer(id);
       if (link == IBV_LINK_LAYER_INFINIBAND && rdmaqos::preload::resolve_ib(id, timeout_ms))

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-// InfiniBand route resolution through the SA with Service-ID and QoS-Class (see ib_route.h).
+// InfiniBand route resolution through the SA with Service-ID and QoS-Class: the query, the
+// installed record and the decision it gives (see ib_route.h).
 #include "rdma-qos/rdmacm-qos/ib_route.h"
 
 #include <cstring>
@@ -53,64 +54,6 @@ CmDecision decision_from_path(const sa::PathRecord& answer, uint64_t service_id,
   d.mtu_limit = answer.mtu;
   d.rate_limit = answer.rate;
   return d;
-}
-
-IbRouteResult resolve_ib_route(const IbRouteInputs& in, bool synchronous_id, const IbRouteOps& ops,
-                               bool multipath) {
-  IbRouteResult r;
-  auto qos =
-      ops.sa_qos_supported
-          ? ops.sa_qos_supported()
-          : rdmaqos::Result<bool>(rdmaqos::make_error(rdmaqos::ErrorCode::kTransport, "no SA"));
-  if (!qos) {
-    r.why = "the SA cannot be asked for its capabilities";
-    return r;
-  }
-  sa::PathQuery q = build_path_query(in, *qos);
-  std::optional<PathAnswer> answer;
-  if (multipath) {
-    auto mpr =
-        ops.sa_mpr_supported
-            ? ops.sa_mpr_supported()
-            : rdmaqos::Result<bool>(rdmaqos::make_error(rdmaqos::ErrorCode::kTransport, "no SA"));
-    if (mpr && *mpr && ops.multipath_query) {
-      answer = ops.multipath_query(q);
-      r.multipath = *answer && !(*answer)->empty();
-      if (!r.multipath) {
-        r.note = "the SA gave no MultiPathRecord answer; PathRecord asked instead";
-        answer.reset();
-      }
-    } else {
-      r.note = mpr ? "the SA does not advertise MultiPathRecord; PathRecord used"
-                   : "the SA's MultiPathRecord support is unknown; PathRecord used";
-    }
-  }
-  if (!answer) answer = ops.path_query(q);
-  if (!*answer) {
-    r.why = "the SA path query failed";
-    return r;
-  }
-  if ((*answer)->empty()) {
-    r.why = "the SA has no path for this Service-ID and QoS-Class";
-    return r;
-  }
-  const sa::PathRecord& path = (*answer)->front();
-  auto data = path_data(path);
-  if (!data) {
-    r.why = "the SA's answer cannot be encoded for the kernel";
-    return r;
-  }
-  if (ops.set_path(&*data, sizeof *data) != 0) {
-    r.why = "rdma_set_option(RDMA_OPTION_IB_PATH) refused the path";
-    return r;
-  }
-  r.installed = true;
-  r.path = path;
-  // The kernel raised ROUTE_RESOLVED itself; a synchronous id has no program reading events,
-  // so the event would be seen by the next librdmacm call on the id.
-  if (synchronous_id && ops.consume_route_resolved && ops.consume_route_resolved() != 0)
-    r.why = "the ROUTE_RESOLVED event of a synchronous id could not be consumed";
-  return r;
 }
 
 }  // namespace rdmaqos::rdmacm

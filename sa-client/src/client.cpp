@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <unordered_map>
@@ -72,6 +73,13 @@ Result<ClassPortInfo> decode_class_port_info_response(const SaMad& response) {
   return decode_class_port_info(response.data);
 }
 
+namespace {
+uint32_t next_instance() {
+  static std::atomic<uint32_t> instances{0};
+  return instances.fetch_add(1, std::memory_order_relaxed) & 0xF;
+}
+}  // namespace
+
 Result<std::unique_ptr<Client>> Client::open(const ClientOptions& options) {
   auto transport = open_umad_transport(options.port);
   if (!transport) return transport.error();
@@ -81,8 +89,10 @@ Result<std::unique_ptr<Client>> Client::open(const ClientOptions& options) {
 Client::Client(std::unique_ptr<Transport> transport, ClientOptions options)
     : transport_(std::move(transport)),
       options_(std::move(options)),
-      // Distinct starting TIDs per process make a late answer to a previous run unmistakable.
-      next_tid_(static_cast<uint32_t>(getpid()) << 16),
+      // Distinct starting TIDs per process make a late answer to a previous run unmistakable,
+      // and per client of the process one to another client's query (SharedClient opens
+      // several on one port).
+      next_tid_((static_cast<uint32_t>(getpid()) << 16) + (next_instance() << 12)),
       last_refresh_(Clock::now()) {
   if (options_.window == 0) options_.window = 1;
   if (options_.retries < 0) options_.retries = 0;

@@ -68,9 +68,9 @@ TEST_F(HostConfigTest, NumericKnobsReadTheirOwnDefaultAndBounds) {
     EXPECT_LE(*d, k.range->max) << k.key;
     EXPECT_TRUE(k.validate(std::to_string(k.range->max + 1))) << k.key << " accepts max + 1";
   }
-  // verbs_sa_wait_ms, sa_timeout_ms, sa_retries, cache_ttl; sl, tclass, class, tos,
+  // verbs_sa_wait_ms, sa_timeout_ms, sa_retries, sa_backoff, cache_ttl; sl, tclass, class, tos,
   // service_id (which may be left empty)
-  EXPECT_EQ(numeric, 9);
+  EXPECT_EQ(numeric, 10);
 
   EXPECT_EQ(parse_host_config("", "t.conf", &lookup).config.number("cache_ttl"), 10u);
   EXPECT_EQ(parse_host_config("cache_ttl 0x20\n", "t.conf", &lookup).config.number("cache_ttl"),
@@ -80,6 +80,11 @@ TEST_F(HostConfigTest, NumericKnobsReadTheirOwnDefaultAndBounds) {
   EXPECT_EQ(bad.errors.size(), 2u);
   EXPECT_EQ(bad.config.number("cache_ttl"), 10u);
   EXPECT_EQ(bad.config.number("sa_timeout_ms"), 1000u);
+  EXPECT_EQ(parse_host_config("", "t.conf", &lookup).config.number("sa_backoff"), 5u);
+  auto long_backoff = parse_host_config("sa_backoff 301\n", "t.conf", &lookup);
+  EXPECT_EQ(long_backoff.errors.size(), 1u);
+  EXPECT_EQ(long_backoff.config.number("sa_backoff"), 5u);
+  EXPECT_EQ(parse_host_config("sa_backoff 0\n", "t.conf", &lookup).config.number("sa_backoff"), 0u);
   fake_env()["RDMA_QOS_SA_RETRIES"] = "010";
   EXPECT_EQ(parse_host_config("", "t.conf", &lookup).config.number("sa_retries"), 10u);
   EXPECT_THROW(parse_host_config("", "t.conf", &lookup).config.number("flow_label"),

@@ -4,7 +4,8 @@
  * SA query goes to OpenSM on ibsim through umad2sim), events queued per channel the way the kernel
  * queues them (RDMA_OPTION_IB_PATH raises ROUTE_RESOLVED, also on a synchronous id's private
  * channel; the channel's fd is readable while events are queued, as the kernel's is, so that a
- * caller may poll it), and every call the module makes logged as a JSON line to $FAKE_RDMACM_LOG.
+ * caller may poll it; events may be queued by another thread, the module's route workers), and
+ * every call the module makes logged as a JSON line to $FAKE_RDMACM_LOG.
  * Environment: FAKE_RDMACM_SGUID / FAKE_RDMACM_DGUID, the port GUIDs of the two ends;
  * FAKE_RDMACM_DEVICE / FAKE_RDMACM_PORT, the device and port the ids are on (default: the first
  * umad CA, port 1), for hosts with several devices or ports. */
@@ -12,6 +13,7 @@
 #include <errno.h>
 #include <infiniband/umad.h>
 #include <infiniband/verbs.h>
+#include <pthread.h>
 #include <rdma/rdma_cma.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,6 +23,9 @@
 #include <unistd.h>
 
 #define MAX_EVENTS 16
+
+/* The module's route workers queue events while the program's thread takes them. */
+static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct fake_channel {
   struct rdma_event_channel channel; /* first: the program's pointer */
@@ -77,14 +82,21 @@ static struct ibv_context* fake_context(void) {
 static void queue_event(struct rdma_cm_id* id, enum rdma_cm_event_type type) {
   struct fake_channel* ch = (struct fake_channel*)id->channel;
   struct rdma_cm_event* ev;
-  if (ch == NULL || ch->count == MAX_EVENTS || (ev = calloc(1, sizeof(*ev))) == NULL) return;
+  if (ch == NULL || (ev = calloc(1, sizeof(*ev))) == NULL) return;
   ev->id = id;
   ev->event = type;
+  pthread_mutex_lock(&queue_lock);
+  if (ch->count == MAX_EVENTS) {
+    pthread_mutex_unlock(&queue_lock);
+    free(ev);
+    return;
+  }
   ch->queue[(ch->head + ch->count++) % MAX_EVENTS] = ev;
   if (ch->channel.fd >= 0) {
     uint64_t one = 1;
     (void)!write(ch->channel.fd, &one, sizeof(one));
   }
+  pthread_mutex_unlock(&queue_lock);
 }
 
 struct rdma_event_channel* rdma_create_event_channel(void) {
@@ -168,7 +180,9 @@ int rdma_set_option(struct rdma_cm_id* id, int level, int optname, void* optval,
 
 int rdma_get_cm_event(struct rdma_event_channel* channel, struct rdma_cm_event** event) {
   struct fake_channel* ch = (struct fake_channel*)channel;
+  pthread_mutex_lock(&queue_lock);
   if (ch->count == 0) {
+    pthread_mutex_unlock(&queue_lock);
     errno = EAGAIN; /* a real channel would block: the test would hang instead */
     return -1;
   }
@@ -179,6 +193,7 @@ int rdma_get_cm_event(struct rdma_event_channel* channel, struct rdma_cm_event**
     uint64_t one;
     (void)!read(ch->channel.fd, &one, sizeof(one));
   }
+  pthread_mutex_unlock(&queue_lock);
   log_line("{\"call\":\"rdma_get_cm_event\",\"event\":\"%s\",\"sync_channel\":%d}",
            rdma_event_str((*event)->event), ch->private_to_sync_id);
   return 0;
@@ -211,7 +226,11 @@ int rdma_accept(struct rdma_cm_id* id, struct rdma_conn_param* param) {
 
 int rdma_destroy_id(struct rdma_cm_id* id) {
   struct fake_channel* ch = (struct fake_channel*)id->channel;
-  log_line("{\"call\":\"rdma_destroy_id\",\"pending_events\":%d,\"sync_channel\":%d}", ch->count,
+  int pending;
+  pthread_mutex_lock(&queue_lock);
+  pending = ch->count;
+  pthread_mutex_unlock(&queue_lock);
+  log_line("{\"call\":\"rdma_destroy_id\",\"pending_events\":%d,\"sync_channel\":%d}", pending,
            ch->private_to_sync_id);
   if (ch->private_to_sync_id) rdma_destroy_event_channel(id->channel);
   free(id);

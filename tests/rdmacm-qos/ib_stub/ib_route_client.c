@@ -4,13 +4,18 @@
  * says whether each route resolved. It links no rdma-qos library: the QoS decision is asked of
  * rdma_qos_query only if something in the process exports it (the preload module does). Run
  * over the stand-in librdmacm with the preload module.
- *   ib_route_client async|sync PORT [ROUTE_TIMEOUT_MS [CONNECTIONS [INTERVAL_MS]]]
+ *   ib_route_client async|sync|async-destroy PORT [ROUTE_TIMEOUT_MS [CONNECTIONS [INTERVAL_MS]]]
  * With INTERVAL_MS, one connection every INTERVAL_MS, each decision line ending with the
- * milliseconds since the first ("... at_ms 1234"): a long-running program. */
+ * milliseconds since the first ("... at_ms 1234"): a long-running program. An async id's events
+ * are waited for as an event loop does (poll on the channel, up to 10 s), and each route says
+ * how long rdma_resolve_route took to return and the event to come ("returned_ms 1
+ * event_ms 302"). async-destroy destroys each id as soon as rdma_resolve_route returns, then
+ * waits ROUTE_TIMEOUT_MS + 500 ms before exiting (a worker still using the id would crash it). */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <poll.h>
 #include <rdma/rdma_cma.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +27,9 @@
 
 static int expect_event(struct rdma_event_channel* ch, enum rdma_cm_event_type type) {
   struct rdma_cm_event* ev;
+  struct pollfd p = {ch->fd, POLLIN, 0};
   int ok;
+  if (poll(&p, 1, 10000) != 1) return 0;
   if (rdma_get_cm_event(ch, &ev) != 0) return 0;
   ok = ev->event == type && ev->status == 0;
   rdma_ack_cm_event(ev);
@@ -56,16 +63,35 @@ static void print_decision(struct rdma_cm_id* id) {
   printf("\n");
 }
 
-static int connect_once(int sync, const struct sockaddr_in* dst, int route_timeout_ms) {
+static long now_ms(void) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return now.tv_sec * 1000 + now.tv_nsec / 1000000;
+}
+
+static int connect_once(int sync, int destroy, const struct sockaddr_in* dst,
+                        int route_timeout_ms) {
   struct rdma_event_channel* ch = NULL;
   struct rdma_cm_id* id;
+  long start, returned;
   if (!sync && (ch = rdma_create_event_channel()) == NULL) return 1;
   if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) != 0) return 1;
   if (rdma_resolve_addr(id, NULL, (struct sockaddr*)dst, 2000) != 0) return 1;
   if (!sync && !expect_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED)) return 1;
+  start = now_ms();
   if (rdma_resolve_route(id, route_timeout_ms) != 0) return 1;
+  returned = now_ms();
+  if (destroy) {
+    rdma_destroy_id(id);
+    printf("ib_route_client: destroyed while pending, returned_ms %ld\n", returned - start);
+    fflush(stdout);
+    usleep((useconds_t)(route_timeout_ms + 500) * 1000);
+    rdma_destroy_event_channel(ch);
+    return 0;
+  }
   if (!sync && !expect_event(ch, RDMA_CM_EVENT_ROUTE_RESOLVED)) return 1;
-  printf("ib_route_client: %s route resolved\n", sync ? "sync" : "async");
+  printf("ib_route_client: %s route resolved, returned_ms %ld event_ms %ld\n",
+         sync ? "sync" : "async", returned - start, now_ms() - start);
   print_decision(id);
   fflush(stdout);
   rdma_destroy_id(id);
@@ -75,9 +101,10 @@ static int connect_once(int sync, const struct sockaddr_in* dst, int route_timeo
 
 int main(int argc, char** argv) {
   struct sockaddr_in dst;
-  int sync, route_timeout_ms = 2000, connections = 1, i;
+  int sync, destroy, route_timeout_ms = 2000, connections = 1, i;
   if (argc < 3) return 2;
   sync = strcmp(argv[1], "sync") == 0;
+  destroy = strcmp(argv[1], "async-destroy") == 0;
   if (argc > 3) route_timeout_ms = atoi(argv[3]);
   if (argc > 4) connections = atoi(argv[4]);
   if (argc > 5) interval_ms = atoi(argv[5]);
@@ -87,7 +114,7 @@ int main(int argc, char** argv) {
   dst.sin_port = htons((unsigned short)atoi(argv[2]));
   inet_pton(AF_INET, "10.0.0.2", &dst.sin_addr);
   for (i = 0; i < connections; ++i) {
-    if (connect_once(sync, &dst, route_timeout_ms) != 0) return 1;
+    if (connect_once(sync, destroy, &dst, route_timeout_ms) != 0) return 1;
     if (interval_ms > 0) usleep((useconds_t)interval_ms * 1000);
   }
   return 0;

@@ -316,6 +316,88 @@ TEST_F(IbRouteOpenSm, SilentSaCostsOneRouteTimeoutPerProcess) {
   EXPECT_EQ(occurrences(r.output, "the kernel's route resolution is used"), 1u) << r.output;
 }
 
+// The number after `key` in the client's output (its first occurrence), -1 when absent.
+long number_after(const std::string& text, const std::string& key) {
+  size_t at = text.find(key + " ");
+  return at == std::string::npos ? -1 : std::stol(text.substr(at + key.size() + 1));
+}
+
+// An event-driven program's thread never waits for the SA: with the SA stopped (rdma-qos-sad
+// that answered, then SIGSTOP), rdma_resolve_route of an async id returns within milliseconds,
+// and ROUTE_RESOLVED arrives later, from the kernel's own resolution once the query timed out
+// in the background (the program's 1000 ms route timeout).
+TEST_F(IbRouteOpenSm, StoppedSaCallReturnsAtOnceAndTheEventArrivesLater) {
+  auto r = client("async",
+                  {"RDMA_QOS_SA_LID=" + silent_sa_lid(), "RDMA_QOS_SA_TIMEOUT_MS=2000",
+                   "RDMA_QOS_SA_RETRIES=3"},
+                  {"1000"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  long returned = number_after(r.output, "returned_ms");
+  long event = number_after(r.output, "event_ms");
+  RecordProperty("returned_ms", std::to_string(returned));
+  RecordProperty("event_ms", std::to_string(event));
+  ASSERT_GE(returned, 0) << r.output;
+  EXPECT_LT(returned, 50) << r.output;
+  EXPECT_GE(event, 900) << r.output;
+  EXPECT_TRUE(calls_named(r, "rdma_set_option").empty()) << r.output;
+  EXPECT_EQ(calls_named(r, "rdma_resolve_route").size(), 1u);
+}
+
+// With a live SA the call returns as soon, and the event follows the SA's answer, installed
+// through rdma_set_option.
+TEST_F(IbRouteOpenSm, AsyncIdsCallReturnsAtOnceAndTheSaPathFollows) {
+  auto r = client("async");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  long returned = number_after(r.output, "returned_ms");
+  RecordProperty("returned_ms", std::to_string(returned));
+  RecordProperty("event_ms", std::to_string(number_after(r.output, "event_ms")));
+  ASSERT_GE(returned, 0) << r.output;
+  EXPECT_LT(returned, 50) << r.output;
+  ASSERT_EQ(calls_named(r, "rdma_set_option").size(), 1u) << r.output;
+  EXPECT_TRUE(calls_named(r, "rdma_resolve_route").empty());
+}
+
+// An id destroyed while its query is pending: the worker drops the answer and never touches
+// the id (neither rdma_set_option nor the real rdma_resolve_route runs on it), and the program
+// lives on past the query's end.
+TEST_F(IbRouteOpenSm, IdDestroyedWhileItsQueryIsPendingIsLeftAlone) {
+  auto r = client("async-destroy",
+                  {"RDMA_QOS_SA_LID=" + silent_sa_lid(), "RDMA_QOS_SA_TIMEOUT_MS=2000",
+                   "RDMA_QOS_SA_RETRIES=0"},
+                  {"500"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("destroyed while pending"), std::string::npos) << r.output;
+  EXPECT_TRUE(calls_named(r, "rdma_set_option").empty()) << r.output;
+  EXPECT_TRUE(calls_named(r, "rdma_resolve_route").empty()) << r.output;
+  EXPECT_EQ(calls_named(r, "rdma_destroy_id").size(), 1u);
+}
+
+// The back-off: after one query to a silent SA timed out, the next connections of the process
+// (sa_backoff 5 s) fall back at once: 5 connections one after another, each with a 400 ms
+// budget, take one timeout, not five.
+TEST_F(IbRouteOpenSm, SilentSaIsRememberedForTheBackOff) {
+  auto r = client("async",
+                  {"RDMA_QOS_SA_LID=" + silent_sa_lid(), "RDMA_QOS_SA_TIMEOUT_MS=2000",
+                   "RDMA_QOS_SA_RETRIES=0", "RDMA_QOS_SA_BACKOFF=5"},
+                  {"400", "5"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(occurrences(r.output, "async route resolved"), 5u) << r.output;
+  EXPECT_EQ(calls_named(r, "rdma_resolve_route").size(), 5u);
+  EXPECT_GE(r.took, std::chrono::milliseconds(400));
+  EXPECT_LT(r.took, std::chrono::milliseconds(1600)) << r.output;
+}
+
+// With no back-off the SA is asked again for every connection: each waits out its budget.
+TEST_F(IbRouteOpenSm, NoBackOffAsksTheSilentSaEveryTime) {
+  auto r = client("async",
+                  {"RDMA_QOS_SA_LID=" + silent_sa_lid(), "RDMA_QOS_SA_TIMEOUT_MS=2000",
+                   "RDMA_QOS_SA_RETRIES=0", "RDMA_QOS_SA_BACKOFF=0"},
+                  {"400", "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(occurrences(r.output, "async route resolved"), 3u) << r.output;
+  EXPECT_GE(r.took, std::chrono::milliseconds(1200)) << r.output;
+}
+
 // RDMA_QOS_LOG: error hides the fallback warning; debug adds a line per connection.
 TEST_F(IbRouteOpenSm, LogLevelErrorHidesTheFallbackWarning) {
   auto r = client("async", {"RDMA_QOS_LOG=error", "RDMA_QOS_SA_LID=" + silent_sa_lid(),

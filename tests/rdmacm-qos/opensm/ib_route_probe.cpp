@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Runs at an ibsim node (umad2sim preloaded): the rdma_cm layer's InfiniBand PathRecord query
-// (build_path_query) sent through sa-client, the answer printed as one line of JSON.
+// (build_path_query) sent through sa-client by the preload module's route sequence, the answer
+// printed as one line of JSON.
 //   ib_route_probe [--mpr] SGUID DGUID SERVICE_ID [QOS_CLASS]
 // --mpr: resolve_ib_route with MultiPathRecord (as RDMA_QOS_MPR=1 does).
 #include <arpa/inet.h>
@@ -9,8 +10,55 @@
 #include <cstdlib>
 #include <string>
 
+#include "ib_route_sequence.h"
 #include "rdma-qos/rdmacm-qos/ib_route.h"
 #include "rdma-qos/sa-client/shared_client.h"
+
+namespace {
+
+namespace sa = rdmaqos::sa;
+using rdmaqos::rdmacm::PathAnswer;
+
+// The sequence the preload module runs, with rdma_set_option replaced by a capture.
+class ProbeHost final : public rdmaqos::preload::IbRouteHost {
+ public:
+  explicit ProbeHost(sa::SharedClient& client) : client_(client) {}
+  rdmaqos::Result<bool> sa_qos_supported() override {
+    auto r = client_.qos_supported(std::nullopt);
+    qos = r ? (*r ? 1 : 0) : -1;
+    return r;
+  }
+  PathAnswer path_records(const sa::PathQuery& q) override {
+    comp_mask = q.comp_mask;
+    return counted(client_.path_records(q, std::nullopt), "query");
+  }
+  rdmaqos::Result<bool> sa_mpr_supported() override {
+    return client_.multipath_supported(std::nullopt);
+  }
+  PathAnswer multipath_records(const sa::PathQuery& q) override {
+    comp_mask = q.comp_mask;
+    return counted(client_.multipath_records(q, std::nullopt), "multipath query");
+  }
+  int set_path(ibv_path_data& data, const sa::PathRecord&) override {
+    installed = data;
+    return 0;
+  }
+  int consume_route_resolved() override { return 0; }
+
+  int qos = -1, count = -1;
+  uint64_t comp_mask = 0;
+  ibv_path_data installed{};
+
+ private:
+  PathAnswer counted(PathAnswer a, const char* what) {
+    count = a ? static_cast<int>(a->size()) : -1;
+    if (!a) std::fprintf(stderr, "%s: %s\n", what, a.error().message.c_str());
+    return a;
+  }
+  sa::SharedClient& client_;
+};
+
+}  // namespace
 
 int main(int argc, char** argv) {
   bool mpr = argc > 1 && std::string(argv[1]) == "--mpr";
@@ -19,7 +67,6 @@ int main(int argc, char** argv) {
     ++argv;
   }
   if (argc < 4) return 2;
-  namespace sa = rdmaqos::sa;
   rdmaqos::rdmacm::IbRouteInputs in;
   in.sgid = sa::make_gid(0xfe80000000000000ULL, std::strtoull(argv[1], nullptr, 0));
   in.dgid = sa::make_gid(0xfe80000000000000ULL, std::strtoull(argv[2], nullptr, 0));
@@ -30,46 +77,18 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "open: %s\n", opened.error().message.c_str());
     return 1;
   }
-  sa::SharedClient& client = **opened;
-  // The sequence the preload module runs, with rdma_set_option replaced by a capture.
-  int qos = -1, count = -1;
-  uint64_t comp_mask = 0;
-  ibv_path_data installed{};
-  auto counted = [&](rdmaqos::rdmacm::PathAnswer a, const char* what) {
-    count = a ? static_cast<int>(a->size()) : -1;
-    if (!a) std::fprintf(stderr, "%s: %s\n", what, a.error().message.c_str());
-    return a;
-  };
-  rdmaqos::rdmacm::IbRouteOps ops;
-  ops.sa_qos_supported = [&] {
-    auto r = client.qos_supported(std::nullopt);
-    qos = r ? (*r ? 1 : 0) : -1;
-    return r;
-  };
-  ops.path_query = [&](const sa::PathQuery& q) {
-    comp_mask = q.comp_mask;
-    return counted(client.path_records(q, std::nullopt), "query");
-  };
-  ops.sa_mpr_supported = [&] { return client.multipath_supported(std::nullopt); };
-  ops.multipath_query = [&](const sa::PathQuery& q) {
-    comp_mask = q.comp_mask;
-    return counted(client.multipath_records(q, std::nullopt), "multipath query");
-  };
-  ops.set_path = [&](ibv_path_data* data, size_t) {
-    installed = *data;
-    return 0;
-  };
-  auto r = rdmaqos::rdmacm::resolve_ib_route(in, false, ops, mpr);
+  ProbeHost host(**opened);
+  auto r = rdmaqos::preload::resolve_ib_route(in, false, host, mpr);
   if (!r.installed) {
     std::fprintf(stderr, "not installed: %s\n", r.why.c_str());
     return 1;
   }
-  const ibv_path_record& p = installed.path;
+  const ibv_path_record& p = host.installed.path;
   std::printf(
       "{\"qos_supported\":%d,\"comp_mask\":%llu,\"count\":%d,\"sl\":%d,\"qos_class\":%d,"
       "\"mtu\":%d,\"flags\":%u,\"multipath\":%s,\"note\":\"%s\"}\n",
-      qos, static_cast<unsigned long long>(comp_mask), count, ntohs(p.qosclass_sl) & 0xF,
-      ntohs(p.qosclass_sl) >> 4, p.mtu & 0x3F, installed.flags, r.multipath ? "true" : "false",
-      r.note.c_str());
+      host.qos, static_cast<unsigned long long>(host.comp_mask), host.count,
+      ntohs(p.qosclass_sl) & 0xF, ntohs(p.qosclass_sl) >> 4, p.mtu & 0x3F, host.installed.flags,
+      r.multipath ? "true" : "false", r.note.c_str());
   return 0;
 }

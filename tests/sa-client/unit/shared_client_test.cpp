@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-// The SA client for many threads: each call bounded by its caller's deadline, the port's lock
-// included, and every thread getting the answer to its own query.
+// The SA client for many threads: each call bounded by its caller's deadline, the wait for an
+// idle client included, every thread getting the answer to its own query, and threads' queries
+// travelling at the same time.
 #include "rdma-qos/sa-client/shared_client.h"
 
 #include <gtest/gtest.h>
@@ -28,9 +29,11 @@ std::unique_ptr<SharedClient> silent_sa() {
   return std::make_unique<SharedClient>(std::make_unique<Client>(std::move(t), o));
 }
 
-// An SA that answers every PathRecord query with the query itself and SL 3.
-std::unique_ptr<SharedClient> echoing_sa() {
-  auto t = std::make_unique<testing::FakeTransport>([](const SaMad& r) {
+// An SA that answers every PathRecord query with the query itself and SL 3, each answer
+// `round_trip` after its query.
+std::unique_ptr<Client> echoing_client(std::chrono::milliseconds round_trip = 0ms) {
+  auto t = std::make_unique<testing::FakeTransport>([round_trip](const SaMad& r) {
+    std::this_thread::sleep_for(round_trip);
     SaMad m = testing::response_to(r, method::kGetTableResp);
     m.sa.attr_offset = 8;
     PathRecord p = *decode_path_record(r.data);
@@ -40,8 +43,12 @@ std::unique_ptr<SharedClient> echoing_sa() {
     return std::vector<ReceivedMad>{testing::received(m)};
   });
   ClientOptions o;
-  o.timeout = 100ms;
-  return std::make_unique<SharedClient>(std::make_unique<Client>(std::move(t), o));
+  o.timeout = 1000ms;
+  return std::make_unique<Client>(std::move(t), o);
+}
+
+std::unique_ptr<SharedClient> echoing_sa() {
+  return std::make_unique<SharedClient>(echoing_client());
 }
 
 PathQuery query_for(uint64_t service_id) {
@@ -99,6 +106,73 @@ TEST(SharedClient, ManyThreadsEachGetTheAnswerToTheirOwnQuery) {
   for (auto& t : threads) t.join();
   EXPECT_EQ(failed, 0);
   EXPECT_EQ(wrong, 0);
+}
+
+// Four threads ask at once an SA that takes 200 ms per answer: with four clients on the port
+// the four round trips overlap (one after another would take 800 ms).
+TEST(SharedClient, ThreadsQueriesTravelAtTheSameTime) {
+  std::atomic<int> opened{1};
+  SharedClient c(
+      echoing_client(200ms),
+      [&]() -> Result<std::unique_ptr<Client>> {
+        ++opened;
+        return echoing_client(200ms);
+      },
+      4);
+  std::atomic<int> failed{0};
+  auto start = Clock::now();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      if (!c.path_records(query_for(0x2000 + static_cast<uint64_t>(t)), deadline_after(3000ms)))
+        ++failed;
+    });
+  for (auto& t : threads) t.join();
+  auto took = Clock::now() - start;
+  EXPECT_EQ(failed, 0);
+  EXPECT_EQ(opened, 4);
+  EXPECT_LT(took, 600ms);
+}
+
+// No more clients than allowed: the fifth of five threads waits for an idle one.
+TEST(SharedClient, OpensNoMoreClientsThanAllowed) {
+  std::atomic<int> opened{1};
+  SharedClient c(
+      echoing_client(100ms),
+      [&]() -> Result<std::unique_ptr<Client>> {
+        ++opened;
+        return echoing_client(100ms);
+      },
+      2);
+  std::atomic<int> failed{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 5; ++t)
+    threads.emplace_back([&, t] {
+      if (!c.path_records(query_for(0x3000 + static_cast<uint64_t>(t)), deadline_after(3000ms)))
+        ++failed;
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failed, 0);
+  EXPECT_EQ(opened, 2);
+}
+
+// A port that refuses another agent: the queries share the clients already open.
+TEST(SharedClient, AFailedOpenFallsBackToTheOpenClients) {
+  SharedClient c(
+      echoing_client(50ms),
+      []() -> Result<std::unique_ptr<Client>> {
+        return make_error(ErrorCode::kTransport, "no more agents");
+      },
+      4);
+  std::atomic<int> failed{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t)
+    threads.emplace_back([&, t] {
+      if (!c.path_records(query_for(0x4000 + static_cast<uint64_t>(t)), deadline_after(3000ms)))
+        ++failed;
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(failed, 0);
 }
 
 TEST(SharedClient, WithoutADeadlineTheClientsOwnRetriesApply) {

@@ -1,19 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // InfiniBand route resolution with the policy's inputs: the PathRecord query carrying the
-// Service-ID and (when the SA advertises QoS) the QoS-Class, and the path installed through
+// Service-ID and (when the SA advertises QoS) the QoS-Class, and what is installed through
 // rdma_set_option(RDMA_OPTION_IB, RDMA_OPTION_IB_PATH) in place of rdma_resolve_route. Queries
 // and answers are sa::PathRecord values; the one conversion to the kernel's wire layout is
-// path_data(). The sequence runs over injected operations so tests drive it with a fake
-// librdmacm and SA (the preload module wires them to sa::SharedClient and librdmacm).
+// path_data(). The sequence that asks the SA and installs the answer belongs to the module
+// that owns the id and the SA client (the preload module's ib_route_sequence.h).
 #pragma once
 
 #include <infiniband/sa.h>
 #include <infiniband/verbs.h>
 
 #include <cstdint>
-#include <functional>
 #include <optional>
-#include <string>
 #include <vector>
 
 #include "rdma-qos/common/result.h"
@@ -55,35 +53,7 @@ std::optional<ibv_path_data> path_data(const sa::PathRecord& answer);
 CmDecision decision_from_path(const sa::PathRecord& answer, uint64_t service_id,
                               std::optional<uint16_t> qos_class);
 
+// The SA's answer to a path query.
 using PathAnswer = rdmaqos::Result<std::vector<sa::PathRecord>>;
-
-struct IbRouteOps {
-  // Whether the SA advertises QoS (an error: it cannot be asked).
-  std::function<rdmaqos::Result<bool>()> sa_qos_supported;
-  std::function<PathAnswer(const sa::PathQuery& query)> path_query;
-  // MultiPathRecord (used when asked for): whether the SA advertises it, and the same query sent
-  // as a MultiPathRecord (the answers are PathRecords, as above).
-  std::function<rdmaqos::Result<bool>()> sa_mpr_supported;
-  std::function<PathAnswer(const sa::PathQuery& query)> multipath_query;
-  // rdma_set_option(id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, data, len): 0 or -1.
-  std::function<int(ibv_path_data* data, size_t len)> set_path;
-  // Synchronous ids: take the ROUTE_RESOLVED event the kernel queued (0, or -1).
-  std::function<int()> consume_route_resolved;
-};
-
-struct IbRouteResult {
-  bool installed = false;  // false: call the real rdma_resolve_route (nothing was changed)
-  std::string why;         // for the log when not installed
-  std::optional<sa::PathRecord> path;
-  bool multipath = false;  // the installed path came from a MultiPathRecord query
-  std::string note;        // MultiPathRecord asked for but not used, and why
-};
-
-// Query, install, and for synchronous ids consume the queued event. Any failure before the
-// path is installed leaves the id untouched, so the caller falls back to rdma_resolve_route.
-// With `multipath`, the query is a MultiPathRecord when the SA advertises it (the first answer,
-// the primary path, is installed); otherwise, or when it fails, a PathRecord.
-IbRouteResult resolve_ib_route(const IbRouteInputs& in, bool synchronous_id, const IbRouteOps& ops,
-                               bool multipath = false);
 
 }  // namespace rdmaqos::rdmacm
