@@ -26,9 +26,16 @@ const common::metrics::Table& plugin_metric_table() {
            "handlers do."},
           {"routing_info",
            Type::kGauge,
-           "The routing engine OpenSM used (value 1): whether it assigns path SLs, and whether "
-           "the policy's qos-setup tables apply under it.",
-           {"engine", "assigns_sl", "qos_setup_applied"}},
+           "The routing engine OpenSM used (value 1): whether it assigns path SLs, whether it "
+           "programs SL2VL and VLArb tables itself, and whether the policy's qos-setup tables "
+           "apply under it.",
+           {"engine", "assigns_sl", "programs_sl2vl", "qos_setup_applied"}},
+          {"handed_to_opensm_info",
+           Type::kGauge,
+           "Present (value 1) while OpenSM's own handlers answer every path query, labelled "
+           "with why: qos FALSE, paused, no model of the current subnet, a policy or "
+           "partitions with errors.",
+           {"reason"}},
           {"uptime_seconds", Type::kGauge, "Seconds since the plugin was loaded."},
           {"fallbacks_total", Type::kCounter,
            "Requests handed to OpenSM's own handler (no model yet, an unknown requester, a MAD "
@@ -121,9 +128,11 @@ common::metrics::Snapshot Engine::metrics(const sad::CounterSnapshot& counts) co
   m.add("answering", {}, now != nullptr && osm_.qos && !paused_ ? 1 : 0);
   if (auto routing = routing_.load())
     m.add("routing_info",
-          {routing->engine, routing->assigns_sl ? "1" : "0",
+          {routing->engine, routing->assigns_sl ? "1" : "0", routing->programs_sl2vl ? "1" : "0",
            engine_keeps_own_tables(*routing) ? "0" : "1"},
           1);
+  if (const nlohmann::json why = handover_reason(now != nullptr); why.is_string())
+    m.add("handed_to_opensm_info", {why.get<std::string>()}, 1);
   m.add("uptime_seconds", {},
         static_cast<double>(std::chrono::duration_cast<std::chrono::seconds>(
                                 std::chrono::steady_clock::now() - started_)

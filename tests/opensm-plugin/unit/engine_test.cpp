@@ -316,6 +316,18 @@ TEST_F(EngineTest, WithQosOffOpenSmAnswersEveryQueryAndTheStatsSayWhy) {
   nlohmann::json stats = e->stats();
   EXPECT_FALSE(stats["plugin"]["answering"].get<bool>());
   EXPECT_EQ(stats["plugin"]["handed_to_opensm"], "OpenSM runs with qos FALSE");
+  // The same reason as a metric, for an alert that fires while OpenSM's handlers answer.
+  size_t handed = 0;
+  const common::metrics::Snapshot metrics = e->metrics();
+  for (const auto& f : metrics.families()) {
+    if (f.name != "rdma_qos_opensm_plugin_handed_to_opensm_info") continue;
+    for (const auto& s : f.samples) {
+      EXPECT_EQ(s.labels, std::vector<std::string>{"OpenSM runs with qos FALSE"});
+      EXPECT_EQ(s.value, 1);
+      ++handed;
+    }
+  }
+  EXPECT_EQ(handed, 1u);
   EXPECT_EQ(stats["fallback_reasons"]["qos_off"], 1);
 }
 

@@ -171,6 +171,12 @@ TEST(PluginMetrics, EveryNumberOfTheStatsIsExported) {
   EXPECT_GT(checked, 30u);
   EXPECT_EQ(sample(m, "info", {stats["plugin"]["pid"].dump()}), 1);
   EXPECT_EQ(sample(m, "answering", {}), 1);
+  // Answering: no reason why OpenSM's handlers would.
+  for (const auto& f : m.families()) {
+    if (f.name == "rdma_qos_opensm_plugin_handed_to_opensm_info") {
+      EXPECT_TRUE(f.samples.empty());
+    }
+  }
   const auto& l = stats["latency"];
   for (const auto& f : m.families()) {
     if (f.name != "rdma_qos_opensm_plugin_answer_duration_seconds") continue;
