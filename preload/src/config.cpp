@@ -32,7 +32,7 @@ void load_policy(const config::HostConfig& c, CmConfig& out) {
   for (const auto& m : p.messages) log_once(m, m);
   if (!p.policy)
     log_once_at(
-        LogLevel::kError, "policy_errors",
+        Priority::kError, "policy_errors",
         fmt::format("the policy {} has errors; rdma_cm connections keep the stock QoS", file.text));
   out.settings.policy = p.policy;
   rdmacm::index_passive_classes(out.settings);
@@ -69,7 +69,7 @@ const CmConfig& cm_config() {
       if (c == nullptr) return out;
       for (const auto& k : config::knobs())
         if (!k.deprecated_env.empty() && c->get(k.key).origin == k.deprecated_env)
-          log_once_at(LogLevel::kWarn, std::string(k.deprecated_env),
+          log_once_at(Priority::kWarning, std::string(k.deprecated_env),
                       fmt::format("{} is a deprecated name; use {}", k.deprecated_env, k.env));
       out->settings = rdmacm::cm_settings_from(c->text("class"), c->text("tos"),
                                                c->text("service_id"), c->text("roce_sl2tclass"));
@@ -92,7 +92,7 @@ const CmConfig& cm_config() {
       }
       load_policy(*c, *out);
     } catch (...) {
-      log_once_at(LogLevel::kError, "cm_config",
+      log_once_at(Priority::kError, "cm_config",
                   "cannot load the rdma_cm settings; stock behaviour");
     }
     return out;

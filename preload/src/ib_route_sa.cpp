@@ -216,15 +216,15 @@ Outcome query_and_install(const Resolution& res, const std::function<bool()>& be
   const bool unreachable = host.unreachable();
   if (left_alone) return Outcome::kLeftAlone;
   if (!r.note.empty())
-    log_once_at(c.sa == CmConfig::Sa::kOn ? LogLevel::kWarn : LogLevel::kInfo, "ib_mpr:" + r.note,
-                r.note);
+    log_once_at(c.sa == CmConfig::Sa::kOn ? Priority::kWarning : Priority::kInfo,
+                "ib_mpr:" + r.note, r.note);
   if (!r.installed) {
     if (unreachable) mark_port_sa_down(res.device, res.port_num, c.sa_backoff);
     // Once per reason and process, under auto and on alike: the program goes on with the
     // kernel's route resolution, which knows nothing of the policy.
     log_once("ib_fallback:" + r.why, r.why + "; the kernel's route resolution is used");
-    if (log_enabled(LogLevel::kDebug))
-      log_at(LogLevel::kDebug,
+    if (log_enabled(Priority::kDebug))
+      log_at(Priority::kDebug,
              fmt::format("InfiniBand: Service-ID {} fell back: {}", hex(res.in.service_id), r.why));
     record_decision(c, "rdma_resolve_route", std::nullopt, res.in.service_id, res.in.qos_class,
                     std::nullopt, nullptr);
@@ -233,9 +233,9 @@ Outcome query_and_install(const Resolution& res, const std::function<bool()>& be
   if (!r.why.empty()) log_once("ib_sync", r.why);
   rdmacm::CmDecision d = rdmacm::decision_from_path(*r.path, res.in.service_id, res.in.qos_class);
   // Formatted only when it will be printed: this runs once per connection.
-  if (log_enabled(LogLevel::kDebug))
+  if (log_enabled(Priority::kDebug))
     log_at(
-        LogLevel::kDebug,
+        Priority::kDebug,
         fmt::format("InfiniBand: Service-ID {} QoS-Class {}: the SA answered SL {} MTU code {} "
                     "rate code {}{}",
                     hex(res.in.service_id),

@@ -15,16 +15,14 @@ namespace {
 
 // Read from the configuration here, not through preload_config(): that reports its own errors
 // through this log while it loads. A bad value was reported there; warn is used.
-LogLevel configured_log_level() {
-  static const LogLevel level = [] {
+Priority configured_log_level() {
+  static const Priority level = [] {
     try {
-      const std::string text = config::load_host_config().config.text("log_level");
-      if (text == "error") return LogLevel::kError;
-      if (text == "info") return LogLevel::kInfo;
-      if (text == "debug") return LogLevel::kDebug;
+      Priority p = Priority::kWarning;
+      if (common::parse_priority(config::load_host_config().config.text("log_level"), p)) return p;
     } catch (...) {
     }
-    return LogLevel::kWarn;
+    return Priority::kWarning;
   }();
   return level;
 }
@@ -39,13 +37,13 @@ std::set<std::string>& seen_keys() {
 
 }  // namespace
 
-bool log_enabled(LogLevel level) {
+bool log_enabled(Priority level) {
   return static_cast<int>(level) <= static_cast<int>(configured_log_level());
 }
 
 // These run in the interposers' catch blocks, right at the C boundary: nothing may escape them
 // (a full set of seen keys or a failed lock only loses the line).
-void log_at(LogLevel level, const std::string& message) noexcept {
+void log_at(Priority level, const std::string& message) noexcept {
   try {
     if (!log_enabled(level)) return;
     std::lock_guard lock(log_mutex);
@@ -54,7 +52,7 @@ void log_at(LogLevel level, const std::string& message) noexcept {
   }
 }
 
-void log_once_at(LogLevel level, const std::string& key, const std::string& message) noexcept {
+void log_once_at(Priority level, const std::string& key, const std::string& message) noexcept {
   try {
     if (!log_enabled(level)) return;
     std::set<std::string>& seen = seen_keys();
@@ -66,7 +64,7 @@ void log_once_at(LogLevel level, const std::string& key, const std::string& mess
 }
 
 void log_once(const std::string& key, const std::string& message) noexcept {
-  log_once_at(LogLevel::kWarn, key, message);
+  log_once_at(Priority::kWarning, key, message);
 }
 
 void lock_log_for_fork() {

@@ -6,16 +6,19 @@
 
 #include <string>
 
+#include "rdma-qos/common/log.h"
+
 namespace rdmaqos::preload {
 
-// error < warn < info < debug in verbosity; the knob prints those at or above it.
-enum class LogLevel { kError = 0, kWarn = 1, kInfo = 2, kDebug = 3 };
+// The project's one level vocabulary (syslog priorities, rdma-qos/common/log.h): the log_level
+// knob (error, warn, info, debug) prints the lines at or above its level.
+using common::Priority;
 
-bool log_enabled(LogLevel level);
+bool log_enabled(Priority level);
 // Every time (per-connection detail, for debug and info), when the level lets it through.
-void log_at(LogLevel level, const std::string& message) noexcept;
+void log_at(Priority level, const std::string& message) noexcept;
 // Once per process and key, when the level lets it through.
-void log_once_at(LogLevel level, const std::string& key, const std::string& message) noexcept;
+void log_once_at(Priority level, const std::string& key, const std::string& message) noexcept;
 // A warning, once per key.
 void log_once(const std::string& key, const std::string& message) noexcept;
 
