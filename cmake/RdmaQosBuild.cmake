@@ -56,8 +56,15 @@ option(RDMA_QOS_WERROR "Treat warnings in rdma-qos code as errors" ${RDMA_QOS_DE
 
 find_program(RDMA_QOS_CCACHE ccache)
 if(RDMA_QOS_CCACHE AND NOT CMAKE_CXX_COMPILER_LAUNCHER)
-  set(CMAKE_C_COMPILER_LAUNCHER "${RDMA_QOS_CCACHE}")
-  set(CMAKE_CXX_COMPILER_LAUNCHER "${RDMA_QOS_CCACHE}")
+  # ccache serves files that use a precompiled header (the tests share one) only when told the
+  # header's macros and timestamps may be trusted. Paths are hashed relative to the source tree,
+  # so a second checkout (a git worktree) with its build directory at the same place in it
+  # reuses the first one's objects.
+  set(_ccache "${CMAKE_COMMAND}" -E env
+      "CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime"
+      "CCACHE_BASEDIR=${CMAKE_SOURCE_DIR}" "${RDMA_QOS_CCACHE}")
+  set(CMAKE_C_COMPILER_LAUNCHER ${_ccache})
+  set(CMAKE_CXX_COMPILER_LAUNCHER ${_ccache})
 endif()
 
 # Warnings apply to our targets only (third-party headers come in as SYSTEM).
