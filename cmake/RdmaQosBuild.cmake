@@ -83,3 +83,72 @@ function(rdma_qos_component_library name)
   target_include_directories(${name} PUBLIC "${CMAKE_CURRENT_SOURCE_DIR}/include")
   target_link_libraries(${name} PUBLIC ${ARG_DEPS} PRIVATE rdmaqos::warnings ${ARG_PRIVATE_DEPS})
 endfunction()
+
+# What a library or module exports is its version script's business: the script is passed to
+# the linker and relinks the target when it changes.
+function(_rdma_qos_version_script target map)
+  target_link_options(${target} PRIVATE "-Wl,--version-script=${map}")
+  set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS "${map}")
+endfunction()
+
+# rdma_qos_shared_library(TARGET OUTPUT_NAME n VERSION v SOVERSION s MAP file SOURCES ...
+#                         [LIBS ...] [INCLUDE dir] [OUTPUT_DIRECTORY dir]): a shared library for
+# programs to link, with its soname and exported symbols, installed in libdir.
+function(rdma_qos_shared_library target)
+  cmake_parse_arguments(ARG "" "OUTPUT_NAME;VERSION;SOVERSION;MAP;INCLUDE;OUTPUT_DIRECTORY"
+                        "SOURCES;LIBS" ${ARGN})
+  add_library(${target} SHARED ${ARG_SOURCES})
+  set_target_properties(${target} PROPERTIES OUTPUT_NAME ${ARG_OUTPUT_NAME}
+                        VERSION ${ARG_VERSION} SOVERSION ${ARG_SOVERSION})
+  if(ARG_OUTPUT_DIRECTORY)
+    set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY "${ARG_OUTPUT_DIRECTORY}")
+  endif()
+  if(ARG_INCLUDE)
+    target_include_directories(${target} PUBLIC "${ARG_INCLUDE}")
+  endif()
+  _rdma_qos_version_script(${target} "${ARG_MAP}")
+  target_link_libraries(${target} PRIVATE ${ARG_LIBS} rdmaqos::warnings)
+  install(TARGETS ${target} LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endfunction()
+
+# rdma_qos_module(TARGET MAP file DESTINATION dir SOURCES ... [LIBS ...] [OUTPUT_NAME n]
+#                 [NO_PREFIX] [OUTPUT_DIRECTORY dir] [HIDDEN] [LINK_OPTIONS ...]): a module another
+# program loads (dlopen or LD_PRELOAD), no soname, only its version script's symbols exported,
+# installed in DESTINATION (relative to the prefix). HIDDEN compiles its C++ with hidden
+# visibility (a module whose entry points are C files keeps the default). NO_PREFIX: the file is
+# TARGET.so, not libTARGET.so.
+function(rdma_qos_module target)
+  cmake_parse_arguments(ARG "HIDDEN;NO_PREFIX" "MAP;DESTINATION;OUTPUT_NAME;OUTPUT_DIRECTORY"
+                        "SOURCES;LIBS;LINK_OPTIONS" ${ARGN})
+  add_library(${target} MODULE ${ARG_SOURCES})
+  if(ARG_OUTPUT_NAME)
+    set_target_properties(${target} PROPERTIES OUTPUT_NAME ${ARG_OUTPUT_NAME})
+  endif()
+  if(ARG_NO_PREFIX)
+    set_target_properties(${target} PROPERTIES PREFIX "")
+  endif()
+  if(ARG_OUTPUT_DIRECTORY)
+    set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY "${ARG_OUTPUT_DIRECTORY}")
+  endif()
+  if(ARG_HIDDEN)
+    set_target_properties(${target} PROPERTIES CXX_VISIBILITY_PRESET hidden
+                          VISIBILITY_INLINES_HIDDEN ON)
+  endif()
+  _rdma_qos_version_script(${target} "${ARG_MAP}")
+  target_link_options(${target} PRIVATE ${ARG_LINK_OPTIONS})
+  target_link_libraries(${target} PRIVATE ${ARG_LIBS} rdmaqos::warnings)
+  install(TARGETS ${target} LIBRARY DESTINATION "${ARG_DESTINATION}")
+endfunction()
+
+# rdma_qos_program(TARGET SOURCES ... [LIBS ...] [DAEMON]): a command, installed in bindir, or
+# with DAEMON a daemon, installed in sbindir (its systemd units: rdma_qos_systemd_unit in udev/).
+function(rdma_qos_program target)
+  cmake_parse_arguments(ARG "DAEMON" "" "SOURCES;LIBS" ${ARGN})
+  add_executable(${target} ${ARG_SOURCES})
+  target_link_libraries(${target} PRIVATE ${ARG_LIBS} rdmaqos::warnings)
+  if(ARG_DAEMON)
+    install(TARGETS ${target} RUNTIME DESTINATION ${CMAKE_INSTALL_SBINDIR})
+  else()
+    install(TARGETS ${target} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  endif()
+endfunction()
