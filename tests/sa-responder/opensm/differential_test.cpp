@@ -188,7 +188,7 @@ std::vector<Query> SadDifferential::make_queries() {
   // on ibsim, answers no record (PathRecord) or INVALID_GID (MultiPathRecord). A link-local
   // prefix other than fe80:: still names the port by its GUID.
   auto with_prefix = [](const std::string& prefix, const std::string& node) {
-    uint64_t guid = fabric_->topology().node(node).port_guid;
+    uint64_t guid = topology_->node(node).port_guid;
     return fmt::format("{}:{:x}:{:x}:{:x}:{:x}", prefix, guid >> 48, (guid >> 32) & 0xFFFF,
                        (guid >> 16) & 0xFFFF, guid & 0xFFFF);
   };
