@@ -10,7 +10,7 @@ include(CTest)
 include(GoogleTest)
 
 set(RDMA_QOS_TEST_LABELS unit opensm vm slurm fuzz bench soak)
-set(RDMA_QOS_FUZZ_SECONDS 30 CACHE STRING "Seconds each fuzz target runs under ctest")
+set(RDMA_QOS_FUZZ_SECONDS 10 CACHE STRING "Seconds each fuzz target runs under ctest")
 
 function(_rdma_qos_check_label label)
   if(NOT label IN_LIST RDMA_QOS_TEST_LABELS)

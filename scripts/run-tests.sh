@@ -9,7 +9,7 @@
 #                   leave (waits on OpenSM, on the VM's boots); its log is build/sanitize.log.
 # Benchmarks (bench) and soak tests never run here.
 # Environment: JOBS (parallel build/test jobs, default nproc), RDMA_QOS_SKIP_DEPS=1 to skip the
-# apt step, RDMA_QOS_FUZZ_SECONDS (per fuzz target, default 30).
+# apt step, RDMA_QOS_FUZZ_SECONDS (per fuzz target, default 10).
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
@@ -31,7 +31,7 @@ cmake --build build/release -j "$jobs"
 
 echo "== build/sanitize (clang, ASan+UBSan), at low priority beside the release tests"
 CC=clang CXX=clang++ cmake -S . -B build/sanitize -G Ninja -DCMAKE_BUILD_TYPE=Sanitize -DRDMA_QOS_DEVELOPER=ON \
-    -DRDMA_QOS_BUILD_BENCH=OFF -DRDMA_QOS_FUZZ_SECONDS="${RDMA_QOS_FUZZ_SECONDS:-30}" >/dev/null
+    -DRDMA_QOS_BUILD_BENCH=OFF -DRDMA_QOS_FUZZ_SECONDS="${RDMA_QOS_FUZZ_SECONDS:-10}" >/dev/null
 nice -n 19 cmake --build build/sanitize -j "$jobs" --target unit-tests >build/sanitize.log 2>&1 &
 sanitize_build=$!
 trap 'kill "$sanitize_build" 2>/dev/null || true' EXIT
