@@ -12,13 +12,14 @@
 
 #include <vector>
 
+#include "../rdmacm-qos/ib_route_inputs.h"
 #include "rdma-qos/testbed/result_matchers.h"
 
 namespace rdmaqos::preload {
 namespace {
 
-using rdmacm::IbRouteInputs;
 using rdmacm::PathAnswer;
+using rdmacm::testing::ib_route_inputs;
 using rdmaqos::testing::FailedWith;
 using rdmaqos::testing::Succeeded;
 using ::testing::Not;
@@ -74,18 +75,9 @@ class FakeCm final : public IbRouteHost {
   }
 };
 
-IbRouteInputs inputs() {
-  IbRouteInputs in;
-  in.sgid = sa::make_gid(0xfe80000000000000ULL, 0x0002c90300000001ULL);
-  in.dgid = sa::make_gid(0xfe80000000000000ULL, 0x0002c90300000002ULL);
-  in.service_id = 0x0000000001060CBCULL;  // iSER 3260 in the TCP port space
-  in.qos_class = 0x20;
-  return in;
-}
-
 TEST(IbRouteSequence, InstallsTheAnswerWithExactlyGmpPrimaryBidirectional) {
   FakeCm cm;
-  auto r = resolve_ib_route(inputs(), false, cm);
+  auto r = resolve_ib_route(ib_route_inputs(), false, cm);
   ASSERT_THAT(r.installed, Succeeded());
   ASSERT_EQ(cm.installed.size(), 1u);
   EXPECT_EQ(cm.installed[0].flags, 0x2Bu);
@@ -99,7 +91,7 @@ TEST(IbRouteSequence, InstallsTheAnswerWithExactlyGmpPrimaryBidirectional) {
 
 TEST(IbRouteSequence, SynchronousIdHasItsQueuedRouteResolvedConsumed) {
   FakeCm cm;
-  auto r = resolve_ib_route(inputs(), true, cm);
+  auto r = resolve_ib_route(ib_route_inputs(), true, cm);
   ASSERT_THAT(r.installed, Succeeded());
   EXPECT_EQ(cm.events_consumed, 1);
 }
@@ -107,7 +99,7 @@ TEST(IbRouteSequence, SynchronousIdHasItsQueuedRouteResolvedConsumed) {
 TEST(IbRouteSequence, NoRecordFallsBackWithoutTouchingTheId) {
   FakeCm cm;
   cm.answers = 0;
-  auto r = resolve_ib_route(inputs(), true, cm);
+  auto r = resolve_ib_route(ib_route_inputs(), true, cm);
   EXPECT_THAT(r.installed, Not(Succeeded()));
   EXPECT_TRUE(cm.installed.empty());
   EXPECT_EQ(cm.events_consumed, 0);
@@ -117,7 +109,7 @@ TEST(IbRouteSequence, NoRecordFallsBackWithoutTouchingTheId) {
 TEST(IbRouteSequence, SaTimeoutFallsBack) {
   FakeCm cm;
   cm.answers = -1;
-  auto r = resolve_ib_route(inputs(), false, cm);
+  auto r = resolve_ib_route(ib_route_inputs(), false, cm);
   EXPECT_THAT(r.installed, FailedWith(ErrorCode::kTimeout));
   EXPECT_TRUE(cm.installed.empty());
 }
@@ -125,7 +117,7 @@ TEST(IbRouteSequence, SaTimeoutFallsBack) {
 TEST(IbRouteSequence, UnreachableSaFallsBackBeforeAnyQuery) {
   FakeCm cm;
   cm.qos_supported = -1;
-  auto r = resolve_ib_route(inputs(), false, cm);
+  auto r = resolve_ib_route(ib_route_inputs(), false, cm);
   EXPECT_THAT(r.installed, FailedWith(ErrorCode::kTimeout));
   EXPECT_TRUE(cm.queries.empty());
 }
@@ -133,14 +125,14 @@ TEST(IbRouteSequence, UnreachableSaFallsBackBeforeAnyQuery) {
 TEST(IbRouteSequence, RefusedPathFallsBackAndConsumesNothing) {
   FakeCm cm;
   cm.set_path_rc = -1;
-  auto r = resolve_ib_route(inputs(), true, cm);
+  auto r = resolve_ib_route(ib_route_inputs(), true, cm);
   EXPECT_THAT(r.installed, Not(Succeeded()));
   EXPECT_EQ(cm.events_consumed, 0);
 }
 
 TEST(IbRouteSequence, MultiPathRecordWhenAskedAndAdvertisedInstallsItsFirstAnswer) {
   FakeCm cm;
-  auto r = resolve_ib_route(inputs(), false, cm, true);
+  auto r = resolve_ib_route(ib_route_inputs(), false, cm, true);
   EXPECT_THAT(r.installed, Succeeded());
   EXPECT_TRUE(r.multipath);
   EXPECT_TRUE(cm.queries.empty());
@@ -154,7 +146,7 @@ TEST(IbRouteSequence, MultiPathRecordWhenAskedAndAdvertisedInstallsItsFirstAnswe
 TEST(IbRouteSequence, MultiPathRecordNotAdvertisedUsesPathRecord) {
   FakeCm cm;
   cm.mpr_supported = 0;
-  auto r = resolve_ib_route(inputs(), false, cm, true);
+  auto r = resolve_ib_route(ib_route_inputs(), false, cm, true);
   EXPECT_THAT(r.installed, Succeeded());
   EXPECT_FALSE(r.multipath);
   EXPECT_TRUE(cm.mpr_queries.empty());
@@ -167,7 +159,7 @@ TEST(IbRouteSequence, MultiPathRecordNotAdvertisedUsesPathRecord) {
 TEST(IbRouteSequence, FailedMultiPathRecordFallsBackToPathRecord) {
   FakeCm cm;
   cm.mpr_answers = -1;
-  auto r = resolve_ib_route(inputs(), false, cm, true);
+  auto r = resolve_ib_route(ib_route_inputs(), false, cm, true);
   EXPECT_THAT(r.installed, Succeeded());
   EXPECT_FALSE(r.multipath);
   EXPECT_EQ(cm.mpr_queries.size(), 1u);
@@ -178,7 +170,7 @@ TEST(IbRouteSequence, FailedMultiPathRecordFallsBackToPathRecord) {
 
 TEST(IbRouteSequence, WithoutMprPathRecordOnly) {
   FakeCm cm;
-  auto r = resolve_ib_route(inputs(), false, cm);
+  auto r = resolve_ib_route(ib_route_inputs(), false, cm);
   EXPECT_THAT(r.installed, Succeeded());
   EXPECT_TRUE(cm.mpr_queries.empty());
   EXPECT_FALSE(r.multipath_unused);
