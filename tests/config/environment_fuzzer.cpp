@@ -73,8 +73,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   // What the preload's rdma_cm layer makes of them (preload/src/config.cpp).
-  rdmaqos::rdmacm::CmSettings s = rdmaqos::rdmacm::cm_settings_from(
-      c.text("class"), c.text("tos"), c.text("service_id"), c.text("roce_sl2tclass"));
+  rdmaqos::rdmacm::CmSettings s = rdmaqos::rdmacm::cm_settings_from(c);
   if (!c.text("class").empty()) check(s.qos_class && *s.qos_class == c.optional_number("class"));
   if (!c.text("tos").empty()) check(s.tos && *s.tos == c.optional_number("tos"));
   if (!c.text("service_id").empty())
