@@ -80,7 +80,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check(s.service_id && *s.service_id == rdmaqos::parse_unsigned(c.text("service_id")));
   if (!c.text("roce_sl2tclass").empty())
     check(rdmaqos::rdmacm::parse_sl2tclass(c.text("roce_sl2tclass")).has_value());
-  check(rdmaqos::providers::parse_flow_label_setting(c.text("flow_label")).has_value());
+  check(rdmaqos::providers::parse_flow_label_setting(c.text("flow_label")).ok());
   // The per-port values rdma-qos-lsd and `rdma-qos kernel` look up.
   for (auto [key, max] :
        {std::pair<std::string_view, uint64_t>{"kernel_roce_tos", 255}, {"kernel_roce_sl", 15}}) {
