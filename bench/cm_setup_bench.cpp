@@ -37,7 +37,8 @@ rdmacm::CmSettings settings(bool cached) {
   std::ifstream in(RDMA_QOS_CM_POLICY);
   std::stringstream text;
   text << in.rdbuf();
-  rdmacm::CmSettings s = rdmacm::cm_settings_from("", "", "", "0,32,136,104,0,72,184");
+  rdmacm::CmSettings s;
+  s.sl2tclass = *rdmacm::parse_sl2tclass("0,32,136,104,0,72,184");
   s.policy = rdmacm::load_host_policy(text.str(), RDMA_QOS_CM_POLICY).policy;
   if (!s.policy) throw std::runtime_error("the VM bench's policy does not load");
   rdmacm::index_passive_classes(s);

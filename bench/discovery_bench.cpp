@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "rdma-qos/common/cli_number.h"
 #include "rdma-qos/sa-responder/discovery_json.h"
 #include "rdma-qos/testbed/ib_fabric.h"
 
@@ -290,9 +291,9 @@ int main(int argc, char** argv) {
   std::vector<int> sizes = {300, 1000, 1980};
   int runs = 3;
   app.add_option("--sad", sad, "the rdma-qos-sad binary")->required();
-  app.add_option("--cas", sizes, "fabric sizes (compute CAs; 32 per leaf, 4 spines)")
+  rdmaqos::add_number(app, "--cas", sizes, "fabric sizes (compute CAs; 32 per leaf, 4 spines)")
       ->delimiter(',');
-  app.add_option("--runs", runs, "discoveries per size and case (the median is shown)");
+  rdmaqos::add_number(app, "--runs", runs, "discoveries per size and case (the median is shown)");
   CLI11_PARSE(app, argc, argv);
   sad = std::filesystem::absolute(sad).string();  // clients run inside the fabric's directory
 

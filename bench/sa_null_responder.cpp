@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <iostream>
 
+#include "rdma-qos/common/cli_number.h"
 #include "rdma-qos/sa-client/class_port_info.h"
 #include "rdma-qos/sa-client/path_record.h"
 #include "rdma-qos/sa-responder/agent.h"
@@ -44,7 +45,7 @@ int main(int argc, char** argv) {
                "sa-null-responder"};
   rdmaqos::sad::AgentOptions options;
   app.add_option("--ca", options.ca, "CA to run at (default: the first)");
-  app.add_option("--port", options.port, "port of the CA (default: the first active)");
+  rdmaqos::add_number(app, "--port", options.port, "port of the CA (default: the first active)");
   CLI11_PARSE(app, argc, argv);
 
   struct sigaction act {};

@@ -27,6 +27,7 @@
 #include <sstream>
 #include <thread>
 
+#include "rdma-qos/common/cli_number.h"
 #include "rdma-qos/testbed/ib_fabric.h"
 
 namespace {
@@ -261,20 +262,21 @@ int main(int argc, char** argv) {
                "sa-throughput"};
   Options o;
   bool as_json = false;
-  app.add_option("--sizes", o.sizes, "policy sizes (match rules)")->delimiter(',');
-  app.add_option("--windows", o.windows, "sa-client windows")->delimiter(',');
-  app.add_option("--queries", o.queries,
-                 "queries per window for rdma-qos-sad and the null "
-                 "responder")
+  rdmaqos::add_number(app, "--sizes", o.sizes, "policy sizes (match rules)")->delimiter(',');
+  rdmaqos::add_number(app, "--windows", o.windows, "sa-client windows")->delimiter(',');
+  rdmaqos::add_number(app, "--queries", o.queries,
+                      "queries per window for rdma-qos-sad and the null "
+                      "responder")
       ->capture_default_str();
-  app.add_option("--opensm-max-rules", o.opensm_max_rules,
-                 "largest policy OpenSM is measured with (it loads 100k rules in minutes); "
-                 "larger ones run OpenSM without a policy just to configure the fabric")
+  rdmaqos::add_number(app, "--opensm-max-rules", o.opensm_max_rules,
+                      "largest policy OpenSM is measured with (it loads 100k rules in minutes); "
+                      "larger ones run OpenSM without a policy just to configure the fabric")
       ->capture_default_str();
-  app.add_option("--opensm-min-queries", o.opensm_min_queries,
-                 "OpenSM gets queries * 2000 / rules queries per window, at least this many")
+  rdmaqos::add_number(app, "--opensm-min-queries", o.opensm_min_queries,
+                      "OpenSM gets queries * 2000 / rules queries per window, at least this many")
       ->capture_default_str();
-  app.add_option("--rounds", o.rounds, "measurements per SA and window (the best is kept)")
+  rdmaqos::add_number(app, "--rounds", o.rounds,
+                      "measurements per SA and window (the best is kept)")
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   app.add_option("--sad", o.sad, "rdma-qos-sad")->required();
@@ -282,9 +284,10 @@ int main(int argc, char** argv) {
   app.add_option("--client", o.client, "sa-client-bench")->required();
   app.add_option("--plugin-dir", o.plugin_dir,
                  "directory of librdma-qos-opensm.so: adds OpenSM with the plugin");
-  app.add_option("--flap", o.flap_ms,
-                 "take a spine uplink down and up every N ms through ibsim's console during the "
-                 "OpenSM and plugin rounds (OpenSM sweeps while it answers); 0: no flapping")
+  rdmaqos::add_number(
+      app, "--flap", o.flap_ms,
+      "take a spine uplink down and up every N ms through ibsim's console during the "
+      "OpenSM and plugin rounds (OpenSM sweeps while it answers); 0: no flapping")
       ->capture_default_str();
   app.add_flag("--json", as_json, "print JSON lines instead of the table");
   CLI11_PARSE(app, argc, argv);

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "rdma-qos/common/cli_number.h"
 #include "rdma-qos/testbed/ib_fabric.h"
 
 namespace tb = rdmaqos::testbed;
@@ -97,12 +98,13 @@ int main(int argc, char** argv) {
   app.add_option("--client", client, "the storm-client binary")->required();
   app.add_option("--plugin-dir", plugin_dir,
                  "directory of librdma-qos-opensm.so: adds OpenSM with the plugin");
-  app.add_option("--nodes", sizes, "fabric sizes (compute CAs)")->delimiter(',');
-  app.add_option("--ranks", ranks, "ranks per node");
-  app.add_option("--peers", peers, "peers per rank");
-  app.add_option("--window", window, "queries outstanding at once");
+  rdmaqos::add_number(app, "--nodes", sizes, "fabric sizes (compute CAs)")->delimiter(',');
+  rdmaqos::add_number(app, "--ranks", ranks, "ranks per node");
+  rdmaqos::add_number(app, "--peers", peers, "peers per rank");
+  rdmaqos::add_number(app, "--window", window, "queries outstanding at once");
   app.add_option("--pattern", pattern, "peers: stencil (the next P nodes) or random per rank");
-  app.add_option("--mpr", mpr, "peers per MultiPathRecord in the batched rows; 0: no such rows");
+  rdmaqos::add_number(app, "--mpr", mpr,
+                      "peers per MultiPathRecord in the batched rows; 0: no such rows");
   app.add_option("--out", out_dir, "where storm.dat, storm.gp and storm.png go");
   CLI11_PARSE(app, argc, argv);
   sad = std::filesystem::absolute(sad).string();

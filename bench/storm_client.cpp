@@ -18,6 +18,7 @@
 #include <random>
 #include <set>
 
+#include "rdma-qos/common/cli_number.h"
 #include "rdma-qos/sa-client/client.h"
 
 using namespace rdmaqos::sa;
@@ -33,16 +34,18 @@ int main(int argc, char** argv) {
   std::string pattern = "stencil";
   size_t mpr = 0;
   std::string guid_file;
-  app.add_option("--nodes", nodes, "compute nodes (LIDs first-lid .. first-lid + nodes - 1)");
-  app.add_option("--first-lid", first_lid, "LID of the first compute node");
-  app.add_option("--ranks", ranks, "ranks per node");
-  app.add_option("--peers", peers, "peer nodes each rank resolves");
-  app.add_option("--window", window, "queries outstanding at once");
+  rdmaqos::add_number(app, "--nodes", nodes,
+                      "compute nodes (LIDs first-lid .. first-lid + nodes - 1)");
+  rdmaqos::add_number(app, "--first-lid", first_lid, "LID of the first compute node");
+  rdmaqos::add_number(app, "--ranks", ranks, "ranks per node");
+  rdmaqos::add_number(app, "--peers", peers, "peer nodes each rank resolves");
+  rdmaqos::add_number(app, "--window", window, "queries outstanding at once");
   app.add_flag("--cache", cache, "a per-node path cache: one query per distinct (node, peer)");
-  app.add_option("--seed", seed, "random peer choice");
+  rdmaqos::add_number(app, "--seed", seed, "random peer choice");
   app.add_option("--pattern", pattern, "stencil (next P nodes) or random")
       ->check(CLI::IsMember({"stencil", "random"}));
-  app.add_option("--mpr", mpr, "peers per MultiPathRecord (0: one PathRecord Get per peer)");
+  rdmaqos::add_number(app, "--mpr", mpr,
+                      "peers per MultiPathRecord (0: one PathRecord Get per peer)");
   app.add_option("--port-guids", guid_file,
                  "port GUIDs of the compute nodes, one a line in LID order (for --mpr)");
   CLI11_PARSE(app, argc, argv);

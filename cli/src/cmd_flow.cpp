@@ -48,10 +48,9 @@ void print(const FlowArgs& a, uint32_t label, const nlohmann::json& input) {
 }
 
 void run_label(const FlowArgs& a) {
-  providers::ParseError err;
-  auto setting = providers::parse_flow_label_setting(a.mode, &err);
+  auto setting = providers::parse_flow_label_setting(a.mode);
   if (!setting) {
-    std::cerr << "rdma-qos flow label: --mode: " << err.message << "\n";
+    std::cerr << "rdma-qos flow label: --mode: " << setting.error().message << "\n";
     set_exit_code(2);
     return;
   }

@@ -468,8 +468,8 @@ struct LocalServiceDaemon::Impl {
         continue;
       }
       if (dump)
-        if (auto failed = dump->write({buf, static_cast<size_t>(n)}))
-          say(Priority::kWarning, *failed);
+        if (auto written = dump->write({buf, static_cast<size_t>(n)}); !written)
+          say(Priority::kWarning, written.error().message);
       // A datagram may carry several messages.
       std::span<const uint8_t> rest(buf, static_cast<size_t>(n));
       while (auto h = peek_header(rest)) {

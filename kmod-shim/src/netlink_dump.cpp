@@ -15,8 +15,8 @@ namespace rdmaqos::kmod {
 
 NetlinkDump::NetlinkDump(std::string dir) : dir_(std::move(dir)) {}
 
-std::optional<std::string> NetlinkDump::write(std::span<const uint8_t> datagram) {
-  if (stopped_) return std::nullopt;
+rdmaqos::Result<void> NetlinkDump::write(std::span<const uint8_t> datagram) {
+  if (stopped_) return {};
   const std::string path = fmt::format("{}/netlink-{}-{}", dir_, getpid(), ++written_);
   // O_EXCL and O_NOFOLLOW: never through a link or over a file someone placed there.
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -29,10 +29,12 @@ std::optional<std::string> NetlinkDump::write(std::span<const uint8_t> datagram)
   }
   const int err = errno;
   if (fd >= 0) ::close(fd);
-  if (ok) return std::nullopt;
+  if (ok) return {};
   stopped_ = true;
-  return fmt::format("--dump-netlink: cannot write {}: {}; no more datagrams are dumped", path,
-                     std::strerror(err));
+  return rdmaqos::make_error(
+      rdmaqos::ErrorCode::kTransport,
+      fmt::format("--dump-netlink: cannot write {}: {}; no more datagrams are dumped", path,
+                  std::strerror(err)));
 }
 
 }  // namespace rdmaqos::kmod

@@ -4,18 +4,19 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <span>
 #include <string>
+
+#include "rdma-qos/common/result.h"
 
 namespace rdmaqos::kmod {
 
 class NetlinkDump {
  public:
   explicit NetlinkDump(std::string dir);
-  // Writes DIR/netlink-PID-N (N counting from 1). The first failure returns why and ends the
-  // dump, so the daemon logs it once and serves on; later calls write nothing.
-  std::optional<std::string> write(std::span<const uint8_t> datagram);
+  // Writes DIR/netlink-PID-N (N counting from 1). The first failure (kTransport) ends the dump,
+  // so the daemon logs it once and serves on; later calls write nothing and succeed.
+  rdmaqos::Result<void> write(std::span<const uint8_t> datagram);
 
  private:
   std::string dir_;

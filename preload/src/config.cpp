@@ -71,8 +71,7 @@ const CmConfig& cm_config() {
         if (!k.deprecated_env.empty() && c->get(k.key).origin == k.deprecated_env)
           log_once_at(Priority::kWarning, std::string(k.deprecated_env),
                       fmt::format("{} is a deprecated name; use {}", k.deprecated_env, k.env));
-      out->settings = rdmacm::cm_settings_from(c->text("class"), c->text("tos"),
-                                               c->text("service_id"), c->text("roce_sl2tclass"));
+      out->settings = rdmacm::cm_settings_from(*c);
       out->record_path = c->text("test_record");
       out->sa = c->text("sa") == "off"  ? CmConfig::Sa::kOff
                 : c->text("sa") == "on" ? CmConfig::Sa::kOn

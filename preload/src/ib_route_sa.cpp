@@ -215,23 +215,27 @@ Outcome query_and_install(const Resolution& res, const std::function<bool()>& be
   const bool left_alone = host.left_alone();
   const bool unreachable = host.unreachable();
   if (left_alone) return Outcome::kLeftAlone;
-  if (!r.note.empty())
-    log_once_at(c.sa == CmConfig::Sa::kOn ? Priority::kWarning : Priority::kInfo,
-                "ib_mpr:" + r.note, r.note);
+  if (r.multipath_unused) {
+    const std::string& note = r.multipath_unused->message;
+    log_once_at(c.sa == CmConfig::Sa::kOn ? Priority::kWarning : Priority::kInfo, "ib_mpr:" + note,
+                note);
+  }
   if (!r.installed) {
+    const std::string& why = r.installed.error().message;
     if (unreachable) mark_port_sa_down(res.device, res.port_num, c.sa_backoff);
     // Once per reason and process, under auto and on alike: the program goes on with the
     // kernel's route resolution, which knows nothing of the policy.
-    log_once("ib_fallback:" + r.why, r.why + "; the kernel's route resolution is used");
+    log_once("ib_fallback:" + why, why + "; the kernel's route resolution is used");
     if (log_enabled(Priority::kDebug))
       log_at(Priority::kDebug,
-             fmt::format("InfiniBand: Service-ID {} fell back: {}", hex(res.in.service_id), r.why));
+             fmt::format("InfiniBand: Service-ID {} fell back: {}", hex(res.in.service_id), why));
     record_decision(c, "rdma_resolve_route", std::nullopt, res.in.service_id, res.in.qos_class,
                     std::nullopt, nullptr);
     return Outcome::kFallBack;
   }
-  if (!r.why.empty()) log_once("ib_sync", r.why);
-  rdmacm::CmDecision d = rdmacm::decision_from_path(*r.path, res.in.service_id, res.in.qos_class);
+  if (r.event_unconsumed) log_once("ib_sync", r.event_unconsumed->message);
+  rdmacm::CmDecision d =
+      rdmacm::decision_from_path(*r.installed, res.in.service_id, res.in.qos_class);
   // Formatted only when it will be printed: this runs once per connection.
   if (log_enabled(Priority::kDebug))
     log_at(

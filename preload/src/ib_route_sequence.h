@@ -9,7 +9,6 @@
 #include <infiniband/sa.h>
 
 #include <optional>
-#include <string>
 
 #include "rdma-qos/common/result.h"
 #include "rdma-qos/rdmacm-qos/ib_route.h"
@@ -37,11 +36,15 @@ class IbRouteHost {
 };
 
 struct IbRouteResult {
-  bool installed = false;  // false: call the real rdma_resolve_route (nothing was changed)
-  std::string why;         // for the log when not installed
-  std::optional<sa::PathRecord> path;
+  // The record installed on the id, or why none was: the id is then untouched and the caller
+  // calls the real rdma_resolve_route.
+  rdmaqos::Result<sa::PathRecord> installed;
   bool multipath = false;  // the installed path came from a MultiPathRecord query
-  std::string note;        // MultiPathRecord asked for but not used, and why
+  // MultiPathRecord asked for but not used, and why (PathRecord was asked instead).
+  std::optional<rdmaqos::Error> multipath_unused;
+  // A synchronous id whose path is installed but whose queued ROUTE_RESOLVED event could not
+  // be consumed.
+  std::optional<rdmaqos::Error> event_unconsumed;
 };
 
 // Query, install, and for synchronous ids consume the queued event. Any failure before the

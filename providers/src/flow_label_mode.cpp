@@ -23,7 +23,7 @@ std::string lower_trimmed(std::string_view text) {
 
 }  // namespace
 
-std::optional<FlowLabelSetting> parse_flow_label_setting(std::string_view text, ParseError* error) {
+rdmaqos::Result<FlowLabelSetting> parse_flow_label_setting(std::string_view text) {
   std::string t = lower_trimmed(text);
   if (t == "rfc" || t.empty()) return FlowLabelSetting{FlowLabelMode::kRfc, 0};
   if (t == "linux") return FlowLabelSetting{FlowLabelMode::kLinux, 0};
@@ -32,12 +32,11 @@ std::optional<FlowLabelSetting> parse_flow_label_setting(std::string_view text, 
   auto value = parse_unsigned(t, RDMA_QOS_FLOW_LABEL_MASK);
   if (value && *value != 0)
     return FlowLabelSetting{FlowLabelMode::kFixed, static_cast<uint32_t>(*value)};
-  if (error != nullptr)
-    error->message = fmt::format(
-        "invalid flow label setting '{}': expected rfc, linux, spread, off, or a label "
-        "1..0xfffff (decimal or 0x-hex)",
-        text);
-  return std::nullopt;
+  return rdmaqos::make_error(
+      rdmaqos::ErrorCode::kInvalidArgument,
+      fmt::format("invalid flow label setting '{}': expected rfc, linux, spread, off, or a label "
+                  "1..0xfffff (decimal or 0x-hex)",
+                  text));
 }
 
 std::string to_string(const FlowLabelSetting& s) {

@@ -21,16 +21,6 @@
 #include "rdma-qos/rdmacm-qos/match_cache.h"
 
 namespace rdmaqos::rdmacm {
-namespace {
-
-template <typename T>
-std::optional<T> parse_up_to(const std::string& text, unsigned long long max) {
-  auto n = parse_unsigned(text, max);
-  if (!n) return std::nullopt;
-  return static_cast<T>(*n);
-}
-
-}  // namespace
 
 uint16_t address_port(const sockaddr* addr) {
   if (addr == nullptr) return 0;
@@ -92,16 +82,6 @@ std::optional<std::array<std::optional<uint8_t>, 16>> parse_sl2tclass(const std:
     v.remove_prefix(comma + 1);
   }
   return out;
-}
-
-CmSettings cm_settings_from(const std::string& qos_class, const std::string& tos,
-                            const std::string& service_id, const std::string& sl2tclass) {
-  CmSettings s;
-  s.qos_class = parse_up_to<uint16_t>(qos_class, 0xFFF);
-  s.tos = parse_up_to<uint8_t>(tos, 255);
-  s.service_id = parse_up_to<uint64_t>(service_id, ~0ULL);
-  if (auto table = parse_sl2tclass(sl2tclass)) s.sl2tclass = *table;
-  return s;
 }
 
 HostPolicy load_host_policy(const std::string& text, const std::string& file_name) {

@@ -241,13 +241,15 @@ rdmaqos::Result<Served> SaAgent::serve_one(const Responder& responder,
           rdmaqos::ErrorCode::kTransport,
           fmt::format("{} ({} receives in a row failed)", what, receive_errors_in_a_row_));
     }
-    return Served{Served::Kind::kReceiveError, std::move(what)};
+    return Served{Served::Kind::kReceiveError,
+                  rdmaqos::make_error(rdmaqos::ErrorCode::kTransport, std::move(what))};
   }
   receive_errors_in_a_row_ = 0;
   if (int status = umad_status(buffer.data()); status != 0) {
     // A send of ours the MAD layer gave up on, returned to us.
     return Served{Served::Kind::kSendError,
-                  fmt::format("umad send status: {}", std::strerror(status))};
+                  rdmaqos::make_error(rdmaqos::ErrorCode::kTransport,
+                                      fmt::format("umad send status: {}", std::strerror(status)))};
   }
   ib_mad_addr_t* addr = umad_get_mad_addr(buffer.data());
   const auto* mad = static_cast<const uint8_t*>(umad_get_mad(buffer.data()));
@@ -255,12 +257,12 @@ rdmaqos::Result<Served> SaAgent::serve_one(const Responder& responder,
       sa::decode_sa_mad(std::span<const uint8_t>(mad, static_cast<size_t>(std::max(length, 0))));
   if (!decoded) {
     undecodable_.fetch_add(1, std::memory_order_relaxed);
-    return Served{Served::Kind::kHandled, {}};
+    return Served{Served::Kind::kHandled, std::nullopt};
   }
   const ReplyAddress reply{ntohs(addr->lid), ntohl(addr->qpn), addr->sl, addr->pkey_index};
   Request request{std::move(*decoded), reply.lid, reply};
   std::optional<sa::SaMad> answer = responder(request);
-  if (!answer) return Served{Served::Kind::kHandled, {}};
+  if (!answer) return Served{Served::Kind::kHandled, std::nullopt};
   const size_t bytes = build(reply, std::move(*answer), send_buffer_);
   return send_built(reply.lid, send_buffer_, bytes);
 }
@@ -294,9 +296,10 @@ rdmaqos::Result<Served> SaAgent::send_built(uint16_t lid, std::vector<uint8_t>& 
     if (port_gone(-rc) || !mad_port_->alive()) {
       return rdmaqos::make_error(rdmaqos::ErrorCode::kTransport, what + ": the port is gone");
     }
-    return Served{Served::Kind::kSendError, std::move(what)};
+    return Served{Served::Kind::kSendError,
+                  rdmaqos::make_error(rdmaqos::ErrorCode::kTransport, std::move(what))};
   }
-  return Served{Served::Kind::kHandled, {}};
+  return Served{Served::Kind::kHandled, std::nullopt};
 }
 
 std::optional<PortLids> read_port_lids(const std::string& ca, int port) {

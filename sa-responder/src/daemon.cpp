@@ -335,7 +335,7 @@ class Daemon::Impl {
       using Kind = rdmaqos::sad::Served::Kind;
       if (served->kind == Kind::kReceiveError) counters_.receive_error();
       if (served->kind == Kind::kReceiveError || served->kind == Kind::kSendError) {
-        mad_error(served->kind, served->error);
+        mad_error(served->kind, *served->error);
       }
     }
     // Waits for the answers under way (each bounded by --answer-time-limit); drops the queued.
@@ -459,14 +459,14 @@ class Daemon::Impl {
       g_stop = true;
       return;
     }
-    if (sent->kind == rdmaqos::sad::Served::Kind::kSendError) mad_error(sent->kind, sent->error);
+    if (sent->kind == rdmaqos::sad::Served::Kind::kSendError) mad_error(sent->kind, *sent->error);
   }
 
   // A MAD the port failed, from either thread: counted and logged (rate-limited).
-  void mad_error(rdmaqos::sad::Served::Kind kind, const std::string& what) {
+  void mad_error(rdmaqos::sad::Served::Kind kind, const rdmaqos::Error& what) {
     if (kind == rdmaqos::sad::Served::Kind::kSendError) counters_.send_error();
     std::lock_guard lock(mad_error_mutex_);
-    mad_error_log_.failed(what, Clock::now());
+    mad_error_log_.failed(what.message, Clock::now());
   }
 
   void install(State state) {

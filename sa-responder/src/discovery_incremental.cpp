@@ -24,11 +24,11 @@ constexpr uint16_t kLinearForwardingTable = 0x19;
 using Peer = std::pair<uint64_t, uint8_t>;  // node GUID, port
 using Answer = std::optional<SmpData>;
 
-// Thrown inside the walk when the fabric does not answer as a consistent fabric does; the
-// caller turns it into a fallback to the full discovery.
-struct Inconsistent {
-  std::string why;
-};
+// The walk's failure when the fabric does not answer as a consistent fabric does; the caller
+// turns it into a fallback to the full discovery.
+rdmaqos::Error inconsistent(std::string why) {
+  return rdmaqos::make_error(rdmaqos::ErrorCode::kMalformed, std::move(why));
+}
 
 std::string route(const std::vector<uint8_t>& path) {
   if (path.empty()) return "the local node";
@@ -104,20 +104,23 @@ class Walk {
   }
 
   // The scan of the fabric as it is now, tables not yet read.
-  void run() {
+  rdmaqos::Result<void> run() {
     const NodeModel& self = previous_.model.nodes.at(static_cast<size_t>(previous_.self.node));
     std::vector<Probe> wave = {Probe{{}, -1, 0, Peer{self.guid, previous_.self.port}}};
     while (!wave.empty()) {
       if (++waves_ > static_cast<int>(kMaxDirectedHops) + 1) {
-        throw Inconsistent{"the walk goes deeper than a directed route reaches"};
+        return inconsistent("the walk goes deeper than a directed route reaches");
       }
-      wave = step(wave);
+      auto next = step(wave);
+      if (!next) return next.error();
+      wave = std::move(*next);
     }
-    read_lfts();
+    if (auto read = read_lfts(); !read) return read;
     if (scan_.self_guid != self.guid) {
-      throw Inconsistent{fmt::format("discovery runs at node {:#x}, the model in force at {:#x}",
-                                     scan_.self_guid, self.guid)};
+      return inconsistent(fmt::format("discovery runs at node {:#x}, the model in force at {:#x}",
+                                      scan_.self_guid, self.guid));
     }
+    return {};
   }
 
   Scan& scan() { return scan_; }
@@ -125,7 +128,7 @@ class Walk {
   int waves() const { return waves_; }
 
   // Reads `tables` (PKey blocks and SL2VL tables) through the routes the walk found.
-  void read_tables(const std::vector<TableRef>& tables) {
+  rdmaqos::Result<void> read_tables(const std::vector<TableRef>& tables) {
     Batch b;
     for (const TableRef& t : tables) {
       ScanNode& n = scan_.nodes[t.node];
@@ -137,9 +140,8 @@ class Walk {
         auto answered = std::make_shared<unsigned>(0);
         for (unsigned block = 0; block < blocks; ++block) {
           b.add(directed(path, kPKeyTable, block),
-                [&port, read, answered, block, blocks, where = route(path)](const Answer& a) {
-                  if (!a)
-                    throw Inconsistent{fmt::format("no PKey table block {} from {}", block, where)};
+                [this, &port, read, answered, block, blocks, where = route(path)](const Answer& a) {
+                  if (!a) return fail(fmt::format("no PKey table block {} from {}", block, where));
                   (*read)[block] = a;
                   if (++*answered < blocks) return;
                   port.pkeys.clear();
@@ -150,17 +152,33 @@ class Walk {
         continue;
       }
       const uint32_t mod = n.is_switch() ? static_cast<uint32_t>(t.in << 8 | t.port) : 0;
-      b.add(directed(path, kSl2VlTable, mod), [&port, t, where = route(path)](const Answer& a) {
-        if (!a)
-          throw Inconsistent{fmt::format("no SL2VL table {}->{} from {}", t.in, t.port, where)};
-        if (port.sl2vl.size() <= t.in) port.sl2vl.resize(static_cast<size_t>(t.in) + 1);
-        port.sl2vl[t.in] = decode_sl2vl(*a);
-      });
+      b.add(directed(path, kSl2VlTable, mod),
+            [this, &port, t, where = route(path)](const Answer& a) {
+              if (!a)
+                return fail(fmt::format("no SL2VL table {}->{} from {}", t.in, t.port, where));
+              if (port.sl2vl.size() <= t.in) port.sl2vl.resize(static_cast<size_t>(t.in) + 1);
+              port.sl2vl[t.in] = decode_sl2vl(*a);
+            });
     }
-    smps_ += b.run(smp_);
+    return run_batch(b);
   }
 
  private:
+  // An inconsistency seen by an answer's sink (inside Batch::run): the first one is kept and
+  // returned by run_batch.
+  void fail(std::string why) {
+    if (!failed_) failed_ = inconsistent(std::move(why));
+  }
+
+  // Sends `b`; the first inconsistency its answers showed, if any.
+  rdmaqos::Result<void> run_batch(Batch& b) {
+    smps_ += b.run(smp_);
+    if (!failed_) return {};
+    rdmaqos::Error e = std::move(*failed_);
+    failed_.reset();
+    return e;
+  }
+
   const NodeModel* previous_node(uint64_t guid) const {
     auto it = previous_index_.find(guid);
     return it == previous_index_.end() ? nullptr : &previous_.model.nodes[it->second];
@@ -206,11 +224,11 @@ class Walk {
 
   // Fills switch `node` from what was asked at its route before its NodeInfo was in; false when
   // that does not fit it.
-  bool take_speculation(ScanNode& node, std::unique_ptr<Speculation>& s) {
+  rdmaqos::Result<bool> take_speculation(ScanNode& node, std::unique_ptr<Speculation>& s) {
     if (!s || s->port_info.size() != node.ports.size()) return false;
     if (!s->answered_all) {
-      throw Inconsistent{fmt::format("switch {:#x} at {} did not answer every check",
-                                     node.ni.node_guid, route(node.path))};
+      return inconsistent(fmt::format("switch {:#x} at {} did not answer every check",
+                                      node.ni.node_guid, route(node.path)));
     }
     node.switch_info = *s->switch_info;
     for (size_t p = 0; p < node.ports.size(); ++p) node.ports[p].set_info(*s->port_info[p]);
@@ -219,28 +237,29 @@ class Walk {
     return true;
   }
 
-  void link(int a, uint8_t pa, int b, uint8_t pb) {
+  rdmaqos::Result<void> link(int a, uint8_t pa, int b, uint8_t pb) {
     ScanPort& x = scan_.nodes[static_cast<size_t>(a)].ports[pa];
     ScanPort& y = scan_.nodes[static_cast<size_t>(b)].ports[pb];
     const uint64_t ga = scan_.nodes[static_cast<size_t>(a)].ni.node_guid;
     const uint64_t gb = scan_.nodes[static_cast<size_t>(b)].ni.node_guid;
     if ((x.linked && Peer{x.remote_guid, x.remote_port} != Peer{gb, pb}) ||
         (y.linked && Peer{y.remote_guid, y.remote_port} != Peer{ga, pa})) {
-      throw Inconsistent{
+      return inconsistent(
           fmt::format("port {} of {:#x} and port {} of {:#x} each answer as linked "
                       "to another port too",
-                      pa, ga, pb, gb)};
+                      pa, ga, pb, gb));
     }
     x.linked = y.linked = true;
     x.remote_guid = gb;
     x.remote_port = pb;
     y.remote_guid = ga;
     y.remote_port = pa;
+    return {};
   }
 
   // One wave: the NodeInfo of every probe (with the checks of the nodes the model expects
   // there), then what the nodes it did not expect need, then the next wave's probes.
-  std::vector<Probe> step(const std::vector<Probe>& wave) {
+  rdmaqos::Result<std::vector<Probe>> step(const std::vector<Probe>& wave) {
     Batch b;
     std::vector<std::optional<SmpData>> node_infos(wave.size());
     std::vector<std::unique_ptr<Speculation>> switches(wave.size());
@@ -272,15 +291,15 @@ class Walk {
     std::optional<size_t> self_node;
     for (size_t i = 0; i < wave.size(); ++i) {
       const Probe& probe = wave[i];
-      if (!node_infos[i]) throw Inconsistent{"no NodeInfo from " + route(probe.path)};
+      if (!node_infos[i]) return inconsistent("no NodeInfo from " + route(probe.path));
       const NodeInfoFields f = decode_node_info(*node_infos[i]);
       if (f.ports == 0 || f.ports == 0xFF || f.local_port > f.ports ||
           (f.type != kNodeTypeSwitch && f.local_port == 0) ||
           (f.type != kNodeTypeCa && f.type != kNodeTypeSwitch && f.type != kNodeTypeRouter)) {
-        throw Inconsistent{
+        return inconsistent(
             fmt::format("{} answers a NodeInfo no node has (type {}, {} ports, "
                         "port {})",
-                        route(probe.path), f.type, f.ports, f.local_port)};
+                        route(probe.path), f.type, f.ports, f.local_port));
       }
       auto [it, is_new] = index_.emplace(f.node_guid, scan_.nodes.size());
       const size_t k = it->second;
@@ -290,8 +309,8 @@ class Walk {
         n.path = probe.path;
         scan_.nodes.push_back(std::move(n));
       } else if (scan_.nodes[k].ni.type != f.type || scan_.nodes[k].ni.ports != f.ports) {
-        throw Inconsistent{
-            fmt::format("node GUID {:#x} answers as two different nodes", f.node_guid)};
+        return inconsistent(
+            fmt::format("node GUID {:#x} answers as two different nodes", f.node_guid));
       }
       const uint8_t port = f.local_port;
       if (probe.from < 0) {
@@ -299,7 +318,8 @@ class Walk {
         scan_.self_port = port;
         self_node = k;
       } else {
-        link(probe.from, probe.from_port, static_cast<int>(k), port);
+        if (auto linked = link(probe.from, probe.from_port, static_cast<int>(k), port); !linked)
+          return linked.error();
       }
       // The answers below land after scan_.nodes has grown: by index, not by reference.
       if (is_new) {
@@ -310,23 +330,25 @@ class Walk {
           node.description = was->description;
         } else {
           follow.add(directed(probe.path, kNodeDescription, 0), [this, k](const Answer& a) {
-            if (!a) throw Inconsistent{"no NodeDescription from " + route(scan_.nodes[k].path)};
+            if (!a) return fail("no NodeDescription from " + route(scan_.nodes[k].path));
             scan_.nodes[k].description = decode_node_description(*a);
           });
         }
         if (node.is_switch()) {
           new_switches.push_back(k);
-          if (!take_speculation(node, switches[i])) {
+          auto taken = take_speculation(node, switches[i]);
+          if (!taken) return taken.error();
+          if (!*taken) {
             follow.add(directed(probe.path, kSwitchInfo, 0), [this, k](const Answer& a) {
-              if (!a) throw Inconsistent{"no SwitchInfo from " + route(scan_.nodes[k].path)};
+              if (!a) return fail("no SwitchInfo from " + route(scan_.nodes[k].path));
               scan_.nodes[k].switch_info = *a;
             });
             for (size_t p = 0; p < node.ports.size(); ++p) {
               follow.add(directed(probe.path, kPortInfo, static_cast<uint32_t>(p)),
                          [this, k, p](const Answer& a) {
                            if (!a) {
-                             throw Inconsistent{fmt::format("no PortInfo {} from {}", p,
-                                                            route(scan_.nodes[k].path))};
+                             return fail(fmt::format("no PortInfo {} from {}", p,
+                                                     route(scan_.nodes[k].path)));
                            }
                            scan_.nodes[k].ports[p].set_info(*a);
                          });
@@ -345,13 +367,12 @@ class Walk {
       }
       follow.add(directed(probe.path, kPortInfo, port), [this, k, port](const Answer& a) {
         if (!a) {
-          throw Inconsistent{
-              fmt::format("no PortInfo from {}", route(scan_.nodes[k].ports[port].path))};
+          return fail(fmt::format("no PortInfo from {}", route(scan_.nodes[k].ports[port].path)));
         }
         scan_.nodes[k].ports[port].set_info(*a);
       });
     }
-    smps_ += follow.run(smp_);
+    if (auto followed = run_batch(follow); !followed) return followed.error();
 
     // Onwards through every physically linked switch port but the one the walk came in at (as
     // libibnetdisc goes), and out of the local CA's port.
@@ -378,7 +399,7 @@ class Walk {
 
   // Each switch's forwarding table: the blocks the check read for the LinearFDBTop it had, and
   // the rest now.
-  void read_lfts() {
+  rdmaqos::Result<void> read_lfts() {
     Batch b;
     for (ScanNode& n : scan_.nodes) {
       if (!n.is_switch()) continue;
@@ -393,17 +414,16 @@ class Walk {
           put_lft_block(*read[block], block, n.lft);
           continue;
         }
-        b.add(directed(n.path, kLinearForwardingTable, block), [&n, block](const Answer& a) {
+        b.add(directed(n.path, kLinearForwardingTable, block), [this, &n, block](const Answer& a) {
           if (!a) {
-            throw Inconsistent{
-                fmt::format("no LFT block {} from switch {:#x}", block, n.ni.node_guid)};
+            return fail(fmt::format("no LFT block {} from switch {:#x}", block, n.ni.node_guid));
           }
           put_lft_block(*a, block, n.lft);
         });
       }
     }
     lft_blocks_read_.clear();
-    smps_ += b.run(smp_);
+    return run_batch(b);
   }
 
   SmpTransport& smp_;
@@ -414,6 +434,7 @@ class Walk {
   std::unordered_map<uint64_t, std::vector<std::optional<SmpData>>> lft_blocks_read_;
   size_t smps_ = 0;
   int waves_ = 0;
+  std::optional<rdmaqos::Error> failed_;  // see fail()
 };
 
 }  // namespace
@@ -436,24 +457,25 @@ IncrementalOutcome incremental_discovery(SmpTransport& smp, const Discovery& pre
   }
   say(fmt::format("checking the {} nodes of the model in force", previous.model.nodes.size()));
   Walk walk(smp, previous);
-  try {
-    walk.run();
-    out.nodes = walk.scan().nodes.size();
-    out.check_smps = walk.smps();
-    const std::vector<TableRef> plan = plan_tables(walk.scan());
-    const std::vector<TableRef> left = take_over_tables(walk.scan(), plan, previous.model);
-    out.tables_kept = plan.size() - left.size();
-    out.tables_read = left.size();
-    say(fmt::format("checked {} nodes in {} waves, {} SMPs; {} of {} tables to read again",
-                    out.nodes, walk.waves(), out.check_smps, left.size(), plan.size()));
-    if (!plan.empty() && static_cast<double>(left.size()) >
-                             limits.max_reread_share * static_cast<double>(plan.size())) {
-      out.fallback = fmt::format("{} of the {} tables changed", left.size(), plan.size());
-      return out;
-    }
-    walk.read_tables(left);
-  } catch (const Inconsistent& e) {
-    out.fallback = e.why;
+  if (auto walked = walk.run(); !walked) {
+    out.fallback = walked.error().message;
+    return out;
+  }
+  out.nodes = walk.scan().nodes.size();
+  out.check_smps = walk.smps();
+  const std::vector<TableRef> plan = plan_tables(walk.scan());
+  const std::vector<TableRef> left = take_over_tables(walk.scan(), plan, previous.model);
+  out.tables_kept = plan.size() - left.size();
+  out.tables_read = left.size();
+  say(fmt::format("checked {} nodes in {} waves, {} SMPs; {} of {} tables to read again", out.nodes,
+                  walk.waves(), out.check_smps, left.size(), plan.size()));
+  if (!plan.empty() && static_cast<double>(left.size()) >
+                           limits.max_reread_share * static_cast<double>(plan.size())) {
+    out.fallback = fmt::format("{} of the {} tables changed", left.size(), plan.size());
+    return out;
+  }
+  if (auto read = walk.read_tables(left); !read) {
+    out.fallback = read.error().message;
     return out;
   }
   out.found = assemble(walk.scan());

@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "rdma-qos/common/number.h"
+#include "rdma-qos/common/result.h"
 
 namespace rdmaqos::slurm {
 namespace {
@@ -45,15 +46,20 @@ bool split_colon(std::string_view v, std::string_view& left, std::string_view& r
   return true;
 }
 
-std::optional<std::string> parse_who(std::string_view list, std::vector<Principal>& out) {
-  if (list.empty()) return "no user=, group= or account= after the class";
+// The principals of an allow rule, or what is wrong with the list.
+Result<std::vector<Principal>> parse_who(std::string_view list) {
+  std::vector<Principal> out;
+  auto bad = [](std::string message) {
+    return make_error(ErrorCode::kInvalidArgument, std::move(message));
+  };
+  if (list.empty()) return bad("no user=, group= or account= after the class");
   size_t start = 0;
   while (start <= list.size()) {
     const size_t comma = std::min(list.find(',', start), list.size());
     std::string_view item = list.substr(start, comma - start);
     const size_t eq = item.find('=');
     if (eq == std::string_view::npos)
-      return fmt::format("'{}' is not user=NAME, group=NAME or account=NAME", item);
+      return bad(fmt::format("'{}' is not user=NAME, group=NAME or account=NAME", item));
     std::string_view kind = item.substr(0, eq), name = item.substr(eq + 1);
     Principal p;
     if (kind == "user")
@@ -63,13 +69,13 @@ std::optional<std::string> parse_who(std::string_view list, std::vector<Principa
     else if (kind == "account")
       p.kind = PrincipalKind::kAccount;
     else
-      return fmt::format("'{}': the kind is user, group or account, not '{}'", item, kind);
-    if (!valid_principal(name)) return fmt::format("'{}': no valid name after '='", item);
+      return bad(fmt::format("'{}': the kind is user, group or account, not '{}'", item, kind));
+    if (!valid_principal(name)) return bad(fmt::format("'{}': no valid name after '='", item));
     p.name = std::string(name);
     out.push_back(std::move(p));
     start = comma + 1;
   }
-  return std::nullopt;
+  return out;
 }
 
 }  // namespace
@@ -80,6 +86,10 @@ std::string default_preload_path() {
 #else
   return "/usr/lib/x86_64-linux-gnu/rdma-qos/librdmaqos-preload.so";
 #endif
+}
+
+std::string argument_origin(int argument, std::string_view text) {
+  return fmt::format("plugstack.conf argument {} '{}'", argument, text);
 }
 
 std::optional<ClassSpec> parse_class_spec(std::string_view text) {
@@ -100,7 +110,8 @@ ParsedRules parse_site_rules(const std::vector<std::string_view>& args) {
   for (std::string_view arg : args) {
     ++position;
     auto fail = [&](std::string message) {
-      out.errors.push_back({position, std::string(arg), std::move(message)});
+      out.errors.emplace_back(Severity::kError, SourceLocation{0, 0}, std::move(message), "",
+                              argument_origin(position, arg));
     };
     const size_t eq = arg.find('=');
     if (eq == std::string_view::npos) {
@@ -134,12 +145,12 @@ ParsedRules parse_site_rules(const std::vector<std::string_view>& args) {
       }
       auto c = class_or_fail(cls);
       if (!c) continue;
-      AllowRule rule{*c, {}, position, std::string(arg)};
-      if (auto err = parse_who(who, rule.who)) {
-        fail(*err);
+      auto principals = parse_who(who);
+      if (!principals) {
+        fail(principals.error().message);
         continue;
       }
-      r.allow.push_back(std::move(rule));
+      r.allow.push_back(AllowRule{*c, std::move(*principals), position, std::string(arg)});
     } else if (key == "class") {
       std::string_view name, number;
       auto n = split_colon(value, name, number) ? parse_unsigned(number, kMaxClass) : std::nullopt;

@@ -98,10 +98,9 @@ std::string step_name(uint32_t step) {
 
 std::string refusal(const AllowRule& rule, const ClassNames& names, uint16_t number,
                     const Identity& who) {
-  return fmt::format(
-      "rdma-qos: class {} is reserved by plugstack.conf argument {} '{}'; {} is "
-      "not named there",
-      names.describe(number), rule.argument, rule.text, describe(who));
+  return fmt::format("rdma-qos: class {} is reserved by {}; {} is not named there",
+                     names.describe(number), argument_origin(rule.argument, rule.text),
+                     describe(who));
 }
 
 // srun, sbatch, salloc: refuse what the rules forbid before the job is queued.
@@ -294,11 +293,9 @@ extern "C" __attribute__((visibility("default"))) int slurm_spank_init(spank_t s
     std::vector<std::string_view> args(av, av + ac);
     s.parsed = parse_site_rules(args);
     s.rules_ok = s.parsed.errors.empty();
-    for (const RuleError& e : s.parsed.errors)
-      slurm_error(
-          "rdma-qos: plugstack.conf argument %d '%s': %s; --rdma-qos is ignored until "
-          "it is fixed",
-          e.argument, e.text.c_str(), e.message.c_str());
+    for (const rdmaqos::Diagnostic& e : s.parsed.errors)
+      slurm_error("rdma-qos: %s: %s; --rdma-qos is ignored until it is fixed", e.origin.c_str(),
+                  e.message.c_str());
     // The option exists even with broken rules, so job scripts that use it keep working.
     if (spank_option_register(sp, &rdma_qos_option) != ESPANK_SUCCESS)
       slurm_error("rdma-qos: cannot register --rdma-qos");

@@ -70,5 +70,14 @@ TEST(CliNumber, OptionalNumbersStayUnsetWhenAbsent) {
   EXPECT_EQ(value, 12);
 }
 
+TEST(CliNumber, EveryNumberOfAListIsReadLikeOne) {
+  CLI::App app;
+  std::vector<uint16_t> values;
+  add_number(app, "--n", values)->delimiter(',');
+  app.parse(std::vector<std::string>{"0x10,010,7", "--n"});
+  EXPECT_EQ(values, (std::vector<uint16_t>{16, 10, 7}));
+  EXPECT_THROW(app.parse(std::vector<std::string>{"1,65536", "--n"}), CLI::ValidationError);
+}
+
 }  // namespace
 }  // namespace rdmaqos

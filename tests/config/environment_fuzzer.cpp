@@ -73,15 +73,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   // What the preload's rdma_cm layer makes of them (preload/src/config.cpp).
-  rdmaqos::rdmacm::CmSettings s = rdmaqos::rdmacm::cm_settings_from(
-      c.text("class"), c.text("tos"), c.text("service_id"), c.text("roce_sl2tclass"));
+  rdmaqos::rdmacm::CmSettings s = rdmaqos::rdmacm::cm_settings_from(c);
   if (!c.text("class").empty()) check(s.qos_class && *s.qos_class == c.optional_number("class"));
   if (!c.text("tos").empty()) check(s.tos && *s.tos == c.optional_number("tos"));
   if (!c.text("service_id").empty())
     check(s.service_id && *s.service_id == rdmaqos::parse_unsigned(c.text("service_id")));
   if (!c.text("roce_sl2tclass").empty())
     check(rdmaqos::rdmacm::parse_sl2tclass(c.text("roce_sl2tclass")).has_value());
-  check(rdmaqos::providers::parse_flow_label_setting(c.text("flow_label")).has_value());
+  check(rdmaqos::providers::parse_flow_label_setting(c.text("flow_label")).ok());
   // The per-port values rdma-qos-lsd and `rdma-qos kernel` look up.
   for (auto [key, max] :
        {std::pair<std::string_view, uint64_t>{"kernel_roce_tos", 255}, {"kernel_roce_sl", 15}}) {

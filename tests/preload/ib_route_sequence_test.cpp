@@ -7,15 +7,22 @@
 
 #include <arpa/inet.h>
 #include <endian.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <vector>
 
+#include "../rdmacm-qos/ib_route_inputs.h"
+#include "rdma-qos/testbed/result_matchers.h"
+
 namespace rdmaqos::preload {
 namespace {
 
-using rdmacm::IbRouteInputs;
 using rdmacm::PathAnswer;
+using rdmacm::testing::ib_route_inputs;
+using rdmaqos::testing::FailedWith;
+using rdmaqos::testing::Succeeded;
+using ::testing::Not;
 
 rdmaqos::Result<bool> capability(int advertised) {
   if (advertised < 0) return rdmaqos::make_error(rdmaqos::ErrorCode::kTimeout, "no answer");
@@ -68,19 +75,10 @@ class FakeCm final : public IbRouteHost {
   }
 };
 
-IbRouteInputs inputs() {
-  IbRouteInputs in;
-  in.sgid = sa::make_gid(0xfe80000000000000ULL, 0x0002c90300000001ULL);
-  in.dgid = sa::make_gid(0xfe80000000000000ULL, 0x0002c90300000002ULL);
-  in.service_id = 0x0000000001060CBCULL;  // iSER 3260 in the TCP port space
-  in.qos_class = 0x20;
-  return in;
-}
-
 TEST(IbRouteSequence, InstallsTheAnswerWithExactlyGmpPrimaryBidirectional) {
   FakeCm cm;
-  auto r = resolve_ib_route(inputs(), false, cm);
-  ASSERT_TRUE(r.installed) << r.why;
+  auto r = resolve_ib_route(ib_route_inputs(), false, cm);
+  ASSERT_THAT(r.installed, Succeeded());
   ASSERT_EQ(cm.installed.size(), 1u);
   EXPECT_EQ(cm.installed[0].flags, 0x2Bu);
   ASSERT_EQ(cm.installed_answers.size(), 1u);
@@ -93,49 +91,49 @@ TEST(IbRouteSequence, InstallsTheAnswerWithExactlyGmpPrimaryBidirectional) {
 
 TEST(IbRouteSequence, SynchronousIdHasItsQueuedRouteResolvedConsumed) {
   FakeCm cm;
-  auto r = resolve_ib_route(inputs(), true, cm);
-  ASSERT_TRUE(r.installed);
+  auto r = resolve_ib_route(ib_route_inputs(), true, cm);
+  ASSERT_THAT(r.installed, Succeeded());
   EXPECT_EQ(cm.events_consumed, 1);
 }
 
 TEST(IbRouteSequence, NoRecordFallsBackWithoutTouchingTheId) {
   FakeCm cm;
   cm.answers = 0;
-  auto r = resolve_ib_route(inputs(), true, cm);
-  EXPECT_FALSE(r.installed);
+  auto r = resolve_ib_route(ib_route_inputs(), true, cm);
+  EXPECT_THAT(r.installed, Not(Succeeded()));
   EXPECT_TRUE(cm.installed.empty());
   EXPECT_EQ(cm.events_consumed, 0);
-  EXPECT_FALSE(r.why.empty());
+  EXPECT_EQ(r.installed.error().message, "the SA has no path for this Service-ID and QoS-Class");
 }
 
 TEST(IbRouteSequence, SaTimeoutFallsBack) {
   FakeCm cm;
   cm.answers = -1;
-  auto r = resolve_ib_route(inputs(), false, cm);
-  EXPECT_FALSE(r.installed);
+  auto r = resolve_ib_route(ib_route_inputs(), false, cm);
+  EXPECT_THAT(r.installed, FailedWith(ErrorCode::kTimeout));
   EXPECT_TRUE(cm.installed.empty());
 }
 
 TEST(IbRouteSequence, UnreachableSaFallsBackBeforeAnyQuery) {
   FakeCm cm;
   cm.qos_supported = -1;
-  auto r = resolve_ib_route(inputs(), false, cm);
-  EXPECT_FALSE(r.installed);
+  auto r = resolve_ib_route(ib_route_inputs(), false, cm);
+  EXPECT_THAT(r.installed, FailedWith(ErrorCode::kTimeout));
   EXPECT_TRUE(cm.queries.empty());
 }
 
 TEST(IbRouteSequence, RefusedPathFallsBackAndConsumesNothing) {
   FakeCm cm;
   cm.set_path_rc = -1;
-  auto r = resolve_ib_route(inputs(), true, cm);
-  EXPECT_FALSE(r.installed);
+  auto r = resolve_ib_route(ib_route_inputs(), true, cm);
+  EXPECT_THAT(r.installed, Not(Succeeded()));
   EXPECT_EQ(cm.events_consumed, 0);
 }
 
 TEST(IbRouteSequence, MultiPathRecordWhenAskedAndAdvertisedInstallsItsFirstAnswer) {
   FakeCm cm;
-  auto r = resolve_ib_route(inputs(), false, cm, true);
-  EXPECT_TRUE(r.installed);
+  auto r = resolve_ib_route(ib_route_inputs(), false, cm, true);
+  EXPECT_THAT(r.installed, Succeeded());
   EXPECT_TRUE(r.multipath);
   EXPECT_TRUE(cm.queries.empty());
   ASSERT_EQ(cm.mpr_queries.size(), 1u);
@@ -148,19 +146,21 @@ TEST(IbRouteSequence, MultiPathRecordWhenAskedAndAdvertisedInstallsItsFirstAnswe
 TEST(IbRouteSequence, MultiPathRecordNotAdvertisedUsesPathRecord) {
   FakeCm cm;
   cm.mpr_supported = 0;
-  auto r = resolve_ib_route(inputs(), false, cm, true);
-  EXPECT_TRUE(r.installed);
+  auto r = resolve_ib_route(ib_route_inputs(), false, cm, true);
+  EXPECT_THAT(r.installed, Succeeded());
   EXPECT_FALSE(r.multipath);
   EXPECT_TRUE(cm.mpr_queries.empty());
   EXPECT_EQ(cm.queries.size(), 1u);
-  EXPECT_NE(r.note.find("does not advertise"), std::string::npos) << r.note;
+  ASSERT_TRUE(r.multipath_unused);
+  EXPECT_EQ(r.multipath_unused->message,
+            "the SA does not advertise MultiPathRecord; PathRecord used");
 }
 
 TEST(IbRouteSequence, FailedMultiPathRecordFallsBackToPathRecord) {
   FakeCm cm;
   cm.mpr_answers = -1;
-  auto r = resolve_ib_route(inputs(), false, cm, true);
-  EXPECT_TRUE(r.installed);
+  auto r = resolve_ib_route(ib_route_inputs(), false, cm, true);
+  EXPECT_THAT(r.installed, Succeeded());
   EXPECT_FALSE(r.multipath);
   EXPECT_EQ(cm.mpr_queries.size(), 1u);
   EXPECT_EQ(cm.queries.size(), 1u);
@@ -170,10 +170,10 @@ TEST(IbRouteSequence, FailedMultiPathRecordFallsBackToPathRecord) {
 
 TEST(IbRouteSequence, WithoutMprPathRecordOnly) {
   FakeCm cm;
-  auto r = resolve_ib_route(inputs(), false, cm);
-  EXPECT_TRUE(r.installed);
+  auto r = resolve_ib_route(ib_route_inputs(), false, cm);
+  EXPECT_THAT(r.installed, Succeeded());
   EXPECT_TRUE(cm.mpr_queries.empty());
-  EXPECT_TRUE(r.note.empty());
+  EXPECT_FALSE(r.multipath_unused);
 }
 
 }  // namespace

@@ -25,9 +25,10 @@ TEST(FlowLabelMode, ParsesFixedLabelsInDecimalAndHex) {
 
 TEST(FlowLabelMode, RejectsZeroTooLargeAndGarbageWithAReason) {
   for (const char* bad : {"0", "0x100000", "1048576", "fast", "0x", "12ab", "-1"}) {
-    ParseError e;
-    EXPECT_FALSE(parse_flow_label_setting(bad, &e)) << bad;
-    EXPECT_NE(e.message.find("invalid flow label setting"), std::string::npos) << bad;
+    auto setting = parse_flow_label_setting(bad);
+    ASSERT_FALSE(setting) << bad;
+    EXPECT_EQ(setting.error().code, ErrorCode::kInvalidArgument) << bad;
+    EXPECT_NE(setting.error().message.find("invalid flow label setting"), std::string::npos) << bad;
   }
 }
 

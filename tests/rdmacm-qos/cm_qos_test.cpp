@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 #include <infiniband/ib.h>
 
+#include "rdma-qos/config/host_config.h"
+
 namespace rdmaqos::rdmacm {
 namespace {
 
@@ -25,8 +27,22 @@ const char* kPolicy =
     "end-qos-match-rule\n"
     "end-qos-match-rules\n";
 
+// Settings with roce_sl2tclass `sl2tclass` and nothing else.
+CmSettings with_sl2tclass(const std::string& sl2tclass) {
+  CmSettings s;
+  s.sl2tclass = parse_sl2tclass(sl2tclass).value();
+  return s;
+}
+
+// The settings a host configuration file gives (no environment).
+CmSettings settings_from_file(const std::string& text) {
+  auto loaded = config::parse_host_config(
+      text, "rdma-qos.conf", [](std::string_view) -> std::optional<std::string> { return {}; });
+  return cm_settings_from(loaded.config);
+}
+
 CmSettings settings_with_policy(const std::string& sl2tclass = "0,0,0,104,0,72,184") {
-  CmSettings s = cm_settings_from("", "", "", sl2tclass);
+  CmSettings s = with_sl2tclass(sl2tclass);
   auto p = load_host_policy(kPolicy, "test.conf");
   EXPECT_TRUE(p.policy) << (p.messages.empty() ? "" : p.messages[0]);
   s.policy = p.policy;
@@ -144,8 +160,20 @@ TEST(Sl2Tclass, RejectsBadText) {
   EXPECT_TRUE(parse_sl2tclass(""));
 }
 
+TEST(Settings, TheKnobsGiveClassTosServiceIdAndTrafficClasses) {
+  CmSettings s =
+      settings_from_file("class 4095\ntos 0x68\nservice_id 0x1061d27\nroce_sl2tclass 104,0,72\n");
+  EXPECT_EQ(s.qos_class, 4095);
+  EXPECT_EQ(s.tos, 0x68);
+  EXPECT_EQ(s.service_id, 0x1061d27u);
+  EXPECT_EQ(s.sl2tclass[0], 104);
+  EXPECT_EQ(s.sl2tclass[1], 0);
+  EXPECT_EQ(s.sl2tclass[2], 72);
+  EXPECT_FALSE(s.sl2tclass[3]);
+}
+
 TEST(Settings, GarbageMeansNotSet) {
-  CmSettings s = cm_settings_from("zz", "300", "-1", "1,2,x");
+  CmSettings s = settings_from_file("class 4096\ntos 300\nservice_id -1\nroce_sl2tclass 1,2,x\n");
   EXPECT_FALSE(s.qos_class);
   EXPECT_FALSE(s.tos);
   EXPECT_FALSE(s.service_id);
@@ -234,7 +262,7 @@ TEST(DecideRoce, TClassRuleMatchesOnlyTheProgramsTrafficClass) {
   const std::string policy = std::string(kPolicy).insert(
       std::string(kPolicy).find("qos-match-rule\nqos-class: 32"),
       "qos-match-rule\ntclass: 96-127\nqos-level-name: UCMA\nend-qos-match-rule\n");
-  CmSettings s = cm_settings_from("", "", "", "0,0,0,104,0,72,184");
+  CmSettings s = with_sl2tclass("0,0,0,104,0,72,184");
   auto p = load_host_policy(policy, "test.conf");
   ASSERT_TRUE(p.policy) << (p.messages.empty() ? "" : p.messages[0]);
   s.policy = p.policy;
@@ -352,7 +380,7 @@ TEST(DecidePassive, TriesOneClassPerRunOfClassesThePolicyTreatsAlike) {
 }
 
 TEST(DecidePassive, ARangeOfClassesIsFoundByItsFirstClass) {
-  CmSettings s = cm_settings_from("", "", "", "0,0,0,104,0,72,184");
+  CmSettings s = with_sl2tclass("0,0,0,104,0,72,184");
   auto p = load_host_policy(
       "qos-levels\nqos-level\nname: DEFAULT\nsl: 0\nend-qos-level\n"
       "qos-level\nname: GOLD\nsl: 6\nend-qos-level\n"
@@ -386,7 +414,7 @@ TEST(DecidePassive, WithoutPolicyThereIsNoDecision) {
 // Two levels sharing a traffic class: SL 1 and SL 7 both map to 32. Port 0x1061d74's level is
 // BRONZE, QoS-Class 40's SILVER.
 CmSettings shared_tclass_settings(const char* sl2tclass = "0,32,0,0,0,0,0,32") {
-  CmSettings s = cm_settings_from("", "", "", sl2tclass);
+  CmSettings s = with_sl2tclass(sl2tclass);
   auto p = load_host_policy(
       "qos-levels\n"
       "qos-level\nname: DEFAULT\nsl: 0\nend-qos-level\n"

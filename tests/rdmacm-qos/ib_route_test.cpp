@@ -7,20 +7,15 @@
 #include <endian.h>
 #include <gtest/gtest.h>
 
+#include "ib_route_inputs.h"
+
 namespace rdmaqos::rdmacm {
 namespace {
 
-IbRouteInputs inputs() {
-  IbRouteInputs in;
-  in.sgid = sa::make_gid(0xfe80000000000000ULL, 0x0002c90300000001ULL);
-  in.dgid = sa::make_gid(0xfe80000000000000ULL, 0x0002c90300000002ULL);
-  in.service_id = 0x0000000001060CBCULL;  // iSER 3260 in the TCP port space
-  in.qos_class = 0x20;
-  return in;
-}
+using testing::ib_route_inputs;
 
 TEST(IbRoute, QueryCarriesServiceIdGidsPkeyAndQosClass) {
-  auto q = build_path_query(inputs(), true);
+  auto q = build_path_query(ib_route_inputs(), true);
   EXPECT_EQ(q.record.service_id, 0x0000000001060CBCULL);
   EXPECT_EQ(sa::gid_guid(q.record.dgid), 0x0002c90300000002ULL);
   EXPECT_EQ(sa::gid_guid(q.record.sgid), 0x0002c90300000001ULL);
@@ -41,13 +36,13 @@ TEST(IbRoute, TheRouteGidsAreTheIdsInNetworkOrder) {
 }
 
 TEST(IbRoute, QosClassOnlyWhenTheSaAdvertisesQos) {
-  auto q = build_path_query(inputs(), false);
+  auto q = build_path_query(ib_route_inputs(), false);
   EXPECT_EQ(q.record.qos_class, 0);
   EXPECT_EQ(q.comp_mask, 0x380FULL);
 }
 
 TEST(IbRoute, Ipv6TrafficClassIsQueried) {
-  auto in = inputs();
+  auto in = ib_route_inputs();
   in.tclass = 0x68;
   auto q = build_path_query(in, false);
   EXPECT_EQ(q.record.tclass, 0x68);

@@ -26,7 +26,8 @@ std::shared_ptr<const policy::CompiledPolicy> policy_with_bench_sl(int sl) {
 constexpr uint64_t kBenchSid = 0x1061d58;
 
 CmSettings cached_settings(int bench_sl) {
-  CmSettings s = cm_settings_from("", "", "", "0,32,136,104");
+  CmSettings s;
+  s.sl2tclass = *parse_sl2tclass("0,32,136,104");
   s.policy = policy_with_bench_sl(bench_sl);
   cache_matches(s);
   return s;

@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
   ProbeHost host(**opened);
   auto r = rdmaqos::preload::resolve_ib_route(in, false, host, mpr);
   if (!r.installed) {
-    std::fprintf(stderr, "not installed: %s\n", r.why.c_str());
+    std::fprintf(stderr, "not installed: %s\n", r.installed.error().message.c_str());
     return 1;
   }
   const ibv_path_record& p = host.installed.path;
@@ -89,6 +89,7 @@ int main(int argc, char** argv) {
       "\"mtu\":%d,\"flags\":%u,\"multipath\":%s,\"note\":\"%s\"}\n",
       host.qos, static_cast<unsigned long long>(host.comp_mask), host.count,
       ntohs(p.qosclass_sl) & 0xF, ntohs(p.qosclass_sl) >> 4, p.mtu & 0x3F, host.installed.flags,
-      r.multipath ? "true" : "false", r.note.c_str());
+      r.multipath ? "true" : "false",
+      r.multipath_unused ? r.multipath_unused->message.c_str() : "");
   return 0;
 }

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <iostream>
 
+#include "rdma-qos/common/cli_number.h"
 #include "rdma-qos/sa-client/client.h"
 
 using namespace rdmaqos::sa;
@@ -22,11 +23,11 @@ int main(int argc, char** argv) {
   std::vector<uint16_t> dlids = {3, 4, 5};
   uint64_t service_id = 0x1060CBC;
   int timeout_ms = 1000;
-  app.add_option("--queries", queries, "queries per window size")->capture_default_str();
-  app.add_option("--windows", windows, "window sizes")->delimiter(',');
-  app.add_option("--dlids", dlids, "destination LIDs, used in turn")->delimiter(',');
-  app.add_option("--service-id", service_id, "Service ID in every query");
-  app.add_option("--timeout", timeout_ms, "per-attempt timeout (ms)");
+  rdmaqos::add_number(app, "--queries", queries, "queries per window size")->capture_default_str();
+  rdmaqos::add_number(app, "--windows", windows, "window sizes")->delimiter(',');
+  rdmaqos::add_number(app, "--dlids", dlids, "destination LIDs, used in turn")->delimiter(',');
+  rdmaqos::add_number(app, "--service-id", service_id, "Service ID in every query");
+  rdmaqos::add_number(app, "--timeout", timeout_ms, "per-attempt timeout (ms)");
   CLI11_PARSE(app, argc, argv);
 
   ClientOptions o;

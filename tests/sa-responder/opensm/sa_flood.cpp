@@ -23,6 +23,7 @@
 #include <sstream>
 #include <thread>
 
+#include "rdma-qos/common/cli_number.h"
 #include "rdma-qos/testbed/ib_fabric.h"
 #include "rdma-qos/testbed/sample_policy.h"
 
@@ -293,20 +294,24 @@ int main(int argc, char** argv) {
   long rss_slack_kib = 1024;
   std::string sad;
   app.add_flag("--client", client, "flood from this node (run under umad2sim)");
-  app.add_option("--queries", queries, "valid queries in all (split over the clients)")
+  rdmaqos::add_number(app, "--queries", queries, "valid queries in all (split over the clients)")
       ->capture_default_str();
-  app.add_option("--clients", clients, "client processes, at node001.. (up to 8)")
+  rdmaqos::add_number(app, "--clients", clients, "client processes, at node001.. (up to 8)")
       ->check(CLI::Range(1, 8));
-  app.add_option("--warmup", warmup, "valid queries before the first memory sample")
+  rdmaqos::add_number(app, "--warmup", warmup, "valid queries before the first memory sample")
       ->capture_default_str();
-  app.add_option("--malformed-every", co.malformed_every, "one MAD in N is malformed (0: none)")
+  rdmaqos::add_number(app, "--malformed-every", co.malformed_every,
+                      "one MAD in N is malformed (0: none)")
       ->capture_default_str();
-  app.add_option("--window", co.window, "outstanding queries per client")->capture_default_str();
-  app.add_option("--rss-slack", rss_slack_kib, "allowed RSS growth (KiB)")->capture_default_str();
-  app.add_option("--dlids", co.dlids, "client mode: destination LIDs")->delimiter(',');
-  app.add_option("--kinds", co.kinds, "malformed kinds to send (0-11; default: all in turn)")
+  rdmaqos::add_number(app, "--window", co.window, "outstanding queries per client")
+      ->capture_default_str();
+  rdmaqos::add_number(app, "--rss-slack", rss_slack_kib, "allowed RSS growth (KiB)")
+      ->capture_default_str();
+  rdmaqos::add_number(app, "--dlids", co.dlids, "client mode: destination LIDs")->delimiter(',');
+  rdmaqos::add_number(app, "--kinds", co.kinds,
+                      "malformed kinds to send (0-11; default: all in turn)")
       ->delimiter(',');
-  app.add_option("--seed", co.seed, "client mode: TID prefix and random seed");
+  rdmaqos::add_number(app, "--seed", co.seed, "client mode: TID prefix and random seed");
   app.add_option("--sad", sad, "rdma-qos-sad");
   CLI11_PARSE(app, argc, argv);
 

@@ -26,6 +26,8 @@
 #include <string>
 #include <vector>
 
+#include "rdma-qos/common/cli_number.h"
+
 namespace {
 
 constexpr size_t kMad = 256;
@@ -111,7 +113,7 @@ int main(int argc, char** argv) {
   int timeout_ms = 1500;
   app.add_option("mad", hexes, "each MAD's bytes in hex (up to 256; zero-filled)");
   app.add_option("--from", from, "a file of MADs in hex, one a line, sent after those given");
-  app.add_option("--timeout", timeout_ms, "milliseconds to wait for each answer")
+  rdmaqos::add_number(app, "--timeout", timeout_ms, "milliseconds to wait for each answer")
       ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   if (!from.empty()) {

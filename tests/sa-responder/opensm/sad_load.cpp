@@ -22,6 +22,7 @@
 #include <iostream>
 #include <thread>
 
+#include "rdma-qos/common/cli_number.h"
 #include "rdma-qos/sa-client/client.h"
 
 namespace {
@@ -145,16 +146,17 @@ int main(int argc, char** argv) {
   int latency_count = 0;
   bool table_mode = false;
   int timeout_ms = 3000;
-  app.add_option("--dlid", dlid);
-  app.add_option("--service-id", service_id);
-  app.add_option("--sl-sid", sl_sid);
-  app.add_option("--sl-plain", sl_plain);
+  rdmaqos::add_number(app, "--dlid", dlid);
+  rdmaqos::add_number(app, "--service-id", service_id);
+  rdmaqos::add_number(app, "--sl-sid", sl_sid);
+  rdmaqos::add_number(app, "--sl-plain", sl_plain);
   app.add_option("--seconds", seconds);
   app.add_option("--stop-file", stop_file);
-  app.add_option("--window", window);
-  app.add_option("--latency", latency_count, "time this many Gets to --dlid, one at a time");
+  rdmaqos::add_number(app, "--window", window);
+  rdmaqos::add_number(app, "--latency", latency_count,
+                      "time this many Gets to --dlid, one at a time");
   app.add_flag("--tables", table_mode, "send open-ended PathRecord GetTables one at a time");
-  app.add_option("--timeout-ms", timeout_ms, "per-query timeout (no retries)");
+  rdmaqos::add_number(app, "--timeout-ms", timeout_ms, "per-query timeout (no retries)");
   CLI11_PARSE(app, argc, argv);
   if (!table_mode && dlid == 0) {
     std::cerr << "sad_load: --dlid is required\n";

@@ -24,6 +24,7 @@
 #include <sstream>
 #include <thread>
 
+#include "rdma-qos/common/cli_number.h"
 #include "rdma-qos/sa-responder/control.h"
 #include "rdma-qos/testbed/ib_fabric.h"
 #include "rdma-qos/testbed/process.h"
@@ -70,20 +71,20 @@ int main(int argc, char** argv) {
   Options o;
   app.add_option("--sad", o.sad, "rdma-qos-sad")->required();
   app.add_option("--load", o.load, "sad_load")->required();
-  app.add_option("--cas", o.cas, "compute CAs")->capture_default_str();
-  app.add_option("--cas-per-leaf", o.cas_per_leaf)->capture_default_str();
-  app.add_option("--lmc", o.lmc, "LIDs per CA port: 2^LMC")
+  rdmaqos::add_number(app, "--cas", o.cas, "compute CAs")->capture_default_str();
+  rdmaqos::add_number(app, "--cas-per-leaf", o.cas_per_leaf)->capture_default_str();
+  rdmaqos::add_number(app, "--lmc", o.lmc, "LIDs per CA port: 2^LMC")
       ->check(CLI::Range(0, 3))
       ->capture_default_str();
-  app.add_option("--gets", o.gets, "Gets timed per phase")->capture_default_str();
+  rdmaqos::add_number(app, "--gets", o.gets, "Gets timed per phase")->capture_default_str();
   app.add_option("--modes", o.modes, "before, workers, after")
       ->delimiter(',')
       ->capture_default_str();
   app.add_flag("--check", o.check, "fail unless the after mode keeps Gets within --bound-ms");
   app.add_option("--bound-ms", o.bound_ms, "p99 of Gets under the table load (--check)")
       ->capture_default_str();
-  app.add_option("--phase-seconds", o.phase_seconds,
-                 "longest a timing phase runs (fewer Gets then)")
+  rdmaqos::add_number(app, "--phase-seconds", o.phase_seconds,
+                      "longest a timing phase runs (fewer Gets then)")
       ->capture_default_str();
   app.add_flag("--json", o.print_json, "also print the results as one JSON line");
   CLI11_PARSE(app, argc, argv);

@@ -145,7 +145,9 @@ TEST_F(AgentServing, ARefusedSendIsReportedAndTheNextRequestIsAnswered) {
   auto first = serve();
   ASSERT_TRUE(first) << first.error().message;
   EXPECT_EQ(first->kind, Kind::kSendError);
-  EXPECT_EQ(first->error, "umad_send to LID 2: Invalid argument");
+  ASSERT_TRUE(first->error);
+  EXPECT_EQ(first->error->code, rdmaqos::ErrorCode::kTransport);
+  EXPECT_EQ(first->error->message, "umad_send to LID 2: Invalid argument");
   auto second = serve();
   ASSERT_TRUE(second) << second.error().message;
   EXPECT_EQ(second->kind, Kind::kHandled);
@@ -158,7 +160,9 @@ TEST_F(AgentServing, AFailedReceiveIsReportedAndServingGoesOn) {
   auto first = serve();
   ASSERT_TRUE(first) << first.error().message;
   EXPECT_EQ(first->kind, Kind::kReceiveError);
-  EXPECT_EQ(first->error, "umad_recv: Bad address");
+  ASSERT_TRUE(first->error);
+  EXPECT_EQ(first->error->code, rdmaqos::ErrorCode::kTransport);
+  EXPECT_EQ(first->error->message, "umad_recv: Bad address");
   auto second = serve();
   ASSERT_TRUE(second) << second.error().message;
   EXPECT_EQ(second->kind, Kind::kHandled);

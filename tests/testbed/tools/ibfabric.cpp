@@ -11,6 +11,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "rdma-qos/common/cli_number.h"
 #include "rdma-qos/testbed/ib_fabric.h"
 
 namespace {
@@ -48,14 +49,15 @@ int main(int argc, char** argv) {
   bool no_qos = false, keep = false;
   int timeout_s = 60;
   std::vector<std::string> command, opensm_args;
-  app.add_option("--cas", spec.cas, "compute CAs in the generated fat tree")
+  rdmaqos::add_number(app, "--cas", spec.cas, "compute CAs in the generated fat tree")
       ->check(CLI::Range(1, 16000));
   app.add_flag("--mixed-speeds", mixed_speeds,
                "CA links of FDR, EDR and HDR at 1x..12x beside QDR and DDR, 12x HDR uplinks");
-  app.add_option("--cas-per-leaf", spec.cas_per_leaf, "CAs per leaf switch")
+  rdmaqos::add_number(app, "--cas-per-leaf", spec.cas_per_leaf, "CAs per leaf switch")
       ->check(CLI::Range(1, 200));
-  app.add_option("--spines", spec.spines, "spine switches")->check(CLI::Range(1, 64));
-  app.add_option("--lmc", spec.lmc, "OpenSM's LMC (-l), the fat tree's LIDs aligned for it")
+  rdmaqos::add_number(app, "--spines", spec.spines, "spine switches")->check(CLI::Range(1, 64));
+  rdmaqos::add_number(app, "--lmc", spec.lmc,
+                      "OpenSM's LMC (-l), the fat tree's LIDs aligned for it")
       ->check(CLI::Range(0, 7));
   app.add_option("--topology", topology_file, "ibsim topology file instead of the fat tree")
       ->check(CLI::ExistingFile);
@@ -66,7 +68,7 @@ int main(int argc, char** argv) {
   app.add_option("--opensm-arg", opensm_args,
                  "extra OpenSM argument (repeatable), e.g. --opensm-arg=-D --opensm-arg=0x08");
   app.add_flag("--keep", keep, "keep the fabric's directory (logs) afterwards");
-  app.add_option("--start-timeout", timeout_s, "seconds to wait for the SM and SA")
+  rdmaqos::add_number(app, "--start-timeout", timeout_s, "seconds to wait for the SM and SA")
       ->check(CLI::PositiveNumber);
   app.add_option("command", command, "command to run (after --)")->required();
   CLI11_PARSE(app, argc, argv);

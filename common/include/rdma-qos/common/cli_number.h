@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "rdma-qos/common/number.h"
 
@@ -61,6 +62,13 @@ template <std::integral T>
 CLI::Option* add_number(CLI::App& app, std::string name, std::optional<T>& value,
                         std::string help = {}) {
   return app.add_option(std::move(name), value, std::move(help))->transform(number_text<T>());
+}
+
+// The same for a list of numbers (each value read alike, also those split at a delimiter).
+template <std::integral T>
+CLI::Option* add_number(CLI::App& app, std::string name, std::vector<T>& values,
+                        std::string help = {}) {
+  return app.add_option(std::move(name), values, std::move(help))->transform(number_text<T>());
 }
 
 }  // namespace rdmaqos

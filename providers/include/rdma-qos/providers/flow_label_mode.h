@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "rdma-qos/common/number.h"
+#include "rdma-qos/common/result.h"
 
 namespace rdmaqos::providers {
 
@@ -19,14 +20,10 @@ struct FlowLabelSetting {
   uint32_t fixed_label = 0;  // kFixed only: 1..0xFFFFF
 };
 
-struct ParseError {
-  std::string message;
-};
-
 // "rfc" (default), "linux", "spread", "off", or a label in decimal or 0x-hex (1..0xFFFFF).
-// Case-insensitive; surrounding blanks ignored.
-std::optional<FlowLabelSetting> parse_flow_label_setting(std::string_view text,
-                                                         ParseError* error = nullptr);
+// Case-insensitive; surrounding blanks ignored. Anything else: kInvalidArgument, saying what
+// is accepted.
+rdmaqos::Result<FlowLabelSetting> parse_flow_label_setting(std::string_view text);
 std::string to_string(const FlowLabelSetting& setting);
 
 // The label for an rdma_cm connection with CM service port `dport` and active-side CM source

@@ -20,6 +20,10 @@
 #include "rdma-qos/providers/av_policy.h"
 #include "rdma-qos/rdmacm-qos/cm_tag.h"
 
+namespace rdmaqos::config {
+class HostConfig;
+}  // namespace rdmaqos::config
+
 namespace rdmaqos::rdmacm {
 
 class MatchCache;  // match_cache.h
@@ -73,9 +77,10 @@ void index_passive_classes(CmSettings& s);
 // Gives `s` a cache of decide_roce's results (match_cache.h): a policy set later empties it.
 void cache_matches(CmSettings& s);
 
-// Settings from the knobs' text; invalid text was reported by the loader and means "not set".
-CmSettings cm_settings_from(const std::string& qos_class, const std::string& tos,
-                            const std::string& service_id, const std::string& sl2tclass);
+// Settings from the knobs class, tos, service_id and roce_sl2tclass, read through the knob
+// table (its bounds); invalid settings were reported by the loader and mean "not set". In the
+// static library only (cm_settings.cpp): librdmacm-qos reads no configuration.
+CmSettings cm_settings_from(const config::HostConfig& config);
 
 // The traffic classes of roce_sl2tclass ("104,0,72": SL 0, 1, 2); nullopt on bad text.
 std::optional<std::array<std::optional<uint8_t>, 16>> parse_sl2tclass(const std::string& text);

@@ -105,7 +105,7 @@ struct Served {
                     // gets none, as if the MAD were lost
   };
   Kind kind = Kind::kNothing;
-  std::string error;  // what failed (kReceiveError, kSendError)
+  std::optional<rdmaqos::Error> error;  // what failed (kReceiveError, kSendError): kTransport
 };
 
 class SaAgent {

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "rdma-qos/common/diagnostic.h"
+
 namespace rdmaqos::slurm {
 
 // A class as the site or a user writes it: a number (0..4095) or a name (a level of the policy,
@@ -65,15 +67,14 @@ struct SiteRules {
   int timeout_seconds = 10;                    // timeout=S, bound on run-env
 };
 
-struct RuleError {
-  int argument = 0;  // 1-based
-  std::string text;
-  std::string message;
-};
+// An argument's origin in diagnostics: "plugstack.conf argument N 'TEXT'" (N 1-based).
+std::string argument_origin(int argument, std::string_view text);
 
 struct ParsedRules {
   SiteRules rules;
-  std::vector<RuleError> errors;  // every bad argument, not only the first
+  // Every bad argument, not only the first: errors whose origin is argument_origin() and whose
+  // location is {0, 0} (an argument has no lines).
+  Diagnostics errors;
 };
 
 // `preload=yes` means this path.
