@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <iostream>
-#include <variant>
 
 #include "command.h"
 #include "rdma-qos/common/cli_number.h"
@@ -38,8 +37,8 @@ struct Options {
 
 std::optional<std::string> read_input(const std::string& path) {
   auto read = config::read_regular_file(path, kMaxInputBytes);
-  if (auto* text = std::get_if<std::string>(&read)) return std::move(*text);
-  std::cerr << fmt::format("rdma-qos: {}: {}\n", path, std::get<config::ReadError>(read).message);
+  if (read) return std::move(read).value();
+  std::cerr << fmt::format("rdma-qos: {}: {}\n", path, read.error().message);
   return std::nullopt;
 }
 

@@ -36,9 +36,11 @@ void add_path_options(CLI::App* cmd, KernelArgs& a) {
 }
 
 void run_show(const KernelArgs& a) {
-  std::string error;
-  auto ports = kmod::list_roce_ports(a.paths, &error);
-  if (!error.empty()) std::cerr << "rdma-qos kernel show: " << error << "\n";
+  auto listed = kmod::list_roce_ports(a.paths);
+  const bool listed_ok = listed.ok();
+  if (!listed_ok) std::cerr << "rdma-qos kernel show: " << listed.error().message << "\n";
+  const std::vector<kmod::RocePort> ports =
+      listed_ok ? std::move(listed).value() : std::vector<kmod::RocePort>{};
   nlohmann::json out = nlohmann::json::array();
   if (!a.json) std::cout << fmt::format("{:<16} {:>4} {:>8} {}\n", "device", "port", "tos", "mode");
   for (const auto& p : ports) {
@@ -55,7 +57,7 @@ void run_show(const KernelArgs& a) {
   }
   if (a.json) std::cout << out.dump(2) << "\n";
   if (!a.json && ports.empty()) std::cout << "(no RoCE ports)\n";
-  set_exit_code(error.empty() ? 0 : 1);
+  set_exit_code(listed_ok ? 0 : 1);
 }
 
 void run_apply(const KernelArgs& a) {
@@ -78,7 +80,7 @@ void run_apply(const KernelArgs& a) {
   bool failed = false;
   nlohmann::json out = nlohmann::json::array();
   for (const auto& r : results) {
-    failed = failed || !r.error.empty();
+    failed = failed || r.error.has_value();
     if (a.json) {
       out.push_back({{"device", r.port.device},
                      {"port", r.port.port},
@@ -86,9 +88,9 @@ void run_apply(const KernelArgs& a) {
                      {"before", r.before},
                      {"after", r.after},
                      {"changed", r.changed},
-                     {"error", r.error}});
-    } else if (!r.error.empty()) {
-      std::cerr << "rdma-qos kernel apply: " << r.error << "\n";
+                     {"error", r.error ? r.error->message : std::string()}});
+    } else if (r.error) {
+      std::cerr << "rdma-qos kernel apply: " << r.error->message << "\n";
     } else {
       std::cout << fmt::format(
           "{} {}:{} {}: {}{}\n", r.changed ? (a.dry_run ? "would set" : "set") : "kept",

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <iostream>
 #include <tuple>
-#include <variant>
 
 #include "command.h"
 #include "rdma-qos/common/cli_number.h"
@@ -35,8 +34,8 @@ constexpr int kExitUsage = 2;
 constexpr size_t kMaxInputBytes = size_t{256} << 20;
 std::optional<std::string> read_file(const std::string& path) {
   auto read = config::read_regular_file(path, kMaxInputBytes);
-  if (auto* text = std::get_if<std::string>(&read)) return std::move(*text);
-  std::cerr << fmt::format("rdma-qos: {}: {}\n", path, std::get<config::ReadError>(read).message);
+  if (read) return std::move(read).value();
+  std::cerr << fmt::format("rdma-qos: {}: {}\n", path, read.error().message);
   return std::nullopt;
 }
 

@@ -123,13 +123,13 @@ std::variant<ClassDecision, Failure> decide_roce_class(const RunEnvArgs& a,
                                                        const ClassInput& cls) {
   const std::string file = a.policy_file.empty() ? c.text("policy_file") : a.policy_file;
   auto read = config::read_regular_file(file, config::kMaxPolicyFileBytes);
-  if (const auto* err = std::get_if<config::ReadError>(&read)) {
-    if (err->missing && a.policy_file.empty() &&
+  if (!read) {
+    if (read.error().code == ErrorCode::kNotFound && a.policy_file.empty() &&
         c.get("policy_file").source == config::Source::kDefault)
       return Failure{fmt::format("no host policy ({} does not exist)", file), true};
-    return Failure{fmt::format("cannot read the policy {}: {}", file, err->message)};
+    return Failure{fmt::format("cannot read the policy {}: {}", file, read.error().message)};
   }
-  rdmacm::HostPolicy p = rdmacm::load_host_policy(std::get<std::string>(read), file);
+  rdmacm::HostPolicy p = rdmacm::load_host_policy(*read, file);
   for (const auto& m : p.messages) std::cerr << "rdma-qos run-env: " << m << "\n";
   if (!p.policy) return Failure{fmt::format("the policy {} has errors", file)};
   auto sl2tclass = rdmacm::parse_sl2tclass(c.text("roce_sl2tclass"));

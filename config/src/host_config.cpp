@@ -8,7 +8,6 @@
 
 #include <cstdlib>
 #include <stdexcept>
-#include <variant>
 
 #include "rdma-qos/config/knobs.h"
 #include "rdma-qos/config/read_file.h"
@@ -201,20 +200,21 @@ LoadResult load_host_config(EnvLookup env, std::optional<std::string> path) {
     }
   }
   auto read = read_regular_file(*path, kMaxConfigFileBytes);
-  if (const auto* err = std::get_if<ReadError>(&read)) {
+  if (!read) {
+    const Error& err = read.error();
     LoadResult r;
     Loader::set_defaults(r.config);
     Loader::set_path(r.config, *path, false);
     Loader::set_path_source(r.config, source);
     // A missing default file is not an error; anything else wrong with a file is.
-    if (explicit_path || !err->missing)
+    if (explicit_path || err.code != ErrorCode::kNotFound)
       r.errors.push_back(
           whole_origin(Severity::kError, *path,
-                       fmt::format("cannot read the configuration file: {}", err->message)));
+                       fmt::format("cannot read the configuration file: {}", err.message)));
     apply_env(r.config, env, r);
     return r;
   }
-  LoadResult r = parse_host_config(std::get<std::string>(read), *path, env);
+  LoadResult r = parse_host_config(*read, *path, env);
   Loader::set_path_source(r.config, source);
   return r;
 }

@@ -40,9 +40,9 @@ Validator optional_unsigned_up_to(unsigned long long max) {
 
 Validator port_values_up_to(uint64_t max) {
   return [max](std::string_view v) -> std::optional<std::string> {
-    std::string why;
-    if (parse_port_values(v, max, &why)) return std::nullopt;
-    return why;
+    auto values = parse_port_values(v, max);
+    if (values) return std::nullopt;
+    return values.error().message;
   };
 }
 
@@ -88,9 +88,9 @@ Knob optional_numeric(std::string_view key, std::string_view env, std::string_vi
 
 // A unicast LID per port (port_values.h), or empty.
 std::optional<std::string> sa_lid_value(std::string_view v) {
-  std::string why;
-  if (parse_port_lids(v, &why)) return std::nullopt;
-  return why;
+  auto lids = parse_port_lids(v);
+  if (lids) return std::nullopt;
+  return lids.error().message;
 }
 
 const std::vector<Knob>& table() {

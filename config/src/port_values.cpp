@@ -60,12 +60,11 @@ std::optional<uint64_t> PortValues::lookup(std::string_view device, uint32_t por
   return dev ? dev : any;
 }
 
-std::optional<PortValues> parse_port_values(std::string_view text, uint64_t max_value,
-                                            std::string* error, uint64_t min_value) {
+Result<PortValues> parse_port_values(std::string_view text, uint64_t max_value,
+                                     uint64_t min_value) {
   PortValues out;
-  auto fail = [&](std::string message) -> std::optional<PortValues> {
-    if (error != nullptr) *error = std::move(message);
-    return std::nullopt;
+  auto fail = [](std::string message) -> Result<PortValues> {
+    return make_error(ErrorCode::kInvalidArgument, std::move(message));
   };
   size_t pos = 0;
   while (pos <= text.size()) {
@@ -107,8 +106,8 @@ std::optional<PortValues> parse_port_values(std::string_view text, uint64_t max_
   return out;
 }
 
-std::optional<PortValues> parse_port_lids(std::string_view text, std::string* error) {
-  return parse_port_values(text, 0xBFFF, error, 1);
+Result<PortValues> parse_port_lids(std::string_view text) {
+  return parse_port_values(text, 0xBFFF, 1);
 }
 
 std::optional<uint16_t> port_lid_of(const PortValues& lids, std::string_view device,

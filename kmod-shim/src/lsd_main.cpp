@@ -118,8 +118,7 @@ Loaded load_settings(const CommandLine& cli) {
   s.options.sa.port.port = cli.port;
   const bool lid_from_cli = !cli.sa_lid.empty();
   std::string lid_text = lid_from_cli ? cli.sa_lid : cfg.text("sa_lid");
-  std::string lid_error;
-  if (auto lids = rdmaqos::config::parse_port_lids(lid_text, &lid_error)) {
+  if (auto lids = rdmaqos::config::parse_port_lids(lid_text)) {
     if (!lids->entries.empty()) {
       s.sa_lids = lid_text;
       s.options.sa_lid_of = [lids = *lids](const std::string& device, int port) {
@@ -128,7 +127,7 @@ Loaded load_settings(const CommandLine& cli) {
     }
   } else {
     out.errors.push_back(
-        fmt::format("error: {}: {}", lid_from_cli ? "--sa-lid" : "sa_lid", lid_error));
+        fmt::format("error: {}: {}", lid_from_cli ? "--sa-lid" : "sa_lid", lids.error().message));
     out.config_error = out.config_error || !lid_from_cli;
   }
   s.options.sa.timeout = std::chrono::milliseconds(

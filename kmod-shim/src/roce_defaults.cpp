@@ -29,19 +29,21 @@ std::optional<std::string> read_line(const std::string& path) {
 }
 
 // configfs attributes take one write of the whole value; report the kernel's errno.
-std::string write_value(const std::string& path, const std::string& value) {
+Result<void> write_value(const std::string& path, const std::string& value) {
   FILE* f = fopen(path.c_str(), "w");
-  if (f == nullptr) return fmt::format("{}: {}", path, strerror(errno));
+  if (f == nullptr)
+    return make_error(ErrorCode::kTransport, fmt::format("{}: {}", path, strerror(errno)));
   bool ok = fputs(value.c_str(), f) >= 0;
   int err = errno;
   if (fclose(f) != 0 && ok) {
     ok = false;
     err = errno;
   }
-  return ok ? "" : fmt::format("{}: {}", path, strerror(err));
+  if (!ok) return make_error(ErrorCode::kTransport, fmt::format("{}: {}", path, strerror(err)));
+  return {};
 }
 
-ApplyResult failure(RocePort port, std::string file, std::string error) {
+ApplyResult failure(RocePort port, std::string file, Error error) {
   ApplyResult r;
   r.port = std::move(port);
   r.file = std::move(file);
@@ -54,18 +56,20 @@ std::string mode_text(const std::string& mode) {
 }
 
 // The device's configfs directory appears on mkdir (the rdma_cm module creates its ports).
-std::string ensure_device_dir(const KernelPaths& paths, const std::string& device) {
+Result<void> ensure_device_dir(const KernelPaths& paths, const std::string& device) {
   std::string dir = paths.configfs_rdma_cm + "/" + device;
-  if (mkdir(dir.c_str(), 0755) == 0 || errno == EEXIST) return "";
+  if (mkdir(dir.c_str(), 0755) == 0 || errno == EEXIST) return {};
   if (errno == ENOENT)
-    return fmt::format("{}: not found (is configfs mounted and the rdma_cm module loaded?)",
-                       paths.configfs_rdma_cm);
-  return fmt::format("{}: {}", dir, strerror(errno));
+    return make_error(
+        ErrorCode::kNotFound,
+        fmt::format("{}: not found (is configfs mounted and the rdma_cm module loaded?)",
+                    paths.configfs_rdma_cm));
+  return make_error(ErrorCode::kTransport, fmt::format("{}: {}", dir, strerror(errno)));
 }
 
 }  // namespace
 
-std::vector<RocePort> list_roce_ports(const KernelPaths& paths, std::string* error) {
+Result<std::vector<RocePort>> list_roce_ports(const KernelPaths& paths) {
   std::vector<RocePort> out;
   std::error_code ec;
   if (!fs::exists(paths.sysfs_infiniband, ec)) return out;  // no RDMA devices
@@ -80,7 +84,9 @@ std::vector<RocePort> list_roce_ports(const KernelPaths& paths, std::string* err
       out.push_back({dev.path().filename().string(), static_cast<uint32_t>(*n)});
     }
   }
-  if (ec && error != nullptr) *error = fmt::format("{}: {}", paths.sysfs_infiniband, ec.message());
+  if (ec)
+    return make_error(ErrorCode::kTransport,
+                      fmt::format("{}: {}", paths.sysfs_infiniband, ec.message()));
   std::sort(out.begin(), out.end(), [](const RocePort& a, const RocePort& b) {
     return std::tie(a.device, a.port) < std::tie(b.device, b.port);
   });
@@ -97,18 +103,19 @@ PortDefaults read_port_defaults(const KernelPaths& paths, const RocePort& port) 
   return d;
 }
 
-std::optional<uint64_t> desired_tos(const DesiredDefaults& desired, std::string_view device,
-                                    uint32_t port, std::string* error) {
+Result<std::optional<uint64_t>> desired_tos(const DesiredDefaults& desired, std::string_view device,
+                                            uint32_t port) {
+  using Tos = std::optional<uint64_t>;
   if (auto tos = desired.tos.lookup(device, port)) return tos;
   auto sl = desired.sl.lookup(device, port);
-  if (!sl) return std::nullopt;
-  if (*sl < desired.sl2tclass.size() && desired.sl2tclass[*sl]) return *desired.sl2tclass[*sl];
-  if (error)
-    *error = fmt::format(
-        "kernel_roce_sl: SL {} of {}:{} has no traffic class in roce_sl2tclass (list one for SL "
-        "0..{}, or set kernel_roce_tos for this port)",
-        *sl, device, port, *sl);
-  return std::nullopt;
+  if (!sl) return Tos();
+  if (*sl < desired.sl2tclass.size() && desired.sl2tclass[*sl]) return Tos(*desired.sl2tclass[*sl]);
+  return make_error(
+      ErrorCode::kInvalidArgument,
+      fmt::format(
+          "kernel_roce_sl: SL {} of {}:{} has no traffic class in roce_sl2tclass (list one for SL "
+          "0..{}, or set kernel_roce_tos for this port)",
+          *sl, device, port, *sl));
 }
 
 std::vector<ApplyResult> apply_roce_defaults(const KernelPaths& paths,
@@ -116,39 +123,46 @@ std::vector<ApplyResult> apply_roce_defaults(const KernelPaths& paths,
                                              const std::optional<std::string>& device,
                                              std::optional<uint32_t> port, bool dry_run) {
   std::vector<ApplyResult> results;
-  std::string list_error;
-  auto ports = list_roce_ports(paths, &list_error);
-  if (!list_error.empty()) results.push_back(failure({}, paths.sysfs_infiniband, list_error));
+  auto listed = list_roce_ports(paths);
+  std::vector<RocePort> ports;
+  if (listed)
+    ports = std::move(listed).value();
+  else
+    results.push_back(failure({}, paths.sysfs_infiniband, listed.error()));
   bool matched = false;
   for (const auto& p : ports) {
     if (device && p.device != *device) continue;
     if (port && p.port != *port) continue;
     matched = true;
-    std::string tos_error;
-    auto tos = desired_tos(desired, p.device, p.port, &tos_error);
-    if (!tos_error.empty()) {
-      results.push_back(failure(p, "kernel_roce_sl", tos_error));
+    auto wanted = desired_tos(desired, p.device, p.port);
+    if (!wanted) {
+      results.push_back(failure(p, "kernel_roce_sl", wanted.error()));
       continue;
     }
+    const std::optional<uint64_t> tos = *wanted;
     if (!tos && desired.mode.empty()) continue;  // nothing asked for this port
     std::string base = fmt::format("{}/{}/ports/{}/", paths.configfs_rdma_cm, p.device, p.port);
     if (!dry_run) {
-      if (std::string err = ensure_device_dir(paths, p.device); !err.empty()) {
-        results.push_back(failure(p, paths.configfs_rdma_cm + "/" + p.device, err));
+      if (auto made = ensure_device_dir(paths, p.device); !made) {
+        results.push_back(failure(p, paths.configfs_rdma_cm + "/" + p.device, made.error()));
         continue;
       }
     }
     PortDefaults now = read_port_defaults(paths, p);
     auto handle = [&](const std::string& file, const std::optional<std::string>& before,
                       const std::string& after) {
-      ApplyResult r{p, base + file, before.value_or(""), after, false, ""};
+      ApplyResult r{p, base + file, before.value_or(""), after, false, std::nullopt};
       if (before && *before == after) {
         results.push_back(r);
         return;
       }
       r.changed = true;
-      if (!dry_run) r.error = write_value(r.file, after);
-      if (!r.error.empty()) r.changed = false;
+      if (!dry_run) {
+        if (auto written = write_value(r.file, after); !written) {
+          r.error = written.error();
+          r.changed = false;
+        }
+      }
       results.push_back(r);
     };
     if (tos)
@@ -157,10 +171,12 @@ std::vector<ApplyResult> apply_roce_defaults(const KernelPaths& paths,
     if (!desired.mode.empty()) handle("default_roce_mode", now.mode, mode_text(desired.mode));
   }
   if (!matched && (device || port))
-    results.push_back(
-        failure({device.value_or(""), port.value_or(0)}, paths.sysfs_infiniband,
-                fmt::format("{}: no RoCE port {}{}", paths.sysfs_infiniband, device.value_or("*"),
-                            port ? fmt::format(":{}", *port) : std::string())));
+    results.push_back(failure(
+        {device.value_or(""), port.value_or(0)}, paths.sysfs_infiniband,
+        make_error(
+            ErrorCode::kNotFound,
+            fmt::format("{}: no RoCE port {}{}", paths.sysfs_infiniband, device.value_or("*"),
+                        port ? fmt::format(":{}", *port) : std::string()))));
   return results;
 }
 

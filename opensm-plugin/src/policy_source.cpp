@@ -9,7 +9,6 @@
 #include <cerrno>
 #include <cstring>
 #include <ctime>
-#include <variant>
 
 #include "rdma-qos/config/read_file.h"
 
@@ -72,10 +71,10 @@ bool PolicySource::refresh(Tracked& t, const std::optional<std::string>& path, b
   FileContents next;
   next.path = *path;
   auto read = config::read_regular_file(*path, config::kMaxPolicyFileBytes);
-  if (auto* text = std::get_if<std::string>(&read)) {
-    next.text = std::make_shared<const std::string>(std::move(*text));
+  if (read) {
+    next.text = std::make_shared<const std::string>(std::move(read).value());
   } else {
-    next.error = std::get<config::ReadError>(read).message;
+    next.error = read.error().message;
   }
   const bool same_text =
       same_path && t.contents->text && next.text && *t.contents->text == *next.text;

@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <variant>
 
 #include <fmt/format.h>
 
@@ -20,15 +19,16 @@ void load_policy(const config::HostConfig& c, CmConfig& out) {
   // Non-blocking, regular files only, bounded: a FIFO or device named here must not hang
   // every program the preload is loaded into.
   auto read = config::read_regular_file(file.text, config::kMaxPolicyFileBytes);
-  if (const auto* err = std::get_if<config::ReadError>(&read)) {
+  if (!read) {
+    const Error& err = read.error();
     // The default file is optional; one named by the administrator must be readable.
-    if (file.source != config::Source::kDefault || !err->missing)
+    if (file.source != config::Source::kDefault || err.code != ErrorCode::kNotFound)
       log_once("policy_open", fmt::format("cannot read the policy file {} ({}); rdma_cm "
                                           "connections keep the stock QoS",
-                                          file.text, err->message));
+                                          file.text, err.message));
     return;
   }
-  rdmacm::HostPolicy p = rdmacm::load_host_policy(std::get<std::string>(read), file.text);
+  rdmacm::HostPolicy p = rdmacm::load_host_policy(*read, file.text);
   for (const auto& m : p.messages) log_once(m, m);
   if (!p.policy)
     log_once_at(

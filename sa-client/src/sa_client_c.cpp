@@ -57,6 +57,9 @@ rdma_qos_sa_error_code c_code(ErrorCode code) {
     case ErrorCode::kTimeout: return RDMA_QOS_SA_TIMEOUT;
     case ErrorCode::kTransport: return RDMA_QOS_SA_TRANSPORT;
     case ErrorCode::kInvalidArgument: return RDMA_QOS_SA_INVALID_ARGUMENT;
+    // Not one the SA client returns; were something it opens missing, that is an open failing.
+    // The C enum stays as it is: a new value would change what callers may receive.
+    case ErrorCode::kNotFound: return RDMA_QOS_SA_TRANSPORT;
   }
   return RDMA_QOS_SA_MALFORMED;
 }

@@ -20,7 +20,6 @@
 #include <mutex>
 #include <span>
 #include <thread>
-#include <variant>
 #include <vector>
 
 #include "rdma-qos/common/service.h"
@@ -89,8 +88,8 @@ void install_signals() {
 // a FIFO or device named by mistake never blocks the daemon.
 std::optional<std::string> read_file(const std::string& path) {
   auto read = config::read_regular_file(path, config::kMaxPolicyFileBytes);
-  if (auto* text = std::get_if<std::string>(&read)) return std::move(*text);
-  return std::nullopt;
+  if (!read) return std::nullopt;  // callers report the file as unreadable, without the reason
+  return std::move(read).value();
 }
 
 namespace {

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <variant>
 
 #include "rdma-qos/common/diagnostic.h"
 #include "rdma-qos/config/host_config.h"
@@ -79,13 +78,13 @@ ClassNames ClassNames::load(const SiteRules& rules) {
     file = cfg.config.text("policy_file");
   }
   auto read = config::read_regular_file(file, config::kMaxPolicyFileBytes);
-  if (const auto* err = std::get_if<config::ReadError>(&read)) {
-    ClassNames n =
-        without_policy(rules, fmt::format("cannot read the policy {}: {}", file, err->message));
+  if (!read) {
+    ClassNames n = without_policy(
+        rules, fmt::format("cannot read the policy {}: {}", file, read.error().message));
     n.policy_file_ = file;
     return n;
   }
-  return from_policy_text(rules, std::get<std::string>(read), file);
+  return from_policy_text(rules, *read, file);
 }
 
 std::optional<uint16_t> ClassNames::resolve(const ClassSpec& spec) const {

@@ -35,6 +35,7 @@ TEST(Result, ErrorCodesHaveStableNames) {
   EXPECT_STREQ(error_code_name(ErrorCode::kTimeout), "timeout");
   EXPECT_STREQ(error_code_name(ErrorCode::kTransport), "transport");
   EXPECT_STREQ(error_code_name(ErrorCode::kInvalidArgument), "invalid-argument");
+  EXPECT_STREQ(error_code_name(ErrorCode::kNotFound), "not-found");
 }
 
 using testing::FailedWith;

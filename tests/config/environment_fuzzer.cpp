@@ -85,7 +85,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (auto [key, max] :
        {std::pair<std::string_view, uint64_t>{"kernel_roce_tos", 255}, {"kernel_roce_sl", 15}}) {
     auto values = cfg::parse_port_values(c.text(key), max);
-    check(values.has_value());
+    check(values.ok());
     for (const char* dev : {"", "mlx5_0", "rxe0"})
       for (uint32_t port : {0u, 1u, 2u})
         if (auto v = values->lookup(dev, port)) check(*v <= max);

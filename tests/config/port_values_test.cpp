@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Per-port value lists: syntax, most-specific-wins lookup, and errors naming the entry.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "rdma-qos/config/port_values.h"
+#include "rdma-qos/testbed/result_matchers.h"
 
 namespace rdmaqos::config {
 namespace {
 
+using rdmaqos::testing::FailedWith;
+using rdmaqos::testing::Succeeded;
+
 TEST(PortValues, MostSpecificEntryWins) {
   auto v = parse_port_values("0, mlx5_0=104, rxe0:2=32", 255);
-  ASSERT_TRUE(v);
+  ASSERT_THAT(v, Succeeded());
   EXPECT_EQ(v->lookup("rxe0", 2), 32u);
   EXPECT_EQ(v->lookup("rxe0", 1), 0u);
   EXPECT_EQ(v->lookup("mlx5_0", 1), 104u);
@@ -18,14 +23,14 @@ TEST(PortValues, MostSpecificEntryWins) {
 
 TEST(PortValues, NoDefaultMeansUncovered) {
   auto v = parse_port_values("rxe0:1=0x68", 255);
-  ASSERT_TRUE(v);
+  ASSERT_THAT(v, Succeeded());
   EXPECT_EQ(v->lookup("rxe0", 1), 0x68u);
   EXPECT_FALSE(v->lookup("rxe1", 1));
 }
 
 TEST(PortValues, EmptyListCoversNothing) {
   auto v = parse_port_values("  ", 255);
-  ASSERT_TRUE(v);
+  ASSERT_THAT(v, Succeeded());
   EXPECT_TRUE(v->entries.empty());
 }
 
@@ -43,9 +48,9 @@ TEST(PortValues, ErrorsNameTheEntry) {
       {"rxe0=", "'rxe0=': value must be a number 0..255"},
   };
   for (const auto& c : cases) {
-    std::string why;
-    EXPECT_FALSE(parse_port_values(c.text, 255, &why)) << c.text;
-    EXPECT_EQ(why, c.message) << c.text;
+    auto v = parse_port_values(c.text, 255);
+    ASSERT_THAT(v, FailedWith(ErrorCode::kInvalidArgument)) << c.text;
+    EXPECT_EQ(v.error().message, c.message) << c.text;
   }
 }
 
@@ -53,16 +58,16 @@ TEST(PortValues, ErrorsNameTheEntry) {
 // different subnets; a port no entry covers asks its SM.
 TEST(PortLids, OneForEveryPortOrPerPort) {
   auto one = parse_port_lids("9");
-  ASSERT_TRUE(one);
+  ASSERT_THAT(one, Succeeded());
   EXPECT_EQ(port_lid_of(*one, "mlx5_0", 1), 9);
   EXPECT_EQ(port_lid_of(*one, "mlx5_1", 2), 9);
   auto per_port = parse_port_lids("mlx5_0:1=9, mlx5_1=0x20");
-  ASSERT_TRUE(per_port);
+  ASSERT_THAT(per_port, Succeeded());
   EXPECT_EQ(port_lid_of(*per_port, "mlx5_0", 1), 9);
   EXPECT_EQ(port_lid_of(*per_port, "mlx5_0", 2), std::nullopt);
   EXPECT_EQ(port_lid_of(*per_port, "mlx5_1", 2), 0x20);
   auto none = parse_port_lids("");
-  ASSERT_TRUE(none);
+  ASSERT_THAT(none, Succeeded());
   EXPECT_EQ(port_lid_of(*none, "mlx5_0", 1), std::nullopt);
 }
 
@@ -76,9 +81,9 @@ TEST(PortLids, OnlyUnicastLids) {
       {"9, mlx5_1=0", "'mlx5_1=0': value must be a number 1..49151"},
   };
   for (const auto& c : cases) {
-    std::string why;
-    EXPECT_FALSE(parse_port_lids(c.text, &why)) << c.text;
-    EXPECT_EQ(why, c.message) << c.text;
+    auto lids = parse_port_lids(c.text);
+    ASSERT_THAT(lids, FailedWith(ErrorCode::kInvalidArgument)) << c.text;
+    EXPECT_EQ(lids.error().message, c.message) << c.text;
   }
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Files named by RDMA_QOS_CONFIG / RDMA_QOS_POLICY: a FIFO, a directory or an oversized file is
 // refused at once with a message naming it, and no error copies a foreign file's text.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,9 +13,13 @@
 
 #include "rdma-qos/config/host_config.h"
 #include "rdma-qos/config/read_file.h"
+#include "rdma-qos/testbed/result_matchers.h"
 
 namespace rdmaqos::config {
 namespace {
+
+using rdmaqos::testing::FailedWith;
+using rdmaqos::testing::Succeeded;
 
 std::map<std::string, std::string>& fake_env() {
   static std::map<std::string, std::string> env;
@@ -66,8 +71,27 @@ TEST_F(ReadFileTest, AFifoNamedByRdmaQosConfigIsRefusedWithoutBlocking) {
 // The preload reads RDMA_QOS_POLICY through the same reader, with the policy's limit.
 TEST_F(ReadFileTest, AFifoNamedAsThePolicyIsRefusedWithoutBlocking) {
   auto r = read_regular_file(fifo(), kMaxPolicyFileBytes);
-  ASSERT_TRUE(std::holds_alternative<ReadError>(r));
-  EXPECT_NE(std::get<ReadError>(r).message.find("not a regular file"), std::string::npos);
+  ASSERT_THAT(r, FailedWith(ErrorCode::kInvalidArgument));
+  EXPECT_EQ(r.error().message, "it is not a regular file");
+}
+
+// A default path may be absent: callers tell that from every other failure by the code.
+TEST_F(ReadFileTest, AMissingFileIsNotFound) {
+  auto r = read_regular_file(dir_ + "/absent", kMaxPolicyFileBytes);
+  ASSERT_THAT(r, FailedWith(ErrorCode::kNotFound));
+  EXPECT_EQ(r.error().message, "No such file or directory");
+}
+
+TEST_F(ReadFileTest, ADirectoryIsAnInvalidArgumentSayingSo) {
+  auto r = read_regular_file(dir_, kMaxPolicyFileBytes);
+  ASSERT_THAT(r, FailedWith(ErrorCode::kInvalidArgument));
+  EXPECT_EQ(r.error().message, "it is a directory, not a regular file");
+}
+
+TEST_F(ReadFileTest, AFileOverTheLimitIsAnInvalidArgumentNamingTheLimit) {
+  auto r = read_regular_file(file(std::string(1001, 'x')), 1000);
+  ASSERT_THAT(r, FailedWith(ErrorCode::kInvalidArgument));
+  EXPECT_EQ(r.error().message, "it is larger than the limit of 1000 bytes");
 }
 
 TEST_F(ReadFileTest, ADirectoryIsRefusedWithAMessageNamingIt) {
@@ -94,14 +118,14 @@ TEST_F(ReadFileTest, AFileOverTheLimitIsRefusedWithTheLimitInTheMessage) {
 
 TEST_F(ReadFileTest, AFileAtTheLimitIsRead) {
   auto r = read_regular_file(file(std::string(1000, 'x')), 1000);
-  ASSERT_TRUE(std::holds_alternative<std::string>(r));
-  EXPECT_EQ(std::get<std::string>(r).size(), 1000u);
+  ASSERT_THAT(r, Succeeded());
+  EXPECT_EQ(r->size(), 1000u);
 }
 
 TEST_F(ReadFileTest, DevNullReadsAsAnEmptyFile) {
   auto r = read_regular_file("/dev/null", 10);
-  ASSERT_TRUE(std::holds_alternative<std::string>(r));
-  EXPECT_TRUE(std::get<std::string>(r).empty());
+  ASSERT_THAT(r, Succeeded());
+  EXPECT_TRUE(r->empty());
 }
 
 // RDMA_QOS_CONFIG may name a file that is not ours (a secret, in a privileged program): an

@@ -19,6 +19,7 @@ enum class ErrorCode {
   kTimeout,          // no answer within the timeout after every retry, or the caller's deadline
   kTransport,        // the layer below failed (open, register, send, receive)
   kInvalidArgument,  // the caller's request cannot be encoded or makes no sense
+  kNotFound,         // what was named does not exist (a file; a default path may be absent)
 };
 
 // "truncated", "timeout", ... (stable: scripts read them from `rdma-qos path --json`).

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "rdma-qos/common/result.h"
+
 namespace rdmaqos::config {
 
 struct PortValue {
@@ -24,15 +26,15 @@ struct PortValues {
   std::optional<uint64_t> lookup(std::string_view device, uint32_t port) const;
 };
 
-// Parses the list, each value min_value..max_value; on error returns nullopt and sets `error` to
-// what is wrong, naming the entry.
-std::optional<PortValues> parse_port_values(std::string_view text, uint64_t max_value,
-                                            std::string* error = nullptr, uint64_t min_value = 0);
+// Parses the list, each value min_value..max_value; an error (kInvalidArgument) says what is
+// wrong, naming the entry.
+Result<PortValues> parse_port_values(std::string_view text, uint64_t max_value,
+                                     uint64_t min_value = 0);
 
 // The sa_lid knob: the SA's LID for each port, `[DEV[:PORT]=]LID`, each a unicast LID
 // (1..49151); a port no entry covers queries its SM's LID. A host whose ports are on different
 // subnets names each port's.
-std::optional<PortValues> parse_port_lids(std::string_view text, std::string* error = nullptr);
+Result<PortValues> parse_port_lids(std::string_view text);
 
 // The LID `lids` gives (device, port), nullopt when no entry covers it.
 std::optional<uint16_t> port_lid_of(const PortValues& lids, std::string_view device, uint32_t port);

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "rdma-qos/common/result.h"
 #include "rdma-qos/config/port_values.h"
 
 namespace rdmaqos::kmod {
@@ -25,9 +26,9 @@ struct RocePort {
   uint32_t port = 0;
 };
 
-// RoCE ports (link_layer "Ethernet") of every RDMA device, sorted; `error` tells why the list
-// could not be read (no RDMA devices is an empty list, not an error).
-std::vector<RocePort> list_roce_ports(const KernelPaths& paths, std::string* error = nullptr);
+// RoCE ports (link_layer "Ethernet") of every RDMA device, sorted. No RDMA devices is an empty
+// list, not an error; a sysfs directory that cannot be read is kTransport, "DIR: reason".
+Result<std::vector<RocePort>> list_roce_ports(const KernelPaths& paths);
 
 struct PortDefaults {
   RocePort port;
@@ -47,16 +48,16 @@ struct DesiredDefaults {
 };
 
 // The TOS to write for one port: kernel_roce_tos, else roce_sl2tclass[kernel_roce_sl]; nullopt
-// when neither covers the port. Sets `error` when the port's SL maps to no traffic class.
-std::optional<uint64_t> desired_tos(const DesiredDefaults& desired, std::string_view device,
-                                    uint32_t port, std::string* error);
+// when neither covers the port. kInvalidArgument when the port's SL maps to no traffic class.
+Result<std::optional<uint64_t>> desired_tos(const DesiredDefaults& desired, std::string_view device,
+                                            uint32_t port);
 
 struct ApplyResult {
   RocePort port;
   std::string file;  // the configfs file concerned
   std::string before, after;
   bool changed = false;
-  std::string error;  // "FILE: reason"; empty on success
+  std::optional<Error> error;  // message "FILE: reason"; nullopt on success
 };
 
 // Writes what `desired` asks for on every RoCE port (or only `device` / `port` when given),
