@@ -29,12 +29,17 @@ std::optional<std::string> no_environment(std::string_view) {
 
 }  // namespace
 
-ClassNames ClassNames::without_policy(const SiteRules& rules, std::string problem) {
+ClassNames ClassNames::aliases_of(const SiteRules& rules) {
   ClassNames n;
   for (const ClassAlias& a : rules.aliases) {
     n.by_name_.emplace(lower(a.name), a.number);  // the first alias of a name wins
     n.names_.emplace(a.number, a.name);
   }
+  return n;
+}
+
+ClassNames ClassNames::without_policy(const SiteRules& rules, rdmaqos::Error problem) {
+  ClassNames n = aliases_of(rules);
   n.problem_ = std::move(problem);
   return n;
 }
@@ -49,11 +54,12 @@ ClassNames ClassNames::from_policy_text(const SiteRules& rules, std::string_view
         first = rdmaqos::format_diagnostic(d, std::string(file));
         break;
       }
-    ClassNames n = without_policy(rules, fmt::format("the policy {} has {}", file, first));
+    ClassNames n = without_policy(
+        rules, make_error(ErrorCode::kMalformed, fmt::format("the policy {} has {}", file, first)));
     n.policy_file_ = std::string(file);
     return n;
   }
-  ClassNames n = without_policy(rules, "");
+  ClassNames n = aliases_of(rules);
   n.policy_file_ = std::string(file);
   policy::PathQuery q;
   q.component_mask = policy::kCompPkey | policy::kCompQosClass;
@@ -80,7 +86,8 @@ ClassNames ClassNames::load(const SiteRules& rules) {
   auto read = config::read_regular_file(file, config::kMaxPolicyFileBytes);
   if (!read) {
     ClassNames n = without_policy(
-        rules, fmt::format("cannot read the policy {}: {}", file, read.error().message));
+        rules, make_error(read.error().code, fmt::format("cannot read the policy {}: {}", file,
+                                                         read.error().message)));
     n.policy_file_ = file;
     return n;
   }

@@ -40,6 +40,14 @@ const char* link_name(LinkChoice l) {
   return "auto";
 }
 
+// `a` failed: what it decided goes, its warnings stay.
+RunEnvAnswer failure(RunEnvAnswer a, ErrorCode code, std::string message) {
+  a.values.clear();
+  a.because.clear();
+  a.error = make_error(code, std::move(message));
+  return a;
+}
+
 struct Pipe {
   int fd[2] = {-1, -1};
   ~Pipe() {
@@ -53,43 +61,37 @@ struct Pipe {
 RunEnvAnswer parse_run_env_json(std::string_view text) {
   RunEnvAnswer a;
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) {
-    a.error = "rdma-qos run-env printed no JSON object";
-    return a;
-  }
-  if (auto e = j.find("error"); e != j.end()) {
-    a.error = e->is_string() ? e->get<std::string>() : "rdma-qos run-env failed";
-    return a;
-  }
+  if (j.is_discarded() || !j.is_object())
+    return failure(std::move(a), ErrorCode::kMalformed, "rdma-qos run-env printed no JSON object");
+  if (auto e = j.find("error"); e != j.end())
+    return failure(std::move(a), ErrorCode::kTransport,
+                   e->is_string() ? e->get<std::string>() : "rdma-qos run-env failed");
   a.because = text_field(j, "because");
   if (auto w = j.find("warnings"); w != j.end() && w->is_array())
     for (const json& line : *w)
       if (line.is_string()) a.warnings.push_back(line.get<std::string>());
   auto vars = j.find("variables");
-  if (vars == j.end() || !vars->is_array()) {
-    a.error = "rdma-qos run-env's JSON has no 'variables' list";
-    return a;
-  }
+  if (vars == j.end() || !vars->is_array())
+    return failure(std::move(a), ErrorCode::kMalformed,
+                   "rdma-qos run-env's JSON has no 'variables' list");
   for (const json& v : *vars) {
-    if (!v.is_object()) {
-      a.error = "rdma-qos run-env's 'variables' holds a non-object";
-      return a;
-    }
+    if (!v.is_object())
+      return failure(std::move(a), ErrorCode::kMalformed,
+                     "rdma-qos run-env's 'variables' holds a non-object");
     if (text_field(v, "action") != "set") continue;
     auto value = v.find("value");
     std::string name = text_field(v, "name");
     if (name.empty() || value == v.end() || !value->is_number_unsigned() ||
-        value->get<uint64_t>() > 255) {
-      a.error = "rdma-qos run-env's 'variables' holds a set entry without name or value 0..255";
-      return a;
-    }
+        value->get<uint64_t>() > 255)
+      return failure(
+          std::move(a), ErrorCode::kMalformed,
+          "rdma-qos run-env's 'variables' holds a set entry without name or value 0..255");
     a.values.push_back({name, std::to_string(value->get<uint64_t>()), text_field(v, "why")});
   }
   return a;
 }
 
 RunEnvAnswer run_run_env(const SiteRules& rules, uint16_t qos_class) {
-  RunEnvAnswer failed;
   std::vector<std::string> args = {rules.rdma_qos, "run-env",
                                    "--json",       "--override",
                                    "--class",      std::to_string(qos_class),
@@ -107,10 +109,8 @@ RunEnvAnswer run_run_env(const SiteRules& rules, uint16_t qos_class) {
   envp.push_back(nullptr);
 
   Pipe out;
-  if (pipe2(out.fd, O_CLOEXEC) != 0) {
-    failed.error = fmt::format("pipe: {}", std::strerror(errno));
-    return failed;
-  }
+  if (pipe2(out.fd, O_CLOEXEC) != 0)
+    return failure({}, ErrorCode::kTransport, fmt::format("pipe: {}", std::strerror(errno)));
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, out.fd[1], STDOUT_FILENO);
@@ -119,10 +119,9 @@ RunEnvAnswer run_run_env(const SiteRules& rules, uint16_t qos_class) {
   pid_t pid = -1;
   const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) {
-    failed.error = fmt::format("cannot run {}: {}", rules.rdma_qos, std::strerror(rc));
-    return failed;
-  }
+  if (rc != 0)
+    return failure({}, rc == ENOENT ? ErrorCode::kNotFound : ErrorCode::kTransport,
+                   fmt::format("cannot run {}: {}", rules.rdma_qos, std::strerror(rc)));
   close(out.fd[1]);
   out.fd[1] = -1;
 
@@ -154,15 +153,15 @@ RunEnvAnswer run_run_env(const SiteRules& rules, uint16_t qos_class) {
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (timed_out) {
-    failed.error = fmt::format("{} run-env gave no answer within {} s (timeout=)", rules.rdma_qos,
-                               rules.timeout_seconds);
-    return failed;
-  }
+  if (timed_out)
+    return failure({}, ErrorCode::kTimeout,
+                   fmt::format("{} run-env gave no answer within {} s (timeout=)", rules.rdma_qos,
+                               rules.timeout_seconds));
   RunEnvAnswer a = parse_run_env_json(text);
-  if (a.error.empty() && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
-    a.error = fmt::format("{} run-env exited with status {}", rules.rdma_qos,
-                          WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+  if (!a.error && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+    return failure(std::move(a), ErrorCode::kTransport,
+                   fmt::format("{} run-env exited with status {}", rules.rdma_qos,
+                               WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)));
   return a;
 }
 

@@ -110,11 +110,11 @@ int check_at_submission(spank_t sp) {
   ClassNames names = ClassNames::load(s.parsed.rules);
   auto number = names.resolve(*s.option);
   if (!number) {
-    if (!names.problem().empty()) {
+    if (names.problem()) {
       slurm_error(
           "rdma-qos: --rdma-qos=%s cannot be resolved (%s); the job runs without an "
           "rdma-qos class",
-          s.option_text.c_str(), names.problem().c_str());
+          s.option_text.c_str(), names.problem()->message.c_str());
       return 0;
     }
     slurm_error(
@@ -186,9 +186,9 @@ int prepare_step(spank_t sp) {
   if (s.option) {
     number = names.resolve(*s.option);
     if (!number) {
-      if (!names.problem().empty())
-        return stock(
-            fmt::format("--rdma-qos={} cannot be resolved ({})", s.option_text, names.problem()));
+      if (names.problem())
+        return stock(fmt::format("--rdma-qos={} cannot be resolved ({})", s.option_text,
+                                 names.problem()->message));
       s.task_message = fmt::format("rdma-qos: --rdma-qos={}: no such class in {}", s.option_text,
                                    names.policy_file());
       s.refused = true;
@@ -228,7 +228,7 @@ int prepare_step(spank_t sp) {
     if (!number)
       return stock(
           fmt::format("the site's default class '{}' cannot be resolved ({})", def->text,
-                      names.problem().empty() ? "no such level or alias" : names.problem()));
+                      names.problem() ? names.problem()->message : "no such level or alias"));
     source = rules.default_class && def == &*rules.default_class
                  ? std::string("the site's default (default=)")
                  : fmt::format("partition {}'s default", partition);
@@ -237,7 +237,7 @@ int prepare_step(spank_t sp) {
   }
 
   RunEnvAnswer answer = run_run_env(rules, *number);
-  if (!answer.error.empty()) return stock(answer.error);
+  if (answer.error) return stock(answer.error->message);
   // Said where the job's owner and the administrator look: the job's stderr (task 0) and
   // slurmd's log. The variables are set all the same.
   for (const std::string& w : answer.warnings) {

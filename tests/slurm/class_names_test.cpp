@@ -13,6 +13,11 @@ namespace {
 
 using ::testing::HasSubstr;
 
+// The problem's message, "" without one.
+std::string problem_of(const ClassNames& n) {
+  return n.problem() ? n.problem()->message : "";
+}
+
 // Classes 3 and 8-9 reach level hpc, class 4 level storage; level bulk only by Service-ID.
 constexpr const char* kPolicy = R"(qos-levels
   qos-level
@@ -57,7 +62,7 @@ ClassSpec spec(std::string_view s) {
 
 TEST(ClassNames, ALevelNameIsTheSmallestClassARuleSendsThere) {
   ClassNames n = ClassNames::from_policy_text(rules({}), kPolicy, "p.conf");
-  EXPECT_EQ(n.problem(), "");
+  EXPECT_EQ(problem_of(n), "");
   EXPECT_EQ(n.resolve(spec("hpc")), 3);
   EXPECT_EQ(n.resolve(spec("storage")), 4);  // level names compare case-insensitively
   EXPECT_EQ(n.resolve(spec("STORAGE")), 4);
@@ -71,7 +76,8 @@ TEST(ClassNames, ALevelNoClassRuleReachesIsNoClass) {
 }
 
 TEST(ClassNames, NumbersNeedNoPolicy) {
-  ClassNames n = ClassNames::without_policy(rules({}), "no policy");
+  ClassNames n =
+      ClassNames::without_policy(rules({}), make_error(ErrorCode::kNotFound, "no policy"));
   EXPECT_EQ(n.resolve(spec("12")), 12);
 }
 
@@ -88,7 +94,9 @@ TEST(ClassNames, SiteAliasesComeBeforeLevelNames) {
 TEST(ClassNames, APolicyWithErrorsLeavesTheAliasesAndSaysWhy) {
   ClassNames n =
       ClassNames::from_policy_text(rules({"class=bulk:2"}), "qos-levels\n  qos-level\n", "b.conf");
-  EXPECT_THAT(n.problem(), HasSubstr("the policy b.conf has b.conf:"));
+  EXPECT_THAT(problem_of(n), HasSubstr("the policy b.conf has b.conf:"));
+  ASSERT_TRUE(n.problem());
+  EXPECT_EQ(n.problem()->code, ErrorCode::kMalformed);
   EXPECT_EQ(n.resolve(spec("bulk")), 2);
   EXPECT_FALSE(n.resolve(spec("hpc")));
 }
@@ -97,11 +105,13 @@ TEST(ClassNames, LoadsThePolicyNamedByTheSiteOrSaysWhyNot) {
   const std::string path = ::testing::TempDir() + "class_names_policy.conf";
   std::ofstream(path) << kPolicy;
   ClassNames n = ClassNames::load(rules({"policy=" + path}));
-  EXPECT_EQ(n.problem(), "");
+  EXPECT_EQ(problem_of(n), "");
   EXPECT_EQ(n.resolve(spec("hpc")), 3);
   std::remove(path.c_str());
   ClassNames missing = ClassNames::load(rules({"policy=" + path}));
-  EXPECT_THAT(missing.problem(), HasSubstr("cannot read the policy " + path));
+  EXPECT_THAT(problem_of(missing), HasSubstr("cannot read the policy " + path));
+  ASSERT_TRUE(missing.problem());
+  EXPECT_EQ(missing.problem()->code, ErrorCode::kNotFound);
 }
 
 TEST(ClassNames, WithoutPolicyArgumentThePolicyFileKnobOfTheSiteConfigIsRead) {

@@ -32,34 +32,65 @@ std::vector<std::string> names(const std::vector<StackValue>& v) {
   return out;
 }
 
+// The error's message, "" without one.
+std::string error_of(const RunEnvAnswer& a) {
+  return a.error ? a.error->message : "";
+}
+
+// The error's code, nullopt without one.
+std::optional<ErrorCode> code_of(const RunEnvAnswer& a) {
+  if (!a.error) return std::nullopt;
+  return a.error->code;
+}
+
 TEST(JobEnv, RunEnvJsonGivesTheVariablesItSets) {
   RunEnvAnswer a = parse_run_env_json(kAnswer);
-  EXPECT_EQ(a.error, "");
+  EXPECT_EQ(error_of(a), "");
   EXPECT_THAT(names(a.values), ElementsAre("UCX_IB_SL=3", "NCCL_IB_SL=3"));
   EXPECT_EQ(a.values[0].why, "w1");
 }
 
-TEST(JobEnv, RunEnvErrorsAndMalformedAnswersAreErrors) {
-  EXPECT_EQ(parse_run_env_json(R"({"error":"no SA"})").error, "no SA");
-  EXPECT_THAT(parse_run_env_json("UCX_IB_SL=3").error, HasSubstr("no JSON object"));
-  EXPECT_THAT(parse_run_env_json("{}").error, HasSubstr("no 'variables'"));
-  EXPECT_THAT(
-      parse_run_env_json(R"({"variables":[{"name":"X","action":"set","value":256}]})").error,
-      HasSubstr("0..255"));
-  EXPECT_THAT(parse_run_env_json(R"({"variables":[{"action":"set","value":1}]})").error,
-              HasSubstr("without name"));
+TEST(JobEnv, RunEnvsOwnErrorIsItsMessage) {
+  RunEnvAnswer a = parse_run_env_json(R"({"error":"no SA"})");
+  EXPECT_EQ(error_of(a), "no SA");
+  EXPECT_EQ(code_of(a), ErrorCode::kTransport);
+}
+
+TEST(JobEnv, MalformedAnswersAreMalformed) {
+  RunEnvAnswer not_json = parse_run_env_json("UCX_IB_SL=3");
+  EXPECT_THAT(error_of(not_json), HasSubstr("no JSON object"));
+  EXPECT_EQ(code_of(not_json), ErrorCode::kMalformed);
+  RunEnvAnswer no_list = parse_run_env_json("{}");
+  EXPECT_THAT(error_of(no_list), HasSubstr("no 'variables'"));
+  EXPECT_EQ(code_of(no_list), ErrorCode::kMalformed);
+  RunEnvAnswer too_big =
+      parse_run_env_json(R"({"variables":[{"name":"X","action":"set","value":256}]})");
+  EXPECT_THAT(error_of(too_big), HasSubstr("0..255"));
+  EXPECT_EQ(code_of(too_big), ErrorCode::kMalformed);
+  RunEnvAnswer unnamed = parse_run_env_json(R"({"variables":[{"action":"set","value":1}]})");
+  EXPECT_THAT(error_of(unnamed), HasSubstr("without name"));
+  EXPECT_EQ(code_of(unnamed), ErrorCode::kMalformed);
+}
+
+TEST(JobEnv, AFailedAnswerKeepsItsWarningsAndDropsItsValues) {
+  RunEnvAnswer a = parse_run_env_json(
+      R"({"warnings":["mlx5_0 port 1 overrides the traffic class"],"variables":[)"
+      R"({"name":"UCX_IB_SL","action":"set","value":3},{"name":"X","action":"set"}]})");
+  EXPECT_THAT(error_of(a), HasSubstr("without name"));
+  EXPECT_THAT(a.values, IsEmpty());
+  EXPECT_THAT(a.warnings, ElementsAre("mlx5_0 port 1 overrides the traffic class"));
 }
 
 TEST(JobEnv, RunEnvWarningsAreKept) {
   RunEnvAnswer a = parse_run_env_json(
       R"({"variables":[],"warnings":["mlx5_0 port 1 overrides the traffic class",7]})");
-  EXPECT_EQ(a.error, "");
+  EXPECT_EQ(error_of(a), "");
   EXPECT_THAT(a.warnings, ElementsAre("mlx5_0 port 1 overrides the traffic class"));
 }
 
 TEST(JobEnv, NothingToDecideIsNoError) {
   RunEnvAnswer a = parse_run_env_json(R"({"variables":[],"because":"no host policy"})");
-  EXPECT_EQ(a.error, "");
+  EXPECT_EQ(error_of(a), "");
   EXPECT_THAT(a.values, IsEmpty());
   EXPECT_EQ(a.because, "no host policy");
 }
@@ -161,7 +192,7 @@ TEST(JobEnv, RunEnvRunsWithTheSiteArgumentsAndACleanEnvironment) {
       "\"$(env | grep RDMA_QOS | sort | tr '\\n' ' ')\"\n");
   RunEnvAnswer a = run_run_env(r, 7);
   unsetenv("RDMA_QOS_POLICY");
-  ASSERT_EQ(a.error, "");
+  ASSERT_EQ(error_of(a), "");
   ASSERT_EQ(a.values.size(), 2u);
   EXPECT_EQ(a.values[0].why,
             "run-env --json --override --class 7 --link roce --policy /site/p.conf");
@@ -174,17 +205,36 @@ TEST(JobEnv, RunEnvThatHangsIsKilledAtTheTimeout) {
   const auto start = std::chrono::steady_clock::now();
   RunEnvAnswer a = run_run_env(r, 1);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
-  EXPECT_THAT(a.error, HasSubstr("no answer within 1 s"));
+  EXPECT_THAT(error_of(a), HasSubstr("no answer within 1 s"));
+  EXPECT_EQ(code_of(a), ErrorCode::kTimeout);
 }
 
-TEST(JobEnv, RunEnvFailuresAreErrors) {
+TEST(JobEnv, RunEnvsErrorIsTheAnswersError) {
   SiteRules r = parse_site_rules({}).rules;
   r.rdma_qos = fake_rdma_qos("echo '{\"error\":\"no active RDMA port\"}'; exit 1\n");
-  EXPECT_EQ(run_run_env(r, 1).error, "no active RDMA port");
-  r.rdma_qos = fake_rdma_qos("echo '{\"variables\":[]}'; exit 3\n");
-  EXPECT_THAT(run_run_env(r, 1).error, HasSubstr("exited with status 3"));
+  RunEnvAnswer a = run_run_env(r, 1);
+  EXPECT_EQ(error_of(a), "no active RDMA port");
+  EXPECT_EQ(code_of(a), ErrorCode::kTransport);
+}
+
+TEST(JobEnv, RunEnvExitingNonZeroIsAnErrorEvenWithAnAnswer) {
+  SiteRules r = parse_site_rules({}).rules;
+  r.rdma_qos = fake_rdma_qos(
+      "echo '{\"variables\":[{\"name\":\"UCX_IB_SL\",\"action\":\"set\",\"value\":3}],"
+      "\"warnings\":[\"w\"]}'; exit 3\n");
+  RunEnvAnswer a = run_run_env(r, 1);
+  EXPECT_THAT(error_of(a), HasSubstr("exited with status 3"));
+  EXPECT_EQ(code_of(a), ErrorCode::kTransport);
+  EXPECT_THAT(a.values, IsEmpty());
+  EXPECT_THAT(a.warnings, ElementsAre("w"));
+}
+
+TEST(JobEnv, AMissingRunEnvIsNotFound) {
+  SiteRules r = parse_site_rules({}).rules;
   r.rdma_qos = "/nonexistent/rdma-qos";
-  EXPECT_THAT(run_run_env(r, 1).error, HasSubstr("cannot run /nonexistent/rdma-qos"));
+  RunEnvAnswer a = run_run_env(r, 1);
+  EXPECT_THAT(error_of(a), HasSubstr("cannot run /nonexistent/rdma-qos"));
+  EXPECT_EQ(code_of(a), ErrorCode::kNotFound);
 }
 
 }  // namespace

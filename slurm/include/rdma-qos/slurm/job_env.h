@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "rdma-qos/common/result.h"
 #include "rdma-qos/slurm/site_rules.h"
 
 namespace rdmaqos::slurm {
@@ -22,12 +23,16 @@ struct StackValue {
   std::string why;
 };
 
-// run-env's answer. `error` empty: `values` holds what it decided (possibly nothing, with
-// `because` saying why, e.g. a host without a policy).
+// run-env's answer. No `error`: `values` holds what it decided (possibly nothing, with
+// `because` saying why, e.g. a host without a policy); `error`: no values. The warnings are
+// kept either way: a run-env that warned and then failed said both.
 struct RunEnvAnswer {
   std::vector<StackValue> values;
   std::string because;
-  std::string error;
+  // Why there is no decision: kMalformed for output that is not run-env's JSON, kTimeout when
+  // it gave no answer in time, kNotFound when the program does not exist, kTransport when it
+  // could not be run or failed (its own message, or its exit status).
+  std::optional<rdmaqos::Error> error;
   std::vector<std::string> warnings;  // run-env's (an mlx5 traffic-class override, ...)
 };
 
