@@ -86,10 +86,8 @@ void install_signals() {
 
 // A policy, partitions or opensm.conf file: a regular file only (config::read_regular_file), so
 // a FIFO or device named by mistake never blocks the daemon.
-std::optional<std::string> read_file(const std::string& path) {
-  auto read = config::read_regular_file(path, config::kMaxPolicyFileBytes);
-  if (!read) return std::nullopt;  // callers report the file as unreadable, without the reason
-  return std::move(read).value();
+rdmaqos::Result<std::string> read_file(const std::string& path) {
+  return config::read_regular_file(path, config::kMaxPolicyFileBytes);
 }
 
 namespace {
@@ -117,7 +115,8 @@ LoadResult load(const Config& config, std::shared_ptr<const rdmaqos::sad::Fabric
   if (config.partitions_path.empty()) {
     fabric->partitions = pol::default_partitions(*fabric);
   } else if (auto text = read_file(config.partitions_path); !text) {
-    out.diagnostics.push_back(fmt::format("{}: cannot read the file", config.partitions_path));
+    out.diagnostics.push_back(
+        fmt::format("{}: cannot read the file: {}", config.partitions_path, text.error().message));
     ok = false;
   } else {
     auto r = pol::parse_partitions(*text, *fabric);
@@ -129,7 +128,8 @@ LoadResult load(const Config& config, std::shared_ptr<const rdmaqos::sad::Fabric
   std::shared_ptr<const pol::CompiledPolicy> policy;
   if (!config.no_policy) {
     if (auto text = read_file(config.policy_path); !text) {
-      out.diagnostics.push_back(fmt::format("{}: cannot read the file", config.policy_path));
+      out.diagnostics.push_back(
+          fmt::format("{}: cannot read the file: {}", config.policy_path, text.error().message));
       ok = false;
     } else {
       auto r = pol::load_policy(*text, fabric.get());
@@ -218,7 +218,8 @@ class Daemon::Impl {
     if (!config_.no_policy) {
       auto text = read_file(config_.policy_path);
       if (!text) {
-        log_error(fmt::format("{}: cannot read the file: not starting", config_.policy_path));
+        log_error(fmt::format("{}: cannot read the file ({}): not starting", config_.policy_path,
+                              text.error().message));
         return kExitConfig;
       }
       auto checked = policy::load_policy(*text, nullptr);
@@ -241,7 +242,7 @@ class Daemon::Impl {
     for (const auto& w : found->missing) log("discovery: " + w);
     for (const auto& w : found->warnings) log_error("discovery: " + w);
     if (auto why = rdmaqos::sad::replacement_refused(*found)) {
-      log("discovery " + *why + ": answering from it until a complete re-discovery");
+      log("discovery " + why->message + ": answering from it until a complete re-discovery");
     }
     // The model in force as its JSON line: what an incremental re-discovery starts from.
     if (found->missing.empty()) model_json_ = rdmaqos::sad::fabric_json_line(*found);
@@ -605,7 +606,8 @@ class Daemon::Impl {
       size_t endpoints = found->model.endpoints().size();
       if (auto refused = rdmaqos::sad::replacement_refused(*found)) {
         // A model missing PKey or SL2VL tables would answer paths the fabric forbids.
-        reply["message"] = "re-discovery " + *refused + ": the previous model stays in force";
+        reply["message"] =
+            "re-discovery " + refused->message + ": the previous model stays in force";
       } else {
         LoadResult r = load(config_, model_of(*found, config_));
         for (const auto& d : r.diagnostics) reply["diagnostics"].push_back(d);

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "rdma-qos/common/log.h"
+#include "rdma-qos/common/result.h"
 #include "rdma-qos/policy/opensm_conf.h"
 #include "rdma-qos/sa-responder/agent.h"
 #include "rdma-qos/sa-responder/answer.h"
@@ -35,8 +36,9 @@ constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitConfig = 78;
 
-// The whole file, or nullopt when it cannot be read.
-std::optional<std::string> read_file(const std::string& path);
+// The whole file, or why it cannot be read (config::read_regular_file's error: kNotFound,
+// kInvalidArgument for what is not a regular file, kTransport).
+rdmaqos::Result<std::string> read_file(const std::string& path);
 
 // SIGHUP reloads, SIGUSR1 re-discovers, SIGTERM and SIGINT stop; SIGPIPE is ignored.
 void install_signals();

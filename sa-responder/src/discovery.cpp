@@ -80,10 +80,12 @@ SmpGet lid_routed(uint16_t lid, uint16_t attr, uint32_t mod) {
 
 }  // namespace
 
-std::optional<std::string> replacement_refused(const Discovery& found) {
+std::optional<rdmaqos::Error> replacement_refused(const Discovery& found) {
   if (found.missing.empty()) return std::nullopt;
-  return fmt::format("incomplete: {} table{} did not answer (first: {})", found.missing.size(),
-                     found.missing.size() == 1 ? "" : "s", found.missing.front());
+  return rdmaqos::make_error(
+      rdmaqos::ErrorCode::kTimeout,
+      fmt::format("incomplete: {} table{} did not answer (first: {})", found.missing.size(),
+                  found.missing.size() == 1 ? "" : "s", found.missing.front()));
 }
 
 rdmaqos::Result<Discovery> discover_fabric(const DiscoveryOptions& options) {
@@ -195,7 +197,8 @@ IncrementalOutcome rediscover_fabric(const DiscoveryOptions& options, const Disc
   ibmad_port* mad = smp_port(options.ca, options.port);
   if (mad == nullptr) {
     IncrementalOutcome out;
-    out.fallback = "cannot open the port for SMPs";
+    out.fallback =
+        rdmaqos::make_error(rdmaqos::ErrorCode::kTransport, "cannot open the port for SMPs");
     return out;
   }
   if (options.retries > 0) mad_rpc_set_retries(mad, options.retries);

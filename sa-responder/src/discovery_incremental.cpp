@@ -30,6 +30,11 @@ rdmaqos::Error inconsistent(std::string why) {
   return rdmaqos::make_error(rdmaqos::ErrorCode::kMalformed, std::move(why));
 }
 
+// The model in force cannot start an incremental re-discovery (the caller runs a full one).
+rdmaqos::Error unsuitable(std::string why) {
+  return rdmaqos::make_error(rdmaqos::ErrorCode::kInvalidArgument, std::move(why));
+}
+
 std::string route(const std::vector<uint8_t>& path) {
   if (path.empty()) return "the local node";
   std::string out = "directed route 0";
@@ -447,18 +452,18 @@ IncrementalOutcome incremental_discovery(SmpTransport& smp, const Discovery& pre
     if (progress) progress("incremental: " + s);
   };
   if (!previous.missing.empty()) {
-    out.fallback = "the model in force is incomplete";
+    out.fallback = unsuitable("the model in force is incomplete");
     return out;
   }
   if (previous.self.node < 0 ||
       static_cast<size_t>(previous.self.node) >= previous.model.nodes.size()) {
-    out.fallback = "the model in force has no node of its own";
+    out.fallback = unsuitable("the model in force has no node of its own");
     return out;
   }
   say(fmt::format("checking the {} nodes of the model in force", previous.model.nodes.size()));
   Walk walk(smp, previous);
   if (auto walked = walk.run(); !walked) {
-    out.fallback = walked.error().message;
+    out.fallback = walked.error();
     return out;
   }
   out.nodes = walk.scan().nodes.size();
@@ -471,21 +476,21 @@ IncrementalOutcome incremental_discovery(SmpTransport& smp, const Discovery& pre
                   walk.waves(), out.check_smps, left.size(), plan.size()));
   if (!plan.empty() && static_cast<double>(left.size()) >
                            limits.max_reread_share * static_cast<double>(plan.size())) {
-    out.fallback = fmt::format("{} of the {} tables changed", left.size(), plan.size());
+    out.fallback = unsuitable(fmt::format("{} of the {} tables changed", left.size(), plan.size()));
     return out;
   }
   if (auto read = walk.read_tables(left); !read) {
-    out.fallback = read.error().message;
+    out.fallback = read.error();
     return out;
   }
   out.found = assemble(walk.scan());
   if (!out.found) {
-    out.fallback = "the scan has no node of its own";
+    out.fallback = inconsistent("the scan has no node of its own");
     return out;
   }
   if (!out.found->missing.empty()) {
     // Every table was either taken over or answered: a gap means the two disagree.
-    out.fallback = "incomplete: " + out.found->missing.front();
+    out.fallback = inconsistent("incomplete: " + out.found->missing.front());
     out.found.reset();
     return out;
   }

@@ -40,7 +40,8 @@ bool apply_opensm_conf(Config& config, bool subnet_timeout_given, bool sa_key_gi
   namespace pol = rdmaqos::policy;
   auto text = read_file(config.opensm_conf_path);
   if (!text) {
-    log_error(fmt::format("{}: cannot read the file", config.opensm_conf_path));
+    log_error(
+        fmt::format("{}: cannot read the file: {}", config.opensm_conf_path, text.error().message));
     return false;
   }
   pol::OpenSmConfResult r = pol::parse_opensm_conf(*text);
@@ -102,8 +103,8 @@ int daemonize() {
 }
 
 // --dump-fabric --previous FILE: the model in force, from a --dump-fabric --json output (its
-// JSON line; - reads standard input). Nullopt, with why, when it is not one.
-std::optional<rdmaqos::sad::Discovery> read_previous(const std::string& path, std::string& why) {
+// JSON line; - reads standard input). An error (kTransport, kMalformed) when it is not one.
+rdmaqos::Result<rdmaqos::sad::Discovery> read_previous(const std::string& path) {
   std::string text;
   if (path == "-") {
     char buf[65536];
@@ -117,10 +118,8 @@ std::optional<rdmaqos::sad::Discovery> read_previous(const std::string& path, st
     }
   } else {
     std::ifstream in(path, std::ios::binary);
-    if (!in) {
-      why = path + ": cannot read the file";
-      return std::nullopt;
-    }
+    if (!in)
+      return rdmaqos::make_error(rdmaqos::ErrorCode::kTransport, path + ": cannot read the file");
     std::ostringstream all;
     all << in.rdbuf();
     text = all.str();
@@ -131,14 +130,14 @@ std::optional<rdmaqos::sad::Discovery> read_previous(const std::string& path, st
     if (end == std::string::npos) end = text.size();
     if (text[at] == '{') {
       auto d = rdmaqos::sad::discovery_from_json_text(std::string_view(text).substr(at, end - at));
-      if (d) return d;
+      if (d) return std::move(*d);
       break;
     }
     at = end + 1;
   }
-  why = (path == "-" ? std::string("standard input") : path) +
-        ": no model (the JSON line of rdma-qos-sad --dump-fabric --json)";
-  return std::nullopt;
+  return rdmaqos::make_error(rdmaqos::ErrorCode::kMalformed,
+                             (path == "-" ? std::string("standard input") : path) +
+                                 ": no model (the JSON line of rdma-qos-sad --dump-fabric --json)");
 }
 
 // The full discovery in a process of its own (this program with --dump-fabric and the same
@@ -287,8 +286,7 @@ int main(int argc, char** argv) {
     // from the last one (a discovery that advances is never killed half-way).
     discovery.progress = [](const std::string& s) { std::cout << "discovery: " << s << std::endl; };
     if (!previous.empty()) {
-      std::string why;
-      auto before = read_previous(previous, why);
+      auto before = read_previous(previous);
       if (before) {
         auto outcome = rdmaqos::sad::rediscover_fabric(discovery, *before);
         if (outcome.found) {
@@ -297,11 +295,12 @@ int main(int argc, char** argv) {
                     << "\n";
           return 0;
         }
-        std::cout << "discovery: incremental: " << outcome.fallback << ": a full discovery instead"
-                  << std::endl;
+        std::cout << "discovery: incremental: " << outcome.fallback->message
+                  << ": a full discovery instead" << std::endl;
         return full_discovery_process(discovery, json);
       }
-      std::cout << "discovery: incremental: " << why << ": a full discovery instead" << std::endl;
+      std::cout << "discovery: incremental: " << before.error().message
+                << ": a full discovery instead" << std::endl;
     }
     auto result = rdmaqos::sad::discover_fabric(discovery);
     if (!result) {

@@ -4,6 +4,7 @@
 // re-routed) its model is the one a full discovery makes of the subnet, JSON for JSON, and it
 // reads again only the tables of ports that changed. And the pure parts: which tables a model
 // holds, which the previous model supplies, the model in node GUID order.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@ namespace rdmaqos::sad {
 namespace {
 
 using testing::FakeFabric;
+using ::testing::HasSubstr;
 
 // The SM's CA at leaf 1; CAs 2..4 on leaf 1, 1..4 on leaf 2; leaves to two spines at ports 7
 // and 8; leaf ports 5 and 6 free.
@@ -61,6 +63,17 @@ IncrementalOutcome incremental(FakeFabric& f, const Discovery& previous,
   return incremental_discovery(f, previous, limits, nullptr);
 }
 
+// Why it fell back, "" when it did not.
+std::string fallback_of(const IncrementalOutcome& out) {
+  return out.fallback ? out.fallback->message : "";
+}
+
+// The fallback's code, nullopt without one.
+std::optional<ErrorCode> fallback_code(const IncrementalOutcome& out) {
+  if (!out.fallback) return std::nullopt;
+  return out.fallback->code;
+}
+
 // The model as the daemon reads it: the JSON the discovery prints.
 std::string json_of(const Discovery& d) {
   return fabric_json(d).dump();
@@ -71,7 +84,7 @@ TEST(IncrementalDiscovery, AnUnchangedSubnetIsCheckedWithoutReadingATable) {
   const Discovery before = full(s.f);
   ASSERT_TRUE(before.missing.empty());
   auto out = incremental(s.f, before);
-  ASSERT_TRUE(out.found) << out.fallback;
+  ASSERT_TRUE(out.found) << fallback_of(out);
   EXPECT_EQ(json_of(*out.found), json_of(before));
   EXPECT_EQ(out.tables_read, 0u);
   EXPECT_GT(out.tables_kept, 0u);
@@ -92,7 +105,7 @@ TEST(IncrementalDiscovery, ACaLinkDownDropsTheCaAndReadsNoTable) {
   const Discovery before = full(s.f);
   s.f.disconnect(s.leaf2, 3);
   auto out = incremental(s.f, before);
-  ASSERT_TRUE(out.found) << out.fallback;
+  ASSERT_TRUE(out.found) << fallback_of(out);
   EXPECT_EQ(json_of(*out.found), json_of(full(s.f)));
   EXPECT_EQ(out.found->model.nodes.size(), before.model.nodes.size() - 1);
   EXPECT_EQ(out.tables_read, 0u);
@@ -105,7 +118,7 @@ TEST(IncrementalDiscovery, ACaLinkUpReadsTheTablesOfItsTwoPortsOnly) {
   const Discovery before = full(s.f);
   s.f.connect(s.cas[5], 1, s.leaf2, 3);
   auto out = incremental(s.f, before);
-  ASSERT_TRUE(out.found) << out.fallback;
+  ASSERT_TRUE(out.found) << fallback_of(out);
   EXPECT_EQ(json_of(*out.found), json_of(full(s.f)));
   // leaf 2 links 1..4, 7, 8. Port 3 as output: from port 0 and the 5 other links; as input:
   // to the 5 other active ports; the CA's PKeys and SL2VL table.
@@ -120,7 +133,7 @@ TEST(IncrementalDiscovery, ALinkUpButNotYetActiveIsTakenInAsAFullDiscoverySeesIt
   const Discovery before = full(s.f);
   s.f.connect(s.cas[5], 1, s.leaf2, 3, /*active=*/false);  // LinkUp, Init: the SM not done
   auto out = incremental(s.f, before);
-  ASSERT_TRUE(out.found) << out.fallback;
+  ASSERT_TRUE(out.found) << fallback_of(out);
   EXPECT_EQ(json_of(*out.found), json_of(full(s.f)));
   // Linked, so an input of the other ports' tables; not active, so no tables of its own.
   EXPECT_EQ(out.tables_read, 5u);
@@ -134,7 +147,7 @@ TEST(IncrementalDiscovery, ANewCaIsReadInFullWithItsDescription) {
   s.f.connect(added, 1, s.leaf2, 5);
   s.f.program();
   auto out = incremental(s.f, before);
-  ASSERT_TRUE(out.found) << out.fallback;
+  ASSERT_TRUE(out.found) << fallback_of(out);
   EXPECT_EQ(json_of(*out.found), json_of(full(s.f)));
   EXPECT_EQ(s.f.gets_by_attr[0x10], 1u);
   EXPECT_NE(out.changes.find("1 node(s) added"), std::string::npos) << out.changes;
@@ -147,7 +160,7 @@ TEST(IncrementalDiscovery, AReplacedCaIsANewNode) {
   s.f.nodes[static_cast<size_t>(s.cas[1])].guid = 0x7700;
   s.f.port(s.cas[1], 1).guid = 0x7701;
   auto out = incremental(s.f, before);
-  ASSERT_TRUE(out.found) << out.fallback;
+  ASSERT_TRUE(out.found) << fallback_of(out);
   EXPECT_EQ(json_of(*out.found), json_of(full(s.f)));
   EXPECT_NE(out.changes.find("1 node(s) added, 1 gone"), std::string::npos) << out.changes;
   // The new CA's two, and leaf 1's through port 3, whose peer changed: 6 out, 5 in.
@@ -163,7 +176,7 @@ TEST(IncrementalDiscovery, ASpineLinkDownIsTakenInWithEveryReRoutedForwardingTab
   for (auto& n : s.f.nodes)
     for (auto& port : n.lft) port = port == 0xFF ? port : static_cast<uint8_t>(1 + port % 3);
   auto out = incremental(s.f, before);
-  ASSERT_TRUE(out.found) << out.fallback;
+  ASSERT_TRUE(out.found) << fallback_of(out);
   EXPECT_EQ(json_of(*out.found), json_of(full(s.f)));
   EXPECT_EQ(out.tables_read, 0u);
   EXPECT_NE(out.found->model.nodes[1].lft, before.model.nodes[1].lft);
@@ -176,7 +189,7 @@ TEST(IncrementalDiscovery, AForwardingTableThatGrewIsReadToItsNewTop) {
   s.f.connect(added, 1, s.leaf2, 5);
   s.f.program();
   auto out = incremental(s.f, before);
-  ASSERT_TRUE(out.found) << out.fallback;
+  ASSERT_TRUE(out.found) << fallback_of(out);
   EXPECT_EQ(json_of(*out.found), json_of(full(s.f)));
   EXPECT_EQ(s.f.gets_by_attr[0x19], 4u * 4);
 }
@@ -187,7 +200,7 @@ TEST(IncrementalDiscovery, AMovedLidRereadsThatPortsTables) {
   s.f.port(s.cas[4], 1).lid = 99;
   s.f.program();
   auto out = incremental(s.f, before);
-  ASSERT_TRUE(out.found) << out.fallback;
+  ASSERT_TRUE(out.found) << fallback_of(out);
   EXPECT_EQ(json_of(*out.found), json_of(full(s.f)));
   EXPECT_EQ(out.tables_read, 2u);
   EXPECT_NE(out.changes.find("1 with another LID"), std::string::npos) << out.changes;
@@ -201,7 +214,7 @@ TEST(IncrementalDiscovery, ATableRewrittenOnAnUnchangedPortIsLeftToAFullDiscover
   const Discovery before = full(s.f);
   s.f.port(s.cas[2], 1).pkeys = {0xFFFF, 0x8001};
   auto out = incremental(s.f, before);
-  ASSERT_TRUE(out.found) << out.fallback;
+  ASSERT_TRUE(out.found) << fallback_of(out);
   EXPECT_EQ(json_of(*out.found), json_of(before));
   EXPECT_NE(json_of(*out.found), json_of(full(s.f)));
 }
@@ -212,8 +225,8 @@ TEST(IncrementalDiscovery, ANodeThatDoesNotAnswerMeansAFullDiscovery) {
   s.f.nodes[static_cast<size_t>(s.spine2)].mute = true;
   auto out = incremental(s.f, before);
   EXPECT_FALSE(out.found);
-  EXPECT_NE(out.fallback.find("no NodeInfo from directed route 0,1,8"), std::string::npos)
-      << out.fallback;
+  EXPECT_THAT(fallback_of(out), HasSubstr("no NodeInfo from directed route 0,1,8"));
+  EXPECT_EQ(fallback_code(out), ErrorCode::kMalformed);
 }
 
 TEST(IncrementalDiscovery, AnIncompleteModelInForceMeansAFullDiscovery) {
@@ -222,7 +235,8 @@ TEST(IncrementalDiscovery, AnIncompleteModelInForceMeansAFullDiscovery) {
   before.missing.push_back("no SL2VL table from LID 3");
   auto out = incremental(s.f, before);
   EXPECT_FALSE(out.found);
-  EXPECT_EQ(out.fallback, "the model in force is incomplete");
+  EXPECT_EQ(fallback_of(out), "the model in force is incomplete");
+  EXPECT_EQ(fallback_code(out), ErrorCode::kInvalidArgument);
   EXPECT_EQ(s.f.gets, 0u);
 }
 
@@ -232,7 +246,8 @@ TEST(IncrementalDiscovery, AnotherNodesModelMeansAFullDiscovery) {
   s.f.self = s.cas[0];
   auto out = incremental(s.f, before);
   EXPECT_FALSE(out.found);
-  EXPECT_NE(out.fallback.find("discovery runs at node"), std::string::npos) << out.fallback;
+  EXPECT_THAT(fallback_of(out), HasSubstr("discovery runs at node"));
+  EXPECT_EQ(fallback_code(out), ErrorCode::kMalformed);
 }
 
 TEST(IncrementalDiscovery, TooManyChangedTablesMeanAFullDiscovery) {
@@ -242,7 +257,8 @@ TEST(IncrementalDiscovery, TooManyChangedTablesMeanAFullDiscovery) {
   s.f.connect(s.cas[5], 1, s.leaf2, 3);
   auto out = incremental(s.f, before, IncrementalLimits{0.01});
   EXPECT_FALSE(out.found);
-  EXPECT_NE(out.fallback.find("tables changed"), std::string::npos) << out.fallback;
+  EXPECT_THAT(fallback_of(out), HasSubstr("tables changed"));
+  EXPECT_EQ(fallback_code(out), ErrorCode::kInvalidArgument);
   EXPECT_EQ(s.f.gets_by_attr[0x17], 0u);
 }
 
@@ -252,7 +268,7 @@ TEST(IncrementalDiscovery, ACableMovedBetweenSwitchPortsIsSeenAtBothEnds) {
   s.f.disconnect(s.leaf2, 7);
   s.f.connect(s.leaf2, 6, s.spine1, 3);
   auto out = incremental(s.f, before);
-  ASSERT_TRUE(out.found) << out.fallback;
+  ASSERT_TRUE(out.found) << fallback_of(out);
   EXPECT_EQ(json_of(*out.found), json_of(full(s.f)));
   EXPECT_GT(out.tables_read, 0u);
 }

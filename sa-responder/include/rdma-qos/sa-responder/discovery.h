@@ -41,8 +41,8 @@ struct Discovery {
 };
 
 // Why `found` must not replace a model in force (a re-discovery that missed tables gives a
-// degraded model); nullopt when it may.
-std::optional<std::string> replacement_refused(const Discovery& found);
+// degraded model): kTimeout, the tables that did not answer; nullopt when it may.
+std::optional<rdmaqos::Error> replacement_refused(const Discovery& found);
 
 // The whole fabric, or an error: a discovery whose topology or forwarding tables fail half-way
 // returns no model; one that misses PKey or SL2VL tables lists them in `missing`. Nodes are in
@@ -53,7 +53,10 @@ rdmaqos::Result<Discovery> discover_fabric(const DiscoveryOptions& options);
 // be had that way (then the caller runs a full one).
 struct IncrementalOutcome {
   std::optional<Discovery> found;
-  std::string fallback;  // when not found: why a full discovery is needed
+  // When not found: why a full discovery is needed. kInvalidArgument: the model in force
+  // cannot start one (incomplete, not of this node, most tables changed); kMalformed: the
+  // fabric did not answer as a consistent fabric does; kTransport: no SMP port.
+  std::optional<rdmaqos::Error> fallback;
   // What it took, for the log and the bench.
   size_t nodes = 0;        // nodes checked
   size_t check_smps = 0;   // SMPs of the check (NodeInfo, SwitchInfo, PortInfo, LFT, ...)
