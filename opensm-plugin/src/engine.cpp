@@ -95,7 +95,7 @@ LoadResult Engine::load(std::shared_ptr<const sad::FabricModel> model,
   for (const auto* f : {&inputs.partitions, &inputs.policy}) {
     if (*f && !(*f)->text) {
       out.diagnostics.push_back(
-          fmt::format("{}: cannot read the file: {}", (*f)->path, (*f)->error));
+          fmt::format("{}: cannot read the file: {}", (*f)->path, (*f)->error->message));
       out.errors.push_back(true);
       ok = false;
     }

@@ -74,12 +74,14 @@ bool PolicySource::refresh(Tracked& t, const std::optional<std::string>& path, b
   if (read) {
     next.text = std::make_shared<const std::string>(std::move(read).value());
   } else {
-    next.error = read.error().message;
+    next.error = read.error();
   }
   const bool same_text =
       same_path && t.contents->text && next.text && *t.contents->text == *next.text;
-  const bool same_error =
-      same_path && !t.contents->text && !next.text && t.contents->error == next.error;
+  // The same reason: the object in force stays, as for the same text.
+  const bool same_error = same_path && !t.contents->text && !next.text && t.contents->error &&
+                          next.error && t.contents->error->code == next.error->code &&
+                          t.contents->error->message == next.error->message;
   t.identity = next.text ? identity : std::nullopt;
   t.read_at_ns = started;
   if (same_text || same_error) return false;  // the object in force stays

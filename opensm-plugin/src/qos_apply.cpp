@@ -149,7 +149,7 @@ int rdma_qos_qa_load(rdma_qos_qa* qa, uint64_t sm_port_guid, int qos) {
     }
     const auto& file = *inputs->policy;
     if (!file.text) {
-      qa->say(true, fmt::format("{}: {}; the previous tables stay", file.path, file.error),
+      qa->say(true, fmt::format("{}: {}; the previous tables stay", file.path, file.error->message),
               file.version);
       return -1;
     }

@@ -121,7 +121,8 @@ TEST_F(PolicySourceTest, AnUnreadableFileSaysWhyAndComesBack) {
   ASSERT_TRUE(missing->policy);
   EXPECT_FALSE(missing->policy->text);
   EXPECT_FALSE(missing->readable());
-  EXPECT_FALSE(missing->policy->error.empty());
+  ASSERT_TRUE(missing->policy->error.has_value());
+  EXPECT_EQ(missing->policy->error->code, ErrorCode::kNotFound);
   EXPECT_EQ(missing->parsed, nullptr);
   write(policy_with_sl(4));
   auto back = s.current();

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "rdma-qos/common/result.h"
 #include "rdma-qos/opensm-plugin/options.h"
 #include "rdma-qos/policy/policy.h"
 
@@ -39,8 +40,8 @@ std::optional<std::string> partitions_path(const Options& options, const OsmConf
 struct FileContents {
   std::string path;
   std::shared_ptr<const std::string> text;  // null: it could not be read (`error` says why)
-  std::string error;
-  uint64_t version = 0;  // the same as long as the text is the same; never 0
+  std::optional<rdmaqos::Error> error;      // config::read_regular_file's, set when text is null
+  uint64_t version = 0;                     // the same as long as the text is the same; never 0
 };
 
 // Both files at one moment, and the policy parsed once per version of its text.
