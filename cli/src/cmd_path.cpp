@@ -49,14 +49,14 @@ struct NumberOption {
   uint64_t max = UINT64_MAX;
 };
 
-std::optional<uint64_t> parse_option(const NumberOption& o, const std::string& text,
-                                     std::string& error) {
+rdmaqos::Result<uint64_t> parse_option(const NumberOption& o, const std::string& text) {
   auto n = parse_unsigned(text, o.max);
-  if (n && *n >= o.min) return n;
+  if (n && *n >= o.min) return *n;
   const std::string range = o.max > 0xFFFFFF ? fmt::format("{}..{:#x}", o.min, o.max)
                                              : fmt::format("{}..{}", o.min, o.max);
-  error = fmt::format("{}: '{}' is not a number {} (decimal or 0x-hex)", o.name, text, range);
-  return std::nullopt;
+  return rdmaqos::make_error(
+      rdmaqos::ErrorCode::kInvalidArgument,
+      fmt::format("{}: '{}' is not a number {} (decimal or 0x-hex)", o.name, text, range));
 }
 
 struct Connection {
@@ -71,27 +71,27 @@ struct Connection {
   std::optional<int> timeout_number;
   int retries_number = 3;
 
-  // The numeric options checked; false with `error` set (naming the option) for a bad one.
-  bool parse(std::string& error) {
+  // The numeric options checked; an error (kInvalidArgument, naming the option) for a bad one.
+  rdmaqos::Result<void> parse() {
     if (port) {
-      auto n = parse_option({"--port", 0, 255}, *port, error);
-      if (!n) return false;
+      auto n = parse_option({"--port", 0, 255}, *port);
+      if (!n) return n.error();
       port_number = static_cast<int>(*n);
     }
     if (sa_lid) {
-      auto n = parse_option({"--sa-lid", 1, kMaxUnicastLid}, *sa_lid, error);
-      if (!n) return false;
+      auto n = parse_option({"--sa-lid", 1, kMaxUnicastLid}, *sa_lid);
+      if (!n) return n.error();
       sa_lid_number = static_cast<uint16_t>(*n);
     }
     if (timeout_ms) {
-      auto n = parse_option({"--timeout", 1, 3'600'000}, *timeout_ms, error);
-      if (!n) return false;
+      auto n = parse_option({"--timeout", 1, 3'600'000}, *timeout_ms);
+      if (!n) return n.error();
       timeout_number = static_cast<int>(*n);
     }
-    auto n = parse_option({"--retries", 0, 100}, retries, error);
-    if (!n) return false;
+    auto n = parse_option({"--retries", 0, 100}, retries);
+    if (!n) return n.error();
     retries_number = static_cast<int>(*n);
-    return true;
+    return {};
   }
 
   void add_to(CLI::App* cmd) {
@@ -308,23 +308,31 @@ struct PathArgs {
   std::optional<uint64_t> service_id;
   std::optional<uint8_t> tclass, sl, numb_path;
 
-  // Every numeric option checked; false with `error` naming the first bad one.
-  bool parse_numbers(std::string& error) {
-    if (!conn.parse(error)) return false;
-    auto one = [&error]<typename T>(const NumberOption& o, const std::optional<std::string>& text,
-                                    std::optional<T>& out) {
+  // Every numeric option checked; an error (kInvalidArgument) naming the first bad one.
+  rdmaqos::Result<void> parse_numbers() {
+    if (auto c = conn.parse(); !c) return c;
+    std::optional<rdmaqos::Error> bad;
+    auto one = [&bad]<typename T>(const NumberOption& o, const std::optional<std::string>& text,
+                                  std::optional<T>& out) {
       if (!text) return true;
-      auto n = parse_option(o, *text, error);
-      if (n) out = static_cast<T>(*n);
-      return n.has_value();
+      auto n = parse_option(o, *text);
+      if (!n) {
+        bad = n.error();
+        return false;
+      }
+      out = static_cast<T>(*n);
+      return true;
     };
-    return one({"--dlid", 0, 0xFFFF}, dlid_text, dlid) &&
-           one({"--slid", 0, 0xFFFF}, slid_text, slid) &&
-           one({"--pkey", 0, 0xFFFF}, pkey_text, pkey) &&
-           one({"--qos-class", 0, 0xFFF}, qos_class_text, qos_class) &&
-           one({"--service-id"}, service_id_text, service_id) &&
-           one({"--tclass", 0, 0xFF}, tclass_text, tclass) && one({"--sl", 0, 15}, sl_text, sl) &&
-           one({"--numb-path", 0, 127}, numb_path_text, numb_path);
+    const bool ok = one({"--dlid", 0, 0xFFFF}, dlid_text, dlid) &&
+                    one({"--slid", 0, 0xFFFF}, slid_text, slid) &&
+                    one({"--pkey", 0, 0xFFFF}, pkey_text, pkey) &&
+                    one({"--qos-class", 0, 0xFFF}, qos_class_text, qos_class) &&
+                    one({"--service-id"}, service_id_text, service_id) &&
+                    one({"--tclass", 0, 0xFF}, tclass_text, tclass) &&
+                    one({"--sl", 0, 15}, sl_text, sl) &&
+                    one({"--numb-path", 0, 127}, numb_path_text, numb_path);
+    if (!ok) return *bad;
+    return {};
   }
 };
 
@@ -333,8 +341,7 @@ int usage_error(const std::string& message, bool json_out) {
 }
 
 int run_cpi(Connection conn) {
-  std::string error;
-  if (!conn.parse(error)) return usage_error(error, conn.json_out);
+  if (auto parsed = conn.parse(); !parsed) return report_error(parsed.error(), conn.json_out);
   auto client = conn.open();
   if (!client) return report_error(client.error(), conn.json_out);
   auto cpi = (*client)->class_port_info();
@@ -371,8 +378,8 @@ int run_cpi(Connection conn) {
 }
 
 int run_path(PathArgs a) {
-  std::string error;
-  if (!a.parse_numbers(error)) return usage_error(error, a.conn.json_out);
+  if (auto parsed = a.parse_numbers(); !parsed)
+    return report_error(parsed.error(), a.conn.json_out);
   std::optional<SelectedValue> mtu, rate, life;
   if (!a.mtu.empty() && !(mtu = parse_selected(a.mtu, &mtu_code)))
     return usage_error("--mtu: expected [<>=+]BYTES or code, e.g. '>1024' or '=2048'",
