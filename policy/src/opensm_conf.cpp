@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "rdma-qos/common/result.h"
+
 namespace rdmaqos::policy {
 
 std::string_view port_class_prefix(PortClass c) {
@@ -73,16 +75,22 @@ class Items {
   bool done_ = false;
 };
 
-// One option's value applied to a port config; returns an error message or "".
-std::string apply(QosPortConfig& c, std::string_view field, std::string_view value) {
+// A bad value of a qos_ option: the caller makes it a diagnostic at the option.
+Error bad_value(std::string why) {
+  return make_error(ErrorCode::kInvalidArgument, std::move(why));
+}
+
+// One option's value applied to a port config, or what is wrong with it.
+Result<void> apply(QosPortConfig& c, std::string_view field, std::string_view value) {
   if (field == "max_vls") {
     auto v = integer(value);
-    if (!v || *v < 1 || *v > 15) return fmt::format("max_vls '{}' is out of range (1..15)", value);
+    if (!v || *v < 1 || *v > 15)
+      return bad_value(fmt::format("max_vls '{}' is out of range (1..15)", value));
     c.max_vls = static_cast<int>(*v);
   } else if (field == "high_limit") {
     auto v = integer(value);
     if (!v || *v < 0 || *v > 255)
-      return fmt::format("high_limit '{}' is out of range (0..255)", value);
+      return bad_value(fmt::format("high_limit '{}' is out of range (0..255)", value));
     c.high_limit = static_cast<int>(*v);
   } else if (field == "vlarb_high" || field == "vlarb_low") {
     std::vector<VlArbEntry> table;
@@ -93,24 +101,26 @@ std::string apply(QosPortConfig& c, std::string_view field, std::string_view val
           colon != std::string_view::npos && item.find(':', colon + 1) == std::string_view::npos;
       auto vl = pair ? integer(trim(item.substr(0, colon))) : std::nullopt;
       auto w = pair ? integer(trim(item.substr(colon + 1))) : std::nullopt;
-      if (!vl || !w) return fmt::format("{} entry '{}' is not VL:weight", field, item);
-      if (*vl < 0 || *vl > 14) return fmt::format("{} VL {} is out of range (0..14)", field, *vl);
+      if (!vl || !w) return bad_value(fmt::format("{} entry '{}' is not VL:weight", field, item));
+      if (*vl < 0 || *vl > 14)
+        return bad_value(fmt::format("{} VL {} is out of range (0..14)", field, *vl));
       if (*w < 0 || *w > 255)
-        return fmt::format("{} weight {} is out of range (0..255)", field, *w);
+        return bad_value(fmt::format("{} weight {} is out of range (0..255)", field, *w));
       table.push_back({static_cast<uint8_t>(*vl), static_cast<uint8_t>(*w)});
     }
     if (table.size() > 64)
-      return fmt::format("{} has {} entries (at most 64)", field, table.size());
+      return bad_value(fmt::format("{} has {} entries (at most 64)", field, table.size()));
     (field == "vlarb_high" ? c.vlarb_high : c.vlarb_low) = table;
   } else if (field == "sl2vl") {
     const size_t count = 1 + static_cast<size_t>(std::count(value.begin(), value.end(), ','));
-    if (count != 16) return fmt::format("sl2vl has {} entries, needs 16 (one VL per SL)", count);
+    if (count != 16)
+      return bad_value(fmt::format("sl2vl has {} entries, needs 16 (one VL per SL)", count));
     Items items(value, ',');
     std::string_view item;
     for (size_t sl = 0; sl < 16 && items.next(item); ++sl) {
       auto v = integer(item);
       if (!v || *v < 0 || *v > 15)
-        return fmt::format("sl2vl VL '{}' for SL {} is out of range (0..15)", item, sl);
+        return bad_value(fmt::format("sl2vl VL '{}' for SL {} is out of range (0..15)", item, sl));
       c.sl2vl[sl] = static_cast<uint8_t>(*v);
     }
   }
@@ -224,18 +234,18 @@ OpenSmConfResult parse_opensm_conf(std::string_view text) {
   QosPortConfig base = default_qos_port_config();
   for (const auto& o : options)
     if (o.prefix.empty()) {
-      std::string err = apply(base, o.field, o.value);
-      if (!err.empty())
-        out.diagnostics.push_back({Severity::kError, o.at, fmt::format("qos_{}", err), ""});
+      if (auto applied = apply(base, o.field, o.value); !applied)
+        out.diagnostics.push_back(
+            {Severity::kError, o.at, fmt::format("qos_{}", applied.error().message), ""});
     }
   for (PortClass c : kPortClasses) {
     QosPortConfig pc = base;
     for (const auto& o : options)
       if (o.prefix == port_class_prefix(c)) {
-        std::string err = apply(pc, o.field, o.value);
-        if (!err.empty())
-          out.diagnostics.push_back(
-              {Severity::kError, o.at, fmt::format("qos_{}_{}", o.prefix, err), ""});
+        if (auto applied = apply(pc, o.field, o.value); !applied)
+          out.diagnostics.push_back({Severity::kError, o.at,
+                                     fmt::format("qos_{}_{}", o.prefix, applied.error().message),
+                                     ""});
       }
     out.config.ports[static_cast<size_t>(c)] = pc;
   }
