@@ -75,12 +75,17 @@ add_library(rdmaqos::warnings ALIAS rdma_qos_warnings)
 
 include(GNUInstallDirs)
 
-# rdma_qos_component_library(NAME SOURCES ... [DEPS ...]): a static library of one component with
-# its public headers under <component>/include.
+# rdma_qos_component_library(NAME SOURCES ... [DEPS ...] [PRIVATE_DEPS ...] [INCLUDE dir]): a
+# static library of one component with its public headers under <component>/include, or with
+# INCLUDE under `dir` (relative to the component): the internal library of a program or module
+# that the component's own tests link too, its headers staying in src/.
 function(rdma_qos_component_library name)
-  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "" "INCLUDE" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
+  if(NOT ARG_INCLUDE)
+    set(ARG_INCLUDE include)
+  endif()
   add_library(${name} STATIC ${ARG_SOURCES})
-  target_include_directories(${name} PUBLIC "${CMAKE_CURRENT_SOURCE_DIR}/include")
+  target_include_directories(${name} PUBLIC "${CMAKE_CURRENT_SOURCE_DIR}/${ARG_INCLUDE}")
   target_link_libraries(${name} PUBLIC ${ARG_DEPS} PRIVATE rdmaqos::warnings ${ARG_PRIVATE_DEPS})
 endfunction()
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "qos_apply.h"  // opensm-plugin/src (rdmaqos_opensm_check's include directory)
+#include "qos_apply.h"  // opensm-plugin/src (rdmaqos::opensm_qos_apply's include directory)
 #include "rdma-qos/opensm-plugin/engine.h"
 #include "rdma-qos/opensm-plugin/plugin.h"
 #include "rdma-qos/opensm-plugin/policy_source.h"
