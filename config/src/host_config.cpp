@@ -100,9 +100,9 @@ void apply_file(HostConfig& c, std::string_view text, std::string_view file,
           file, line_no, fmt::format("{} is read from the environment only ({})", key, knob->env)));
       continue;
     }
-    if (auto why = knob->validate(value)) {
-      errors.push_back(
-          file_error(file, line_no, fmt::format("{}: {}", key, redact_value(*why, value))));
+    if (auto valid = knob->validate(value); !valid) {
+      errors.push_back(file_error(
+          file, line_no, fmt::format("{}: {}", key, redact_value(valid.error().message, value))));
       continue;
     }
     Loader::set(c, key,
@@ -121,8 +121,8 @@ void apply_env(HostConfig& c, EnvLookup env, LoadResult& r) {
     }
     if (!v) continue;
     std::string value(trim(*v));
-    if (auto why = k.validate(value)) {
-      r.errors.push_back(whole_origin(Severity::kError, name, *why));
+    if (auto valid = k.validate(value); !valid) {
+      r.errors.push_back(whole_origin(Severity::kError, name, valid.error().message));
       continue;
     }
     Loader::set(c, k.key, Value{value, Source::kEnvironment, std::string(name)});

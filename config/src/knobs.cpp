@@ -20,35 +20,40 @@ std::optional<unsigned long long> parse_number(std::string_view t) {
   return parse_unsigned(t);
 }
 
+// Why a knob's value is refused.
+Error invalid(std::string why) {
+  return make_error(ErrorCode::kInvalidArgument, std::move(why));
+}
+
 // The flow-label setting: a mode name or a fixed 20-bit label.
-std::optional<std::string> flow_label_value(std::string_view v) {
+Result<void> flow_label_value(std::string_view v) {
   for (std::string_view mode : {"rfc", "linux", "spread", "off"})
-    if (v == mode) return std::nullopt;
+    if (v == mode) return {};
   auto n = parse_number(v);
-  if (n && *n >= 1 && *n <= 0xFFFFF) return std::nullopt;
-  return fmt::format("'{}' is not rfc, linux, spread, off or a label 1..0xfffff", v);
+  if (n && *n >= 1 && *n <= 0xFFFFF) return {};
+  return invalid(fmt::format("'{}' is not rfc, linux, spread, off or a label 1..0xfffff", v));
 }
 
 // An optional number: empty means "not set".
 Validator optional_unsigned_up_to(unsigned long long max) {
   auto inner = unsigned_up_to(max);
-  return [inner](std::string_view v) -> std::optional<std::string> {
-    if (v.empty()) return std::nullopt;
+  return [inner](std::string_view v) -> Result<void> {
+    if (v.empty()) return {};
     return inner(v);
   };
 }
 
 Validator port_values_up_to(uint64_t max) {
-  return [max](std::string_view v) -> std::optional<std::string> {
+  return [max](std::string_view v) -> Result<void> {
     auto values = parse_port_values(v, max);
-    if (values) return std::nullopt;
-    return values.error().message;
+    if (values) return {};
+    return values.error();
   };
 }
 
 // roce_sl2tclass: up to 16 comma-separated traffic classes, for SL 0, 1, ...
-std::optional<std::string> sl2tclass_value(std::string_view v) {
-  if (v.empty()) return std::nullopt;
+Result<void> sl2tclass_value(std::string_view v) {
+  if (v.empty()) return {};
   size_t count = 0;
   while (true) {
     size_t comma = v.find(',');
@@ -57,19 +62,19 @@ std::optional<std::string> sl2tclass_value(std::string_view v) {
     while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
     auto n = parse_number(item);
     if (!n || *n > 255)
-      return fmt::format("'{}' is not a list of traffic classes 0..255 for SL 0..15", v);
-    if (++count > 16) return fmt::format("'{}' lists more than 16 SLs", v);
+      return invalid(fmt::format("'{}' is not a list of traffic classes 0..255 for SL 0..15", v));
+    if (++count > 16) return invalid(fmt::format("'{}' lists more than 16 SLs", v));
     if (comma == std::string_view::npos) break;
     v.remove_prefix(comma + 1);
   }
-  return std::nullopt;
+  return {};
 }
 
 Validator number_between(unsigned long long min, unsigned long long max) {
-  return [min, max](std::string_view v) -> std::optional<std::string> {
+  return [min, max](std::string_view v) -> Result<void> {
     auto n = parse_number(v);
-    if (n && *n >= min && *n <= max) return std::nullopt;
-    return fmt::format("'{}' is not a number {}..{} (decimal or 0x-hex)", v, min, max);
+    if (n && *n >= min && *n <= max) return {};
+    return invalid(fmt::format("'{}' is not a number {}..{} (decimal or 0x-hex)", v, min, max));
   };
 }
 
@@ -87,10 +92,10 @@ Knob optional_numeric(std::string_view key, std::string_view env, std::string_vi
 }
 
 // A unicast LID per port (port_values.h), or empty.
-std::optional<std::string> sa_lid_value(std::string_view v) {
+Result<void> sa_lid_value(std::string_view v) {
   auto lids = parse_port_lids(v);
-  if (lids) return std::nullopt;
-  return lids.error().message;
+  if (lids) return {};
+  return lids.error();
 }
 
 const std::vector<Knob>& table() {
@@ -242,23 +247,23 @@ const Knob* find_knob(std::string_view key) {
 
 Validator one_of(std::initializer_list<std::string_view> choices) {
   std::vector<std::string> c(choices.begin(), choices.end());
-  return [c](std::string_view v) -> std::optional<std::string> {
+  return [c](std::string_view v) -> Result<void> {
     for (const auto& choice : c)
-      if (v == choice) return std::nullopt;
-    return fmt::format("'{}' is not one of: {}", v, fmt::join(c, ", "));
+      if (v == choice) return {};
+    return invalid(fmt::format("'{}' is not one of: {}", v, fmt::join(c, ", ")));
   };
 }
 
 Validator unsigned_up_to(unsigned long long max) {
-  return [max](std::string_view v) -> std::optional<std::string> {
+  return [max](std::string_view v) -> Result<void> {
     auto n = parse_number(v);
-    if (n && *n <= max) return std::nullopt;
-    return fmt::format("'{}' is not a number 0..{} (decimal or 0x-hex)", v, max);
+    if (n && *n <= max) return {};
+    return invalid(fmt::format("'{}' is not a number 0..{} (decimal or 0x-hex)", v, max));
   };
 }
 
 Validator any_text() {
-  return [](std::string_view) -> std::optional<std::string> { return std::nullopt; };
+  return [](std::string_view) -> Result<void> { return {}; };
 }
 
 }  // namespace rdmaqos::config

@@ -65,7 +65,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // Invalid settings keep their defaults: whatever is left passes the knob's validator.
   for (const cfg::Knob& k : cfg::knobs()) {
     const std::string& v = c.text(k.key);
-    if (k.validate) check(!k.validate(v));
+    if (k.validate) check(k.validate(v).ok());
     if (k.range && !k.default_value.empty()) check(c.number(k.key) <= k.range->max);
     if (k.range && k.default_value.empty()) {
       auto n = c.optional_number(k.key);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdma-qos.conf and RDMA_QOS_* variables: defaults, file, environment over file, and errors
 // that name the line or the variable.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -10,9 +11,13 @@
 #include "rdma-qos/common/number.h"
 #include "rdma-qos/config/host_config.h"
 #include "rdma-qos/config/knobs.h"
+#include "rdma-qos/testbed/result_matchers.h"
 
 namespace rdmaqos::config {
 namespace {
+
+using rdmaqos::testing::FailedWith;
+using rdmaqos::testing::Succeeded;
 
 std::map<std::string, std::string>& fake_env() {
   static std::map<std::string, std::string> env;
@@ -48,7 +53,7 @@ TEST_F(HostConfigTest, EveryKnobHasAnEnvNameDocAndValidDefault) {
       EXPECT_TRUE(k.deprecated_env.empty()) << k.key;
     }
     EXPECT_FALSE(k.doc.empty()) << k.key;
-    EXPECT_FALSE(k.validate(k.default_value)) << k.key << " default is invalid";
+    EXPECT_THAT(k.validate(k.default_value), Succeeded()) << k.key << " default is invalid";
   }
 }
 
@@ -66,7 +71,9 @@ TEST_F(HostConfigTest, NumericKnobsReadTheirOwnDefaultAndBounds) {
     ASSERT_TRUE(d) << k.key;
     EXPECT_GE(*d, k.range->min) << k.key;
     EXPECT_LE(*d, k.range->max) << k.key;
-    EXPECT_TRUE(k.validate(std::to_string(k.range->max + 1))) << k.key << " accepts max + 1";
+    EXPECT_THAT(k.validate(std::to_string(k.range->max + 1)),
+                FailedWith(ErrorCode::kInvalidArgument))
+        << k.key << " accepts max + 1";
   }
   // verbs_sa_wait_ms, sa_timeout_ms, sa_retries, sa_backoff, cache_ttl; sl, tclass, class, tos,
   // service_id (which may be left empty)
@@ -275,11 +282,11 @@ TEST_F(HostConfigTest, ConfigPathSourceIsDefaultEnvironmentOrCaller) {
 TEST_F(HostConfigTest, NumericKnobsAcceptWhatTheOneNumberParserReads) {
   const Validator v = unsigned_up_to(255);
   for (const char* good : {"0", "010", "0x10", "0XfF", " 16 ", "255"}) {
-    EXPECT_EQ(v(good), std::nullopt) << good;
+    EXPECT_THAT(v(good), Succeeded()) << good;
     EXPECT_TRUE(parse_unsigned(good, 255)) << good;
   }
   for (const char* bad : {"", "-1", "+1", "1e3", "0x", "256", "18446744073709551616", "1 2"}) {
-    EXPECT_NE(v(bad), std::nullopt) << bad;
+    EXPECT_THAT(v(bad), FailedWith(ErrorCode::kInvalidArgument)) << bad;
     EXPECT_FALSE(parse_unsigned(bad, 255)) << bad;
   }
 }

@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include "rdma-qos/common/result.h"
+
 namespace rdmaqos::config {
 
 // The bounds of a numeric knob, inclusive.
@@ -20,8 +22,9 @@ struct NumberRange {
   uint64_t max = UINT64_MAX;
 };
 
-// Returns an error message, or nullopt when `value` is acceptable.
-using Validator = std::function<std::optional<std::string>(std::string_view value)>;
+// Success when `value` is acceptable; otherwise why not (kInvalidArgument), which the loader
+// turns into a diagnostic at the file's line or the variable.
+using Validator = std::function<Result<void>(std::string_view value)>;
 
 struct Knob {
   std::string_view key;            // "flow_label"
