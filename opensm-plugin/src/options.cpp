@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <fstream>
 #include <sstream>
-#include <variant>
 
 #include "rdma-qos/common/number.h"
+#include "rdma-qos/common/result.h"
 
 namespace rdmaqos::osmp {
 namespace {
@@ -26,9 +26,9 @@ constexpr const char* kKeys =
     "policy, partitions, control-socket, control-socket-group, max-records, answer-time-limit, "
     "config";
 
-// One key and value; what is wrong with them (an unknown key, a bad value), if anything.
-std::optional<std::string> apply(std::string_view key, std::string_view value, OptionsResult& into,
-                                 int depth);
+// One key and value applied, or what is wrong with them (kInvalidArgument: an unknown key, a
+// bad value); the caller says where.
+Result<void> apply(std::string_view key, std::string_view value, OptionsResult& into, int depth);
 
 void read_config_file(const std::string& path, OptionsResult& into, int depth) {
   if (depth > 2) {
@@ -58,21 +58,21 @@ void read_config_file(const std::string& path, OptionsResult& into, int depth) {
     if (!value.empty() && value.front() == '=') value = trim(value.substr(1));
     if (key.empty() || value.empty()) {
       into.errors.push_back(fmt::format("{}:{}: expected 'key value'", path, line_no));
-    } else if (auto wrong = apply(key, value, into, depth + 1)) {
-      into.errors.push_back(fmt::format("{}:{}: {}", path, line_no, *wrong));
+    } else if (auto applied = apply(key, value, into, depth + 1); !applied) {
+      into.errors.push_back(fmt::format("{}:{}: {}", path, line_no, applied.error().message));
     }
   }
 }
 
-std::optional<std::string> apply(std::string_view key, std::string_view value, OptionsResult& into,
-                                 int depth) {
+Result<void> apply(std::string_view key, std::string_view value, OptionsResult& into, int depth) {
   std::string k(key);
   for (char& c : k) c = c == '_' ? '-' : c;
   Options& o = into.options;
   // A number from 0 to `max`, else what is wrong with it.
-  auto number = [&](uint64_t max, const char* what) -> std::variant<uint64_t, std::string> {
+  auto number = [&](uint64_t max, const char* what) -> Result<uint64_t> {
     if (auto n = parse_unsigned(value, max)) return *n;
-    return fmt::format("{}: '{}' is not {} from 0 to {}", k, value, what, max);
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("{}: '{}' is not {} from 0 to {}", k, value, what, max));
   };
   if (k == "policy") {
     o.no_policy = value == "none";
@@ -85,18 +85,19 @@ std::optional<std::string> apply(std::string_view key, std::string_view value, O
     o.control_socket_group = std::string(value);
   } else if (k == "max-records") {
     auto n = number(SIZE_MAX, "a number of records");
-    if (auto* wrong = std::get_if<std::string>(&n)) return *wrong;
-    o.max_records = static_cast<size_t>(std::get<uint64_t>(n));
+    if (!n) return n.error();
+    o.max_records = static_cast<size_t>(*n);
   } else if (k == "answer-time-limit") {
     auto n = number(kMaxAnswerTimeLimitMs, "milliseconds");
-    if (auto* wrong = std::get_if<std::string>(&n)) return *wrong;
-    o.answer_time_limit = std::chrono::milliseconds(std::get<uint64_t>(n));
+    if (!n) return n.error();
+    o.answer_time_limit = std::chrono::milliseconds(*n);
   } else if (k == "config") {
     read_config_file(std::string(value), into, depth);
   } else {
-    return fmt::format("unknown key '{}' ({})", key, kKeys);
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("unknown key '{}' ({})", key, kKeys));
   }
-  return std::nullopt;
+  return {};
 }
 
 }  // namespace
@@ -112,9 +113,10 @@ OptionsResult parse_options(std::string_view text) {
       out.errors.push_back(fmt::format("event_plugin_options: '{}' is not key=value", word));
       continue;
     }
-    if (auto wrong = apply(std::string_view(word).substr(0, eq),
-                           std::string_view(word).substr(eq + 1), out, 0))
-      out.errors.push_back("event_plugin_options: " + *wrong);
+    if (auto applied = apply(std::string_view(word).substr(0, eq),
+                             std::string_view(word).substr(eq + 1), out, 0);
+        !applied)
+      out.errors.push_back("event_plugin_options: " + applied.error().message);
   }
   return out;
 }
