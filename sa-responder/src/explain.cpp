@@ -228,26 +228,35 @@ PathRequest path_request(const ExplainRequest& r) {
   return q;
 }
 
-// The end a LID or GID names; an error text when it names none or the two disagree.
-std::variant<Endpoint, std::string> resolve(const FabricModel& f, std::optional<uint16_t> lid,
-                                            std::optional<sa::Gid> gid, const char* which) {
+// The end a LID or GID names; kNotFound when it names none, kInvalidArgument when the two
+// disagree or neither is given.
+rdmaqos::Result<Endpoint> resolve(const FabricModel& f, std::optional<uint16_t> lid,
+                                  std::optional<sa::Gid> gid, const char* which) {
+  using rdmaqos::ErrorCode;
+  using rdmaqos::make_error;
   std::optional<Endpoint> by_lid, by_gid;
   if (lid) {
     by_lid = f.by_lid(*lid);
-    if (!by_lid) return fmt::format("the {} LID {} names no port of the fabric", which, *lid);
+    if (!by_lid)
+      return make_error(ErrorCode::kNotFound,
+                        fmt::format("the {} LID {} names no port of the fabric", which, *lid));
   }
   if (gid) {
     by_gid = f.by_guid(sa::gid_guid(*gid));
     if (!by_gid) {
-      return fmt::format("the {} GID {} names no port of the fabric", which, sa::format_gid(*gid));
+      return make_error(
+          ErrorCode::kNotFound,
+          fmt::format("the {} GID {} names no port of the fabric", which, sa::format_gid(*gid)));
     }
   }
   if (by_lid && by_gid && *by_lid != *by_gid) {
-    return fmt::format("the {} LID and GID name different ports", which);
+    return make_error(ErrorCode::kInvalidArgument,
+                      fmt::format("the {} LID and GID name different ports", which));
   }
   if (by_lid) return *by_lid;
   if (by_gid) return *by_gid;
-  return fmt::format("explain needs the {} (a LID or a GID)", which);
+  return make_error(ErrorCode::kInvalidArgument,
+                    fmt::format("explain needs the {} (a LID or a GID)", which));
 }
 
 // The records the SA answers: the query as a PathRecord GetTable, on nobody's behalf.
@@ -348,10 +357,12 @@ json explain(const AnswerContext& ctx, const ExplainRequest& request,
   const FabricModel& f = *ctx.fabric;
   auto s = resolve(f, request.slid, request.sgid, "source");
   auto d = resolve(f, request.dlid, request.dgid, "destination");
-  for (const auto* end : {&s, &d}) {
-    if (const auto* error = std::get_if<std::string>(end)) {
-      return {{"answered", false}, {"error", *error}, {"summary", *error}};
-    }
+  // Both looked at before either is reported, so neither error goes unexamined.
+  const bool source_ok = s.ok();
+  const bool destination_ok = d.ok();
+  if (!source_ok || !destination_ok) {
+    const std::string& error = (source_ok ? d : s).error().message;
+    return {{"answered", false}, {"error", error}, {"summary", error}};
   }
   // The values the SA refuses outright (MAD status REQ_INVALID) give no path to explain.
   if ((request.rate && !valid_rate(request.rate->value)) ||
@@ -361,7 +372,7 @@ json explain(const AnswerContext& ctx, const ExplainRequest& request,
         "1..5 and a rate code 2..22";
     return {{"answered", false}, {"error", error}, {"summary", error}};
   }
-  const Endpoint source = std::get<Endpoint>(s), destination = std::get<Endpoint>(d);
+  const Endpoint source = *s, destination = *d;
   const PathRequest q = path_request(request);
   json out = {{"source", end_json(f, source)}, {"destination", end_json(f, destination)}};
 
