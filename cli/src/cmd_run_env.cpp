@@ -78,7 +78,8 @@ struct PortLink {
   bool roce = false;
 };
 
-std::variant<PortLink, Failure> find_port(const fs::path& root, const std::string& ca, int port) {
+// The port run-env decides for (--link auto): kNotFound when there is none.
+rdmaqos::Result<PortLink> find_port(const fs::path& root, const std::string& ca, int port) {
   std::error_code ec;
   std::vector<fs::path> devices;
   for (const auto& e : fs::directory_iterator(root, ec)) devices.push_back(e.path());
@@ -99,9 +100,11 @@ std::variant<PortLink, Failure> find_port(const fs::path& root, const std::strin
     }
   }
   if (!ca.empty())
-    return Failure{fmt::format("no port {} on RDMA device {}",
-                               port == 0 ? "active" : std::to_string(port), ca)};
-  return Failure{"no active RDMA port (name the fabric with --link roce|ib)"};
+    return rdmaqos::make_error(ErrorCode::kNotFound,
+                               fmt::format("no port {} on RDMA device {}",
+                                           port == 0 ? "active" : std::to_string(port), ca));
+  return rdmaqos::make_error(ErrorCode::kNotFound,
+                             "no active RDMA port (name the fabric with --link roce|ib)");
 }
 
 ClassInput class_input(const RunEnvArgs& a, const config::HostConfig& c) {
@@ -265,11 +268,11 @@ int run_env(const RunEnvArgs& a) {
   PortLink port{a.ca, a.port, a.link == "roce"};
   if (a.link == "auto") {
     auto found = find_port(a.sysfs, a.ca, a.port);
-    if (const auto* f = std::get_if<Failure>(&found)) {
-      std::cerr << "rdma-qos run-env: " << f->message << "\n";
+    if (!found) {
+      std::cerr << "rdma-qos run-env: " << found.error().message << "\n";
       return 1;
     }
-    port = std::get<PortLink>(found);
+    port = *found;
   }
   auto decided = port.roce ? decide_roce_class(a, c, cls) : decide_ib_class(a, c, cls, port);
   if (const auto* f = std::get_if<Failure>(&decided)) {
