@@ -180,6 +180,12 @@ const std::vector<Knob>& table() {
               "again by the process; its connections meanwhile use the kernel's route "
               "resolution at once (0: ask every time, up to 300)",
               0, 300),
+      {"path_service", "RDMA_QOS_PATH_SERVICE", "/run/rdma-qos/paths.sock",
+       "InfiniBand: the node's path service socket (rdma-qos-lsd), asked before the SA: one SA "
+       "query per path for every process of the node, and no umad access needed; a process "
+       "whose service is not running asks the SA itself; empty: never asked (each process asks "
+       "the SA); rdma-qos-lsd listens here",
+       any_text()},
       {"mpr", "RDMA_QOS_MPR", "0",
        "InfiniBand: 1 asks MultiPathRecord when the SA advertises it, 0 PathRecord",
        one_of({"0", "1"})},
