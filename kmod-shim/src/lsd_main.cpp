@@ -126,6 +126,7 @@ struct CommandLine {
   std::string path_socket;  // empty: the path_service knob
   bool no_path_socket = false;
   bool no_kernel = false;
+  int sa_agents = 4;
 };
 
 // --control-socket-group: a group name, or a numeric GID.
@@ -201,6 +202,7 @@ Loaded load_settings(const CommandLine& cli) {
   s.paths.sa.window = 16;
   s.paths.sa_lid_of = s.options.sa_lid_of;
   s.paths.cache.ttl = std::chrono::seconds(cfg.number("cache_ttl"));
+  s.paths.agents_per_port = static_cast<size_t>(cli.sa_agents);
   s.path_socket = !cli.path_socket.empty() ? cli.path_socket : cfg.text("path_service");
   if (out.errors.empty()) out.settings = std::move(s);
   return out;
@@ -276,6 +278,12 @@ int main(int argc, char** argv) {
                  "rdma-qos.conf, /run/rdma-qos/paths.sock); mode 0666, every local user may ask");
   app.add_flag("--no-path-socket", cli.no_path_socket, "serve no path service")
       ->excludes("--path-socket");
+  rdmaqos::add_number(app, "--sa-agents", cli.sa_agents,
+                      "umad agents per port the path service asks through, one question each "
+                      "at a time (1 on ibsim, whose umad2sim gives a process's SA responses to "
+                      "its newest agent)")
+      ->check(CLI::Range(1, 16))
+      ->capture_default_str();
   app.add_flag("--no-kernel", cli.no_kernel,
                "do not listen for the kernel's path queries (a node where ibacm owns the "
                "kernel's path-query channel); serve the path socket only");

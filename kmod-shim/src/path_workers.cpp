@@ -219,8 +219,9 @@ Result<std::shared_ptr<sa::SharedClient>> PathWorkers::client_for(const std::str
   say(Priority::kInfo, fmt::format("path service: SA client on {} port {} (LID {}), SA LID {}",
                                    device, port_num, (*first)->port().lid, (*first)->sa_lid()));
   port->failure.reset();
-  port->client = std::make_shared<sa::SharedClient>(std::move(*first), open_one,
-                                                    std::max<size_t>(o.workers, 1));
+  port->client = std::make_shared<sa::SharedClient>(
+      std::move(*first), open_one,
+      std::clamp<size_t>(o.agents_per_port, 1, std::max<size_t>(o.workers, 1)));
   return port->client;
 }
 

@@ -260,7 +260,8 @@ Outcome query_and_install(const Resolution& res, const std::function<bool()>& be
     log_once("ib_fallback:" + why, why + "; the kernel's route resolution is used");
     if (log_enabled(Priority::kDebug))
       log_at(Priority::kDebug,
-             fmt::format("InfiniBand: Service-ID {} fell back: {}", hex(res.in.service_id), why));
+             fmt::format("InfiniBand: Service-ID {} fell back: {} ({})", hex(res.in.service_id),
+                         why, rdmaqos::error_code_name(r.installed.error().code)));
     record_decision(c, "rdma_resolve_route", std::nullopt, res.in.service_id, res.in.qos_class,
                     std::nullopt, nullptr);
     return Outcome::kFallBack;
