@@ -190,8 +190,10 @@ const std::vector<Knob>& table() {
        "InfiniBand: 1 asks MultiPathRecord when the SA advertises it, 0 PathRecord",
        one_of({"0", "1"})},
       numeric("cache_ttl", "RDMA_QOS_CACHE_TTL", "10",
-              "seconds a path answer stays in the per-process cache, and so the longest a running "
-              "program keeps a path after a policy reload (0: no cache, up to 86400)",
+              "seconds a path answer stays in the per-process cache and in rdma-qos-lsd's node "
+              "cache, and so the longest a running program keeps a path after a policy reload "
+              "(twice that for a plain-verbs QP asked through the node's service; 0: no cache, "
+              "up to 86400)",
               0, 86400),
       {"log_level", "RDMA_QOS_LOG", "warn",
        "messages of the preload module printed: error, warn, info or debug (each includes the "
