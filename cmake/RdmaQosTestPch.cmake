@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # One precompiled header for every GoogleTest program of the tree.
 #
-# gtest.h, gmock.h and json.hpp cost about 5 s of compiler time per test file, and there are
+# gtest.h, gmock.h and json.hpp cost about 4 s of compiler time per test file, and there are
 # more than 130 test files. The header is compiled once, by a small program of its own
 # (rdma-qos-test-pch), and every other GoogleTest program reuses it (REUSE_FROM). A compiler
 # takes a precompiled header only when the flags that shape it match (optimization level, PIE,

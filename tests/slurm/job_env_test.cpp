@@ -4,6 +4,7 @@
 #include "rdma-qos/slurm/job_env.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -140,9 +141,12 @@ TEST(JobEnv, TheMarkerReadsNameValuePairs) {
 }
 
 // A stand-in for `rdma-qos`: prints its arguments and environment as run-env JSON.
+// ctest runs each test in a process of its own, two at a time: the path carries the process id,
+// or two tests' stand-ins would overwrite each other.
 std::string fake_rdma_qos(const std::string& body) {
   static int n = 0;
-  const std::string path = ::testing::TempDir() + "fake-rdma-qos-" + std::to_string(++n);
+  const std::string path = ::testing::TempDir() + "fake-rdma-qos-" + std::to_string(::getpid()) +
+                           "-" + std::to_string(++n);
   std::ofstream(path) << "#!/bin/sh\n" << body;
   chmod(path.c_str(), 0755);
   return path;
