@@ -142,6 +142,26 @@ void print_lsd_stats(const nlohmann::json& s) {
   if (count > 0)
     std::cout << fmt::format("answer latency: {} answers, mean {:.3f} ms\n", count,
                              latency.value("sum_seconds", 0.0) * 1e3 / static_cast<double>(count));
+  const nlohmann::json paths = part(s, "path_service");
+  if (paths.empty()) return;
+  const nlohmann::json connections = part(paths, "connections");
+  const nlohmann::json path_answers = part(paths, "answers");
+  const nlohmann::json sa_requests = part(paths, "sa_requests");
+  const nlohmann::json questions = part(paths, "questions");
+  const nlohmann::json failed = part(path_answers, "failed");
+  uint64_t sent = 0;
+  for (const auto& [k, v] : sa_requests.items()) sent += v.get<uint64_t>();
+  std::cout << fmt::format("node path service: {} connections open ({} refused)\n",
+                           connections.value("open", 0), connections.value("refused", 0));
+  for (const auto& [k, v] : questions.items())
+    std::cout << fmt::format("  {:<24} {:>12}\n", "questions " + k, v.get<uint64_t>());
+  std::cout << fmt::format("  {:<24} {:>12}\n", "answered", path_answers.value("answered", 0));
+  for (const auto& [k, v] : failed.items())
+    if (v.get<uint64_t>() > 0)
+      std::cout << fmt::format("  {:<24} {:>12}\n", "failed " + k, v.get<uint64_t>());
+  std::cout << fmt::format("  {:<24} {:>12}\n  {:<24} {:>12}\n  {:<24} {:>12}\n", "cache hits",
+                           paths.value("cache_hits", 0), "joined in flight",
+                           paths.value("joined", 0), "SA requests sent", sent);
 }
 
 void run_stats(const StatsArgs& a) {

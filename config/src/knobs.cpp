@@ -185,12 +185,20 @@ const std::vector<Knob>& table() {
               "again by the process; its connections meanwhile use the kernel's route "
               "resolution at once (0: ask every time, up to 300)",
               0, 300),
+      {"path_service", "RDMA_QOS_PATH_SERVICE", "/run/rdma-qos/paths.sock",
+       "InfiniBand: the node's path service socket (rdma-qos-lsd), asked before the SA: one SA "
+       "query per path for every process of the node, and no umad access needed; a process "
+       "whose service is not running asks the SA itself; empty: never asked (each process asks "
+       "the SA); rdma-qos-lsd listens here",
+       any_text()},
       {"mpr", "RDMA_QOS_MPR", "0",
        "InfiniBand: 1 asks MultiPathRecord when the SA advertises it, 0 PathRecord",
        one_of({"0", "1"})},
       numeric("cache_ttl", "RDMA_QOS_CACHE_TTL", "10",
-              "seconds a path answer stays in the per-process cache, and so the longest a running "
-              "program keeps a path after a policy reload (0: no cache, up to 86400)",
+              "seconds a path answer stays in the per-process cache and in rdma-qos-lsd's node "
+              "cache, and so the longest a running program keeps a path after a policy reload "
+              "(twice that for a plain-verbs QP asked through the node's service; 0: no cache, "
+              "up to 86400)",
               0, 86400),
       {"log_level", "RDMA_QOS_LOG", "warn",
        "messages of the preload module printed: error, warn, info or debug (each includes the "

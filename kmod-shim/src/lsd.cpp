@@ -38,6 +38,7 @@
 #include "rdma-qos/kmod-shim/netns.h"
 #include "rdma-qos/kmod-shim/responders.h"
 #include "rdma-qos/sa-client/gid.h"
+#include "umad_open.h"
 
 namespace rdmaqos::kmod {
 
@@ -224,10 +225,8 @@ struct LocalServiceDaemon::Impl {
     o.port = sa::UmadOptions{key.device, key.port};
     if (options.sa_lid_of)
       if (auto lid = options.sa_lid_of(key.device, key.port)) o.sa_lid = lid;
-    // One port opened at a time: opening is rare (start-up, after a failure), and libibumad's
-    // initialisation (and umad2sim's, under test) is not safe against concurrent callers.
-    static std::mutex open_mutex;
-    std::lock_guard<std::mutex> lock(open_mutex);
+    // One port opened at a time (umad_open.h); opening is rare (start-up, after a failure).
+    std::lock_guard<std::mutex> lock(umad_open_mutex());
     if (options.open_client) return options.open_client(o.port);
     return sa::Client::open(o);
   }

@@ -6,7 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "rdma-qos/sa-client/mad.h"
+
 namespace rdmaqos::kmod {
+
+static_assert(static_cast<size_t>(ErrorCode::kNotFound) + 1 == kErrorCodes,
+              "a new ErrorCode needs its path_failed_ counter");
 
 using common::metrics::Type;
 
@@ -33,6 +38,28 @@ const common::metrics::Table& lsd_metric_table() {
            Type::kCounter,
            "Reloads of rdma-qos.conf (SIGHUP), by result.",
            {"result"}},
+          {"path_questions_total",
+           Type::kCounter,
+           "Questions to the node path service, by op (class_port_info, path_record, "
+           "multipath_record) or malformed.",
+           {"op"}},
+          {"path_answers_total",
+           Type::kCounter,
+           "Answers of the node path service: answered, or failed with the error's code.",
+           {"status", "code"}},
+          {"path_cache_hits_total", Type::kCounter,
+           "Path questions answered from the node's path cache, without an SA request."},
+          {"path_joined_total", Type::kCounter,
+           "Questions that joined an identical one already in flight (one SA query for all)."},
+          {"path_sa_requests_total",
+           Type::kCounter,
+           "MADs the node path service sent to the SA (retries included), by attribute.",
+           {"attribute"}},
+          {"path_connections_total",
+           Type::kCounter,
+           "Connections to the node path service, accepted or refused (at the limit).",
+           {"result"}},
+          {"path_connections", Type::kGauge, "Connections to the node path service open now."},
       });
   return table;
 }
@@ -86,6 +113,56 @@ void LsdCounters::reload(bool ok) {
   bump(ok ? reloads_ : reload_failures_);
 }
 
+namespace {
+
+constexpr std::array<const char*, 4> kPathOpNames = {"class_port_info", "path_record",
+                                                     "multipath_record", "malformed"};
+constexpr std::array<const char*, 4> kSaAttributeNames = {"path_record", "multipath_record",
+                                                          "class_port_info", "other"};
+
+size_t sa_attribute_index(uint16_t attr_id) {
+  switch (attr_id) {
+    case sa::attr::kPathRecord: return 0;
+    case sa::attr::kMultiPathRecord: return 1;
+    case sa::attr::kClassPortInfo: return 2;
+    default: return 3;
+  }
+}
+
+}  // namespace
+
+void LsdCounters::path_question(std::optional<sa::path_service::Op> op) {
+  const size_t i = op ? static_cast<size_t>(*op) - 1 : kPathOpNames.size() - 1;
+  bump(path_questions_[std::min(i, kPathOpNames.size() - 1)]);
+}
+
+void LsdCounters::path_answer(std::optional<ErrorCode> failed) {
+  if (!failed)
+    bump(path_answered_);
+  else
+    bump(path_failed_[std::min(static_cast<size_t>(*failed), kErrorCodes - 1)]);
+}
+
+void LsdCounters::path_cache_hit() {
+  bump(path_cache_hits_);
+}
+
+void LsdCounters::path_joined() {
+  bump(path_joined_);
+}
+
+void LsdCounters::path_sa_request(uint16_t attr_id) {
+  bump(path_sa_requests_[sa_attribute_index(attr_id)]);
+}
+
+void LsdCounters::path_connection(bool accepted) {
+  bump(accepted ? path_accepted_ : path_refused_);
+}
+
+void LsdCounters::path_connection_closed() {
+  bump(path_closed_);
+}
+
 nlohmann::json LsdCounters::snapshot() const {
   nlohmann::json s;
   s["uptime_seconds"] =
@@ -112,6 +189,26 @@ nlohmann::json LsdCounters::snapshot() const {
                   {"count", get(latency_count_)},
                   {"sum_seconds", static_cast<double>(get(latency_sum_ns_)) * 1e-9}};
   s["reloads"] = {{"ok", get(reloads_)}, {"failed", get(reload_failures_)}};
+  nlohmann::json questions = nlohmann::json::object();
+  for (size_t i = 0; i < kPathOpNames.size(); ++i)
+    questions[kPathOpNames[i]] = get(path_questions_[i]);
+  nlohmann::json failed = nlohmann::json::object();
+  for (size_t i = 0; i < kErrorCodes; ++i)
+    failed[error_code_name(static_cast<ErrorCode>(i))] = get(path_failed_[i]);
+  nlohmann::json sa_requests = nlohmann::json::object();
+  for (size_t i = 0; i < kSaAttributeNames.size(); ++i)
+    sa_requests[kSaAttributeNames[i]] = get(path_sa_requests_[i]);
+  const uint64_t accepted = get(path_accepted_);
+  s["path_service"] = {
+      {"questions", std::move(questions)},
+      {"answers", {{"answered", get(path_answered_)}, {"failed", std::move(failed)}}},
+      {"cache_hits", get(path_cache_hits_)},
+      {"joined", get(path_joined_)},
+      {"sa_requests", std::move(sa_requests)},
+      {"connections",
+       {{"open", accepted - std::min(accepted, get(path_closed_))},
+        {"accepted", accepted},
+        {"refused", get(path_refused_)}}}};
   s["metrics"] = common::metrics::to_json(metrics());
   return s;
 }
@@ -139,6 +236,22 @@ common::metrics::Snapshot LsdCounters::metrics() const {
               std::move(buckets), static_cast<double>(get(latency_sum_ns_)) * 1e-9);
   m.add("reloads_total", {"ok"}, static_cast<double>(get(reloads_)));
   m.add("reloads_total", {"failed"}, static_cast<double>(get(reload_failures_)));
+  for (size_t i = 0; i < kPathOpNames.size(); ++i)
+    m.add("path_questions_total", {kPathOpNames[i]}, static_cast<double>(get(path_questions_[i])));
+  m.add("path_answers_total", {"answered", ""}, static_cast<double>(get(path_answered_)));
+  for (size_t i = 0; i < kErrorCodes; ++i)
+    m.add("path_answers_total", {"failed", error_code_name(static_cast<ErrorCode>(i))},
+          static_cast<double>(get(path_failed_[i])));
+  m.add("path_cache_hits_total", {}, static_cast<double>(get(path_cache_hits_)));
+  m.add("path_joined_total", {}, static_cast<double>(get(path_joined_)));
+  for (size_t i = 0; i < kSaAttributeNames.size(); ++i)
+    m.add("path_sa_requests_total", {kSaAttributeNames[i]},
+          static_cast<double>(get(path_sa_requests_[i])));
+  const uint64_t accepted = get(path_accepted_);
+  m.add("path_connections_total", {"accepted"}, static_cast<double>(accepted));
+  m.add("path_connections_total", {"refused"}, static_cast<double>(get(path_refused_)));
+  m.add("path_connections", {},
+        static_cast<double>(accepted - std::min(accepted, get(path_closed_))));
   return m;
 }
 

@@ -1,10 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // rdma-qos-lsd: answers the kernel's PathRecord queries (RDMA netlink local service) with the
 // SA's answer to a query that carries the Service-ID and QoS-Class, so the fabric's QoS policy
-// reaches kernel ULPs. Started by systemd through rdma-qos-lsd.socket or by hand; SIGHUP
-// re-reads rdma-qos.conf.
+// reaches kernel ULPs; and serves the node's path service to local programs (the preload
+// module) over a local socket, one SA query per path for the whole node. Started by systemd
+// through rdma-qos-lsd.socket and/or rdma-qos-paths.socket, or by hand; SIGHUP re-reads
+// rdma-qos.conf.
 #include <grp.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -16,6 +22,7 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "lsd_control.h"
@@ -26,11 +33,13 @@
 #include "rdma-qos/config/host_config.h"
 #include "rdma-qos/config/port_values.h"
 #include "rdma-qos/kmod-shim/lsd.h"
+#include "rdma-qos/kmod-shim/path_service.h"
 
 namespace {
 
 using rdmaqos::common::Priority;
 using rdmaqos::kmod::LocalServiceDaemon;
+using rdmaqos::kmod::PathService;
 
 // Exit statuses: 2 for a bad command line, 78 (EX_CONFIG) for a configuration file the daemon
 // cannot run with, which the unit's RestartPreventExitStatus= names.
@@ -40,28 +49,67 @@ constexpr int kExitConfig = 78;
 // The signal handler may run on any of the daemon's threads: atomics, since volatile orders
 // nothing between threads; lock-free, so the handler may use them.
 static_assert(std::atomic<LocalServiceDaemon*>::is_always_lock_free &&
-              std::atomic<bool>::is_always_lock_free);
+              std::atomic<bool>::is_always_lock_free && std::atomic<int>::is_always_lock_free);
 std::atomic<LocalServiceDaemon*> g_daemon{nullptr};
 std::atomic<bool> g_reload{false};
+std::atomic<bool> g_stop{false};
+// Wakes the main thread when it serves no kernel (it then only waits for signals).
+std::atomic<int> g_wake_fd{-1};
 
 void on_signal(int sig) {
-  if (sig == SIGHUP) g_reload = true;
+  if (sig == SIGHUP)
+    g_reload = true;
+  else
+    g_stop = true;
   if (LocalServiceDaemon* d = g_daemon) d->stop();
+  const int wake = g_wake_fd;
+  if (wake >= 0) {
+    uint64_t one = 1;
+    (void)!write(wake, &one, sizeof one);
+  }
 }
 
+// The sockets systemd passed: the kernel's netlink one (rdma-qos-lsd.socket) and the path
+// service's (rdma-qos-paths.socket), either or both. Told apart by their type, which cannot be
+// misnamed, rather than by LISTEN_FDNAMES.
+struct SystemdSockets {
+  bool activated = false;  // LISTEN_FDS named this process: serve exactly what was passed
+  int netlink = -1;
+  int paths = -1;
+};
+
 // sd_listen_fds(3) by hand (the protocol is documented and stable, and socket activation must
-// work in a build without libsystemd): one socket at fd 3 when LISTEN_PID names this process.
-int systemd_socket() {
+// work in a build without libsystemd): LISTEN_FDS sockets from fd 3 when LISTEN_PID names this
+// process.
+SystemdSockets systemd_sockets(rdmaqos::common::Logger& logger) {
+  SystemdSockets out;
   const char* pid = std::getenv("LISTEN_PID");
   const char* fds = std::getenv("LISTEN_FDS");
-  if (!pid || !fds) return -1;
+  if (!pid || !fds) return out;
   auto p = rdmaqos::parse_unsigned(pid);
-  auto n = rdmaqos::parse_unsigned(fds);
+  auto n = rdmaqos::parse_unsigned(fds, 64);
   unsetenv("LISTEN_PID");
   unsetenv("LISTEN_FDS");
   unsetenv("LISTEN_FDNAMES");
-  if (!p || *p != static_cast<uint64_t>(getpid()) || !n || *n < 1) return -1;
-  return 3;
+  if (!p || *p != static_cast<uint64_t>(getpid()) || !n || *n < 1) return out;
+  out.activated = true;
+  for (int fd = 3; fd < 3 + static_cast<int>(*n); ++fd) {
+    int domain = 0, type = 0;
+    socklen_t len = sizeof domain;
+    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len);
+    len = sizeof type;
+    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len);
+    if (domain == AF_NETLINK && out.netlink < 0)
+      out.netlink = fd;
+    else if (domain == AF_UNIX && type == SOCK_SEQPACKET && out.paths < 0)
+      out.paths = fd;
+    else
+      logger.warning(
+          fmt::format("ignoring the socket systemd passed as fd {} (domain {}, type "
+                      "{}): neither the kernel's netlink group nor a path socket",
+                      fd, domain, type));
+  }
+  return out;
 }
 
 // What the command line says; the configuration file fills in the rest on every (re)load.
@@ -75,6 +123,10 @@ struct CommandLine {
   std::string control_socket = rdmaqos::kmod::kLsdControlSocket;
   std::string control_group;
   bool no_control_socket = false;
+  std::string path_socket;  // empty: the path_service knob
+  bool no_path_socket = false;
+  bool no_kernel = false;
+  int sa_agents = 4;
 };
 
 // --control-socket-group: a group name, or a numeric GID.
@@ -86,7 +138,9 @@ std::optional<gid_t> group_id(const std::string& name) {
 
 struct Settings {
   rdmaqos::kmod::LsdOptions options;
-  std::string sa_lids;  // the sa_lid list as given; empty: every port's SM LID
+  rdmaqos::kmod::PathServiceOptions paths;
+  std::string path_socket;  // --path-socket, else the path_service knob
+  std::string sa_lids;      // the sa_lid list as given; empty: every port's SM LID
   Priority level = Priority::kWarning;
 };
 
@@ -141,16 +195,50 @@ Loaded load_settings(const CommandLine& cli) {
     s.options.netlink_family = 2;  // NETLINK_USERSOCK
     s.options.kernel_port = *cli.usersock_kernel_port;
   }
+  // The path service asks with the kernel listener's SA settings, through a cache that keeps
+  // an answer for cache_ttl seconds (0: no cache, but identical questions in flight still
+  // share one SA query).
+  s.paths.sa = s.options.sa;
+  s.paths.sa.window = 16;
+  s.paths.sa_lid_of = s.options.sa_lid_of;
+  s.paths.cache.ttl = std::chrono::seconds(cfg.number("cache_ttl"));
+  s.paths.agents_per_port = static_cast<size_t>(cli.sa_agents);
+  s.path_socket = !cli.path_socket.empty() ? cli.path_socket : cfg.text("path_service");
   if (out.errors.empty()) out.settings = std::move(s);
   return out;
 }
 
-std::string status_of(const Settings& s, int reloads) {
+std::string status_of(const Settings& s, bool kernel, const std::string& path_socket, int reloads) {
+  std::string serving = kernel ? "answering the kernel's path queries" : "";
+  if (!path_socket.empty())
+    serving += (serving.empty() ? "" : " and ") + fmt::format("serving paths at {}", path_socket);
   return fmt::format(
-      "answering the kernel's path queries: SA {}, timeout {} ms, {} retries{}",
+      "{}: SA {}, timeout {} ms, {} retries{}", serving,
       !s.sa_lids.empty() ? fmt::format("LID {}", s.sa_lids) : std::string("at the port's SM LID"),
       s.options.sa.timeout ? s.options.sa.timeout->count() : 0, s.options.sa.retries,
       reloads ? fmt::format(", configuration reloaded {} times", reloads) : "");
+}
+
+// Many local programs may hold a connection each: the soft limit on open files goes up to the
+// hard one (systemd's default soft limit, 1024, is kept low for select(), which this daemon
+// does not use).
+void raise_fd_limit() {
+  rlimit r{};
+  if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur < r.rlim_max) {
+    r.rlim_cur = r.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &r);
+  }
+}
+
+// Waits for a signal when no kernel listener runs on the main thread.
+void wait_for_signal(int wake_fd) {
+  while (!g_stop && !g_reload) {
+    pollfd p{wake_fd, POLLIN, 0};
+    if (poll(&p, 1, -1) > 0) {
+      uint64_t count;
+      (void)!read(wake_fd, &count, sizeof count);
+    }
+  }
 }
 
 }  // namespace
@@ -159,7 +247,8 @@ int main(int argc, char** argv) {
   CLI::App app{
       "rdma-qos-lsd: answers the kernel's path queries (RDMA netlink local service) with the "
       "SA's path for the query's Service-ID and QoS-Class; F_ERR (the kernel then asks the SA "
-      "itself) whenever it cannot."};
+      "itself) whenever it cannot. Serves the node's path service to local programs as well: "
+      "one SA query per path for every process of the node."};
   bool foreground = false;
   CommandLine cli;
   app.add_flag("--foreground,-f", foreground, "stay in the foreground and log to stderr");
@@ -184,6 +273,20 @@ int main(int argc, char** argv) {
                  "let this group read the counters through the control socket (mode 0660), so "
                  "monitoring needs no root");
   app.add_flag("--no-control-socket", cli.no_control_socket, "serve no control socket");
+  app.add_option("--path-socket", cli.path_socket,
+                 "serve the node's path service at this socket (default: path_service of "
+                 "rdma-qos.conf, /run/rdma-qos/paths.sock); mode 0666, every local user may ask");
+  app.add_flag("--no-path-socket", cli.no_path_socket, "serve no path service")
+      ->excludes("--path-socket");
+  rdmaqos::add_number(app, "--sa-agents", cli.sa_agents,
+                      "umad agents per port the path service asks through, one question each "
+                      "at a time (1 on ibsim, whose umad2sim gives a process's SA responses to "
+                      "its newest agent)")
+      ->check(CLI::Range(1, 16))
+      ->capture_default_str();
+  app.add_flag("--no-kernel", cli.no_kernel,
+               "do not listen for the kernel's path queries (a node where ibacm owns the "
+               "kernel's path-query channel); serve the path socket only");
   app.add_option("--dump-netlink", cli.dump_netlink,
                  "also write each datagram from the kernel to a file in DIR (debugging)");
   rdmaqos::add_number(
@@ -215,6 +318,42 @@ int main(int argc, char** argv) {
   Settings settings = std::move(*loaded.settings);
   logger.set_max(settings.level);
 
+  // What to serve. Started by systemd: exactly the sockets it passed (rdma-qos-lsd.socket's
+  // netlink group, rdma-qos-paths.socket's path socket), less what the command line turns off.
+  // By hand: the kernel's channel and the path socket, less the same.
+  const SystemdSockets passed = systemd_sockets(logger);
+  const bool serve_kernel = !cli.no_kernel && (!passed.activated || passed.netlink >= 0);
+  int path_fd = -1;
+  std::string path_socket;     // where the path service listens, for the status line
+  std::string created_socket;  // a socket file made here, removed at exit
+  if (!cli.no_path_socket) {
+    if (passed.activated) {
+      path_fd = passed.paths;
+      if (path_fd >= 0) path_socket = "the socket systemd passed";
+    } else if (!settings.path_socket.empty()) {
+      auto bound = rdmaqos::kmod::bind_path_socket(settings.path_socket);
+      if (bound) {
+        path_fd = *bound;
+        path_socket = created_socket = settings.path_socket;
+      } else if (!cli.path_socket.empty() || !serve_kernel) {
+        logger.diagnostic(Priority::kError, "error: " + bound.error().message);
+        return 1;
+      } else {
+        // The default socket is a convenience: the kernel's channel is still served.
+        logger.warning(bound.error().message + "; serving no path socket");
+      }
+    }
+  }
+  if (!serve_kernel && path_fd < 0) {
+    logger.diagnostic(Priority::kError,
+                      passed.activated
+                          ? "error: nothing to serve: systemd passed neither the kernel's netlink "
+                            "socket nor a path socket (or the command line turned it off)"
+                          : "error: nothing to serve: --no-kernel and no path socket");
+    return kExitUsage;
+  }
+  raise_fd_limit();
+
   // Detach before any thread exists (run() starts the SA worker).
   if (!foreground) {
     if (::daemon(0, 0) != 0) {
@@ -239,33 +378,74 @@ int main(int argc, char** argv) {
           "no control socket (" + started.error().message + "): no stats");
   }
 
-  // systemd's socket stays open here: each daemon (one per configuration) gets a duplicate and
-  // closes only that, so a reload keeps the kernel's group joined and queued queries waiting.
-  const int systemd_fd = systemd_socket();
+  const int wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  g_wake_fd = wake_fd;
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaction(sig, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);
-  int reloads = 0;
-  for (;;) {
-    settings.options.inherited_fd = systemd_fd >= 0 ? dup(systemd_fd) : -1;
-    settings.options.counters = counters;
-    auto daemon = LocalServiceDaemon::create(settings.options, sink);
-    if (!daemon) {
-      logger.error(daemon.error().message);
-      if (!foreground) std::cerr << "rdma-qos-lsd: " << daemon.error().message << "\n";
+
+  // The path service lives as long as the process: a reload re-opens its SA clients with the
+  // new settings and flushes its cache, and keeps the listening socket and every connection.
+  std::unique_ptr<PathService> paths;
+  std::thread paths_thread;
+  int paths_status = 0;
+  auto path_options = [&counters](const Settings& s) {
+    rdmaqos::kmod::PathServiceOptions o = s.paths;
+    o.counters = counters;
+    return o;
+  };
+  if (path_fd >= 0) {
+    auto created = PathService::create(path_fd, path_options(settings), sink);
+    if (!created) {
+      logger.error(created.error().message);
+      if (!foreground) std::cerr << "rdma-qos-lsd: " << created.error().message << "\n";
       return 1;
     }
-    g_daemon = daemon->get();
-    if (g_reload) (*daemon)->stop();  // a SIGHUP that came before g_daemon was set
-    rdmaqos::common::notify_ready(status_of(settings, reloads));
-    int status = (*daemon)->run();
-    g_daemon = nullptr;
-    daemon->reset();
-    if (!g_reload) {
-      rdmaqos::common::notify_stopping();
-      return status;
+    paths = std::move(*created);
+    paths_thread = std::thread([&] {
+      paths_status = paths->run();
+      // A path service that failed takes the daemon down: systemd restarts it.
+      if (paths_status != 0) on_signal(SIGTERM);
+    });
+  }
+  auto finish = [&](int status) {
+    rdmaqos::common::notify_stopping();
+    if (paths) {
+      paths->stop();
+      paths_thread.join();
+      paths.reset();
     }
+    if (!created_socket.empty()) unlink(created_socket.c_str());
+    return status != 0 ? status : paths_status;
+  };
+
+  // systemd's socket stays open here: each daemon (one per configuration) gets a duplicate and
+  // closes only that, so a reload keeps the kernel's group joined and queued queries waiting.
+  int reloads = 0;
+  for (;;) {
+    int status = 0;
+    if (serve_kernel) {
+      settings.options.inherited_fd = passed.netlink >= 0 ? dup(passed.netlink) : -1;
+      settings.options.counters = counters;
+      auto daemon = LocalServiceDaemon::create(settings.options, sink);
+      if (!daemon) {
+        logger.error(daemon.error().message);
+        if (!foreground) std::cerr << "rdma-qos-lsd: " << daemon.error().message << "\n";
+        return finish(1);
+      }
+      g_daemon = daemon->get();
+      // A signal that came before g_daemon was set.
+      if (g_reload || g_stop) (*daemon)->stop();
+      rdmaqos::common::notify_ready(status_of(settings, true, path_socket, reloads));
+      status = (*daemon)->run();
+      g_daemon = nullptr;
+      daemon->reset();
+    } else {
+      rdmaqos::common::notify_ready(status_of(settings, false, path_socket, reloads));
+      wait_for_signal(wake_fd);
+    }
+    if (!g_reload || g_stop) return finish(status);
     g_reload = false;
     rdmaqos::common::notify_reloading();
     Loaded again = load_settings(cli);
@@ -273,6 +453,7 @@ int main(int argc, char** argv) {
     if (again.settings) {
       settings = std::move(*again.settings);
       logger.set_max(settings.level);
+      if (paths) paths->reconfigure(path_options(settings));
       ++reloads;
       counters->reload(true);
       // info: a reload someone asked for is routine (the journal shows it at the default

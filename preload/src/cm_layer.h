@@ -43,10 +43,11 @@ void record_decision(const CmConfig& c, const char* call,
                      std::optional<uint8_t> received_tclass = std::nullopt,
                      const TagRecord* tag = nullptr);
 
-// The SA client of a device's port, shared by rdma_cm and plain-verbs QPs (ib_route_sa.cpp);
+// The SA questions of a device's port, shared by rdma_cm and plain-verbs QPs (ib_route_sa.cpp):
+// the node's path service (path_service knob) while it runs, else the process's own SA client;
 // null when the port cannot reach an SA now (logged once, tried again after a back-off).
-std::shared_ptr<sa::SharedClient> port_sa_client(const std::string& device, int port_num,
-                                                 const CmConfig& c);
+std::shared_ptr<sa::PortPaths> port_sa_client(const std::string& device, int port_num,
+                                              const CmConfig& c);
 
 // An SA that timed out or could not be reached from the port: port_sa_client gives no client for
 // `hold` (sa_backoff knob), so connections meanwhile fall back at once.

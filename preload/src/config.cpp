@@ -83,6 +83,7 @@ const CmConfig& cm_config() {
       out->sa_options.timeout = std::chrono::milliseconds(c->number("sa_timeout_ms"));
       out->sa_options.retries = static_cast<int>(c->number("sa_retries"));
       out->sa_backoff = std::chrono::seconds(c->number("sa_backoff"));
+      out->path_service = c->text("path_service");
       out->sa_options.class_port_info_retry_after = out->sa_backoff;
       if (auto ttl = c->number("cache_ttl")) {
         out->path_cache.emplace();

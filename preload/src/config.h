@@ -33,7 +33,10 @@ struct CmConfig {
   std::chrono::seconds sa_backoff{5};
   config::PortValues sa_lids;  // sa_lid knob: the SA's LID per port; none named: the SM's
   std::optional<sa::PathCacheOptions> path_cache;  // cache_ttl knob; none when 0
-  providers::FlowLabelSetting flow_label;          // for the labels of UD address handles
+  // path_service knob: the node's path service socket, asked before the port's own SA client;
+  // empty: never asked.
+  std::string path_service;
+  providers::FlowLabelSetting flow_label;  // for the labels of UD address handles
 };
 
 // Loaded on first use (or when the module is loaded), once.

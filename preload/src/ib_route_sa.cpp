@@ -25,6 +25,7 @@
 #include "real_calls.h"
 #include "retry_backoff.h"
 #include "route_workers.h"
+#include "service_or_own_paths.h"
 
 namespace rdmaqos::preload {
 namespace {
@@ -36,7 +37,10 @@ constexpr std::chrono::milliseconds kOpenRetryFirst{1000};
 constexpr std::chrono::milliseconds kOpenRetryMax{30000};
 
 struct PortSa {
-  std::shared_ptr<sa::SharedClient> client;
+  // What callers get: the node's path service first (ServiceOrOwnPaths), or, with no service
+  // configured, the process's own client.
+  std::shared_ptr<sa::PortPaths> paths;
+  std::shared_ptr<sa::SharedClient> client;  // the process's own, over umad
   RetryBackoff open_retry{kOpenRetryFirst, kOpenRetryMax};
   // An SA that timed out or could not be reached is not asked again before this (sa_backoff).
   RetryBackoff::Clock::time_point down_until{};
@@ -70,16 +74,13 @@ using PortSaMap = std::map<std::pair<std::string, int>, PortSa>;
 std::mutex port_sa_mutex;
 PortSaMap* port_sa_map = new PortSaMap;
 
-}  // namespace
-
-std::shared_ptr<sa::SharedClient> port_sa_client(const std::string& device, int port_num,
-                                                 const CmConfig& c) {
-  std::lock_guard lock(port_sa_mutex);
-  std::pair<std::string, int> key{device, port_num};
-  PortSa& port = (*port_sa_map)[key];
-  auto now = RetryBackoff::Clock::now();
-  if (now < port.down_until) return nullptr;
+// The process's own client of the port (the map's lock held), opened now unless a failed open
+// is still backing off.
+std::shared_ptr<sa::SharedClient> own_client_locked(PortSa& port,
+                                                    const std::pair<std::string, int>& key,
+                                                    const CmConfig& c) {
   if (port.client) return port.client;
+  auto now = RetryBackoff::Clock::now();
   if (!port.open_retry.may_try(now)) return nullptr;
   sa::ClientOptions o = c.sa_options;
   o.port.ca = key.first;
@@ -98,6 +99,37 @@ std::shared_ptr<sa::SharedClient> port_sa_client(const std::string& device, int 
                        key.first, key.second, opened.error().message));
   port.open_retry.failed(now);
   return nullptr;
+}
+
+std::shared_ptr<sa::PortPaths> own_port_client(const std::pair<std::string, int>& key) {
+  std::lock_guard lock(port_sa_mutex);
+  return own_client_locked((*port_sa_map)[key], key, cm_config());
+}
+
+}  // namespace
+
+std::shared_ptr<sa::PortPaths> port_sa_client(const std::string& device, int port_num,
+                                              const CmConfig& c) {
+  std::lock_guard lock(port_sa_mutex);
+  std::pair<std::string, int> key{device, port_num};
+  PortSa& port = (*port_sa_map)[key];
+  if (RetryBackoff::Clock::now() < port.down_until) return nullptr;
+  if (c.path_service.empty()) return own_client_locked(port, key, c);
+  if (!port.paths) {
+    sa::PathServiceOptions o;
+    o.socket_path = c.path_service;
+    o.device = device;
+    o.port = port_num;
+    o.connections = kRouteWorkers + 1;
+    // Absent is routine (a node without rdma-qos-lsd): info; gone while in use: a warning.
+    auto note = [](const std::string& reason, const std::string& message) {
+      log_once_at(reason.starts_with("path_service_absent") ? Priority::kInfo : Priority::kWarning,
+                  reason, message);
+    };
+    port.paths = std::make_shared<ServiceOrOwnPaths>(
+        std::move(o), [key] { return own_port_client(key); }, note);
+  }
+  return port.paths;
 }
 
 void mark_port_sa_down(const std::string& device, int port_num, std::chrono::seconds hold) {
@@ -137,7 +169,7 @@ struct Resolution {
   bool synchronous = false;
   std::string device;
   int port_num = 0;
-  std::shared_ptr<sa::SharedClient> client;
+  std::shared_ptr<sa::PortPaths> client;
   rdmacm::IbRouteInputs in;
   sa::Deadline deadline;
 };
@@ -228,7 +260,8 @@ Outcome query_and_install(const Resolution& res, const std::function<bool()>& be
     log_once("ib_fallback:" + why, why + "; the kernel's route resolution is used");
     if (log_enabled(Priority::kDebug))
       log_at(Priority::kDebug,
-             fmt::format("InfiniBand: Service-ID {} fell back: {}", hex(res.in.service_id), why));
+             fmt::format("InfiniBand: Service-ID {} fell back: {} ({})", hex(res.in.service_id),
+                         why, rdmaqos::error_code_name(r.installed.error().code)));
     record_decision(c, "rdma_resolve_route", std::nullopt, res.in.service_id, res.in.qos_class,
                     std::nullopt, nullptr);
     return Outcome::kFallBack;

@@ -24,7 +24,7 @@ namespace {
 
 constexpr const char* kNoSaClient = "the port cannot reach an SA now";
 
-rdmaqos::Result<std::shared_ptr<sa::SharedClient>> client_of(const PlainVerbsInputs& in) {
+rdmaqos::Result<std::shared_ptr<sa::PortPaths>> client_of(const PlainVerbsInputs& in) {
   if (auto client = port_sa_client(in.device, in.port, cm_config())) return client;
   return rdmaqos::make_error(rdmaqos::ErrorCode::kTransport, kNoSaClient);
 }

@@ -28,7 +28,8 @@ has() {  # has PACKAGE PATH...: the package's file list holds each path
 }
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 has rdma-qos /usr/bin/rdma-qos /usr/sbin/rdma-qos-sad /usr/sbin/rdma-qos-lsd \
-    /lib/systemd/system/rdma-qos-lsd.socket /lib/systemd/system/rdma-qos-sad@.service \
+    /lib/systemd/system/rdma-qos-lsd.socket /lib/systemd/system/rdma-qos-paths.socket \
+    /lib/systemd/system/rdma-qos-sad@.service \
     /lib/udev/rules.d/90-rdma-qos.rules /usr/share/bash-completion/completions/rdma-qos \
     /usr/share/man/man8/rdma-qos.8.gz /usr/share/man/man8/rdma-qos-sad.8.gz
 has librdmacm-qos1 "/usr/lib/$multiarch/librdmacm-qos.so.1"

@@ -39,10 +39,20 @@ if [ -n "$lsd" ]; then
     grep -q "^After=.*rdma-hw.target" "$work/rdma-qos-lsd.service" || fail "ordering"
     # As ibacm.socket: the group is held before anything ordered after rdma-hw.target runs.
     grep -qx "Before=rdma-hw.target" "$work/rdma-qos-lsd.socket" || fail "socket ordering"
+    # The path socket: every local user may ask, and it starts the same service. The service
+    # requires neither socket, so a node that keeps ibacm runs the path socket alone.
+    cp "$dir/rdma-qos-paths.socket" "$work/"
+    grep -qx "ListenSequentialPacket=/run/rdma-qos/paths.sock" "$work/rdma-qos-paths.socket" ||
+        fail "paths ListenSequentialPacket"
+    grep -qx "SocketMode=0666" "$work/rdma-qos-paths.socket" || fail "paths SocketMode"
+    grep -qx "Service=rdma-qos-lsd.service" "$work/rdma-qos-paths.socket" || fail "paths Service"
+    if grep -qE "^(Requires|Wants|BindsTo)=.*rdma-qos-lsd\.socket" "$work/rdma-qos-lsd.service"; then
+        fail "rdma-qos-lsd.service pulls in the kernel's socket (ibacm coexistence)"
+    fi
     out=$(cd "$work" && SYSTEMD_LOG_LEVEL=warning systemd-analyze verify --man=no \
-        "$work/rdma-qos-lsd.socket" "$work/rdma-qos-lsd.service" 2>&1 || true)
+        "$work/rdma-qos-lsd.socket" "$work/rdma-qos-paths.socket" "$work/rdma-qos-lsd.service" 2>&1 || true)
     echo "$out"
-    if grep -E "rdma-qos-lsd\.(socket|service):[0-9]+" <<<"$out"; then fail "lsd unit file problems"; fi
+    if grep -E "rdma-qos-(lsd|paths)\.(socket|service):[0-9]+" <<<"$out"; then fail "lsd unit file problems"; fi
     if grep -qiE "unknown (key|section)|invalid|not executable|no such file|failed to parse" <<<"$out"; then
         fail "lsd verify"
     fi

@@ -48,8 +48,8 @@ class MultiRailHost {
     const std::string config = fabric.dir() + "/lsd.conf";
     std::ofstream(config) << "log_level debug\n" << config_lines;
     testbed::ProcessOptions p;
-    p.argv = {RDMA_QOS_LSD, "--foreground", "--no-control-socket", "--test-usersock-kernel",
-              std::to_string(kernel_.port())};
+    p.argv = {RDMA_QOS_LSD,       "--foreground",           "--no-control-socket",
+              "--no-path-socket", "--test-usersock-kernel", std::to_string(kernel_.port())};
     p.env = fabric.host_env(ports, trace_path_);
     p.env["RDMA_QOS_CONFIG"] = config;
     p.cwd = fabric.dir();

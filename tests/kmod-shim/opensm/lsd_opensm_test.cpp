@@ -57,8 +57,8 @@ class LsdOpenSm : public ::testing::Test {
     static int started = 0;
     log_path_ = fabric_->dir() + "/lsd-" + std::to_string(++started) + ".log";
     testbed::ProcessOptions p;
-    p.argv = {RDMA_QOS_LSD, "--foreground", "--no-control-socket", "--test-usersock-kernel",
-              std::to_string(kernel_.port())};
+    p.argv = {RDMA_QOS_LSD,       "--foreground",           "--no-control-socket",
+              "--no-path-socket", "--test-usersock-kernel", std::to_string(kernel_.port())};
     p.argv.insert(p.argv.end(), extra.begin(), extra.end());
     p.env = fabric_->client_env("node001");
     p.env["RDMA_QOS_CONFIG"] = config;

@@ -82,15 +82,16 @@ pid_t start_lsd(const std::string& config, const std::string& notify,
       if (fd < 0 || dup2(fd, STDERR_FILENO) < 0 || fstat(STDERR_FILENO, &st) != 0) _exit(126);
       setenv("JOURNAL_STREAM", fmt::format("{}:{}", st.st_dev, st.st_ino).c_str(), 1);
     }
-    // No control socket unless the test reads it: parallel tests would race for the default.
+    // No control socket unless the test reads it, and no path socket: parallel tests would
+    // race for the defaults.
     if (control_socket.empty())
       execl(RDMA_QOS_LSD, RDMA_QOS_LSD, "--foreground", "--test-usersock-kernel",
             kernel_port.c_str(), "--ca", "rdma_qos_no_such_ca", "--no-control-socket",
-            static_cast<char*>(nullptr));
+            "--no-path-socket", static_cast<char*>(nullptr));
     else
       execl(RDMA_QOS_LSD, RDMA_QOS_LSD, "--foreground", "--test-usersock-kernel",
             kernel_port.c_str(), "--ca", "rdma_qos_no_such_ca", "--control-socket",
-            control_socket.c_str(), static_cast<char*>(nullptr));
+            control_socket.c_str(), "--no-path-socket", static_cast<char*>(nullptr));
     _exit(127);
   }
   return pid;

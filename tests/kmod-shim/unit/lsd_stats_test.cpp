@@ -10,6 +10,7 @@
 #include <string>
 
 #include "rdma-qos/kmod-shim/lsd_counters.h"
+#include "rdma-qos/sa-client/mad.h"
 
 namespace rdmaqos::kmod {
 namespace {
@@ -53,6 +54,8 @@ TEST(LsdStats, EveryFailReasonIsListedEvenAtZero) {
 
 // Counters after a few of each event: five requests for all paths, one unidirectional, two
 // malformed; four paths on SL 3, F_ERR for a timeout and two malformed requests; one reload.
+// The path service: three PathRecord questions from two connections, two joining the first,
+// one SA request, two answers and a timeout; a cache hit; a refused connection.
 LsdCounters& busy(LsdCounters& c) {
   for (int i = 0; i < 5; ++i) c.request(PathUse::kAll);
   c.request(PathUse::kUnidirectional);
@@ -66,7 +69,34 @@ LsdCounters& busy(LsdCounters& c) {
   c.latency(2ms);  // the 2.5e-3 bucket
   c.latency(3s);   // +Inf
   c.reload(true);
+  for (int i = 0; i < 3; ++i) c.path_question(sa::path_service::Op::kPathRecord);
+  c.path_joined();
+  c.path_joined();
+  c.path_sa_request(sa::attr::kPathRecord);
+  c.path_answer(std::nullopt);
+  c.path_answer(std::nullopt);
+  c.path_answer(ErrorCode::kTimeout);
+  c.path_cache_hit();
+  c.path_connection(true);
+  c.path_connection(true);
+  c.path_connection(false);
+  c.path_connection_closed();
   return c;
+}
+
+TEST(LsdStats, PathServiceCountersAreInTheSnapshot) {
+  LsdCounters c;
+  nlohmann::json p = busy(c).snapshot()["path_service"];
+  EXPECT_EQ(
+      p["questions"],
+      nlohmann::json(
+          {{"class_port_info", 0}, {"path_record", 3}, {"multipath_record", 0}, {"malformed", 0}}));
+  EXPECT_EQ(p["answers"]["answered"], 2);
+  EXPECT_EQ(p["answers"]["failed"]["timeout"], 1);
+  EXPECT_EQ(p["cache_hits"], 1);
+  EXPECT_EQ(p["joined"], 2);
+  EXPECT_EQ(p["sa_requests"]["path_record"], 1);
+  EXPECT_EQ(p["connections"], nlohmann::json({{"open", 1}, {"accepted", 2}, {"refused", 1}}));
 }
 
 TEST(LsdStats, MetricTableIsSound) {
@@ -98,6 +128,15 @@ TEST(LsdStats, PrometheusTextHasEveryFamily) {
            "rdma_qos_lsd_reloads_total{result=\"ok\"} 1\n",
            "rdma_qos_lsd_reloads_total{result=\"failed\"} 0\n",
            "rdma_qos_lsd_uptime_seconds 0\n",
+           "rdma_qos_lsd_path_questions_total{op=\"path_record\"} 3\n",
+           "rdma_qos_lsd_path_answers_total{status=\"answered\",code=\"\"} 2\n",
+           "rdma_qos_lsd_path_answers_total{status=\"failed\",code=\"timeout\"} 1\n",
+           "rdma_qos_lsd_path_cache_hits_total 1\n",
+           "rdma_qos_lsd_path_joined_total 2\n",
+           "rdma_qos_lsd_path_sa_requests_total{attribute=\"path_record\"} 1\n",
+           "rdma_qos_lsd_path_connections_total{result=\"refused\"} 1\n",
+           "# TYPE rdma_qos_lsd_path_connections gauge\n",
+           "rdma_qos_lsd_path_connections 1\n",
        })
     EXPECT_NE(text->find(line), std::string::npos) << line << "in\n" << *text;
 }

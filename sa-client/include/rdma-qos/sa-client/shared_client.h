@@ -22,17 +22,13 @@
 #include "rdma-qos/sa-client/class_port_info.h"
 #include "rdma-qos/sa-client/client.h"
 #include "rdma-qos/sa-client/path_record.h"
+#include "rdma-qos/sa-client/port_paths.h"
 
 namespace rdmaqos::sa {
 
 struct PathCacheOptions;
 
-// nullopt: no bound (the client's own timeouts and retries only).
-using Deadline = std::optional<std::chrono::steady_clock::time_point>;
-// A deadline `budget` from now; none for a zero or negative budget.
-Deadline deadline_after(std::chrono::milliseconds budget);
-
-class SharedClient {
+class SharedClient final : public PortPaths {
  public:
   // Opens another client on the same port when every open one is busy.
   using ClientOpener = std::function<Result<std::unique_ptr<Client>>()>;
@@ -51,11 +47,11 @@ class SharedClient {
   SharedClient& operator=(const SharedClient&) = delete;
 
   Result<ClassPortInfo> class_port_info(Deadline deadline);
-  Result<bool> qos_supported(Deadline deadline);
-  Result<bool> multipath_supported(Deadline deadline);
-  Result<std::vector<PathRecord>> path_records(const PathQuery& query, Deadline deadline);
-  // The PathRecord query's requirements sent as a MultiPathRecord (multipath_query_from).
-  Result<std::vector<PathRecord>> multipath_records(const PathQuery& query, Deadline deadline);
+  Result<bool> qos_supported(Deadline deadline) override;
+  Result<bool> multipath_supported(Deadline deadline) override;
+  Result<std::vector<PathRecord>> path_records(const PathQuery& query, Deadline deadline) override;
+  Result<std::vector<PathRecord>> multipath_records(const PathQuery& query,
+                                                    Deadline deadline) override;
 
   // The port's SM generation (see Client::sm_generation): the highest any client has seen.
   uint64_t sm_generation() const;

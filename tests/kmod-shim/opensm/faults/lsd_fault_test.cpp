@@ -47,6 +47,7 @@ class LsdFaults : public ::testing::Test {
     p.argv = {RDMA_QOS_LSD,
               "--foreground",
               "--no-control-socket",
+              "--no-path-socket",
               "--test-usersock-kernel",
               std::to_string(kernel_.port()),
               "--sa-timeout-ms",
