@@ -30,8 +30,13 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
 else()
   set(_san_debug "-g1")
 endif()
+# C++ at -O0: the sanitizers find the same faults there, and clang compiles a library file in
+# 10-45% less time (measured side by side on policy/parser.cpp, sa-responder/answer.cpp and
+# kmod-shim/lsd.cpp), where the Sanitize build's compile is most of its cost and its tests a
+# small part. C keeps -O1: OpenSM's complib headers define inline functions that link only
+# when inlined.
 set(CMAKE_C_FLAGS_SANITIZE "-O1 ${_san_debug} ${_san}" CACHE STRING "" FORCE)
-set(CMAKE_CXX_FLAGS_SANITIZE "-O1 ${_san_debug} ${_san}" CACHE STRING "" FORCE)
+set(CMAKE_CXX_FLAGS_SANITIZE "-O0 ${_san_debug} ${_san}" CACHE STRING "" FORCE)
 # Results nobody examined abort in the builds that test (common/result.h), never in the ones
 # that ship: Debian's None build defines no NDEBUG, so NDEBUG cannot say which is which.
 add_compile_definitions("$<$<CONFIG:Debug,Sanitize>:RDMA_QOS_CHECK_RESULTS>")
