@@ -234,7 +234,9 @@ struct LocalServiceDaemon::Impl {
   void worker_main(PortWorker& w) {
     std::unique_ptr<sa::Client> client;
     Clock::time_point last_open{};
-    std::string open_error;
+    // Why the port could not be opened, kept for every request answered until it opens.
+    rdmaqos::Error open_error =
+        rdmaqos::make_error(rdmaqos::ErrorCode::kTransport, "not opened yet");
     for (;;) {
       {
         std::unique_lock<std::mutex> lock(mutex);
@@ -250,15 +252,15 @@ struct LocalServiceDaemon::Impl {
               fmt::format("SA client on {} port {} (LID {}), SA LID {}", client->port().ca,
                           client->port().port, client->port().lid, client->sa_lid()));
         } else {
-          open_error = opened.error().message;
-          say(Priority::kError, "cannot open the umad port for SA queries: " + open_error);
+          open_error = opened.error();
+          say(Priority::kError, "cannot open the umad port for SA queries: " + open_error.message);
         }
       }
       if (!client) {
         for (Job& j : take_all(w))
-          post(Done{
-              j.id, j.leg,
-              rdmaqos::make_error(rdmaqos::ErrorCode::kTransport, "no SA port: " + open_error)});
+          post(Done{j.id, j.leg,
+                    rdmaqos::make_error(rdmaqos::ErrorCode::kTransport,
+                                        "no SA port: " + open_error.message)});
         continue;
       }
       std::vector<std::pair<uint64_t, Leg>> ids;  // pull order -> job

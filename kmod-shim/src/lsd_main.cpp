@@ -27,6 +27,7 @@
 
 #include "lsd_control.h"
 #include "rdma-qos/common/cli_number.h"
+#include "rdma-qos/common/diagnostic.h"
 #include "rdma-qos/common/log.h"
 #include "rdma-qos/common/number.h"
 #include "rdma-qos/common/service.h"
@@ -144,19 +145,32 @@ struct Settings {
   Priority level = Priority::kWarning;
 };
 
-// The settings from the command line and rdma-qos.conf, or the errors (as "FIELD: why") and
-// whether they came from the file (exit 78) rather than the command line (exit 2).
+// The settings from the command line and rdma-qos.conf, or the errors and whether they came
+// from the file (exit 78) rather than the command line (exit 2).
 struct Loaded {
   std::optional<Settings> settings;
-  std::vector<std::string> errors;
+  rdmaqos::Diagnostics errors;
   bool config_error = false;
 };
+
+// A bad value of an option (origin "--sa-lid") or of a knob, named by where its value came from
+// ("/etc/rdma/rdma-qos.conf:3", RDMA_QOS_SA_LID), the knob's name leading the message.
+rdmaqos::Diagnostic bad_value(bool from_cli, const char* option, const char* knob,
+                              const rdmaqos::config::HostConfig& cfg, std::string why) {
+  if (from_cli) return {rdmaqos::Severity::kError, {0, 0}, std::move(why), {}, option};
+  std::string origin = cfg.get(knob).origin;
+  return {rdmaqos::Severity::kError,
+          {0, 0},
+          fmt::format("{}: {}", knob, why),
+          {},
+          origin.empty() ? std::string(knob) : origin};
+}
 
 Loaded load_settings(const CommandLine& cli) {
   Loaded out;
   auto loaded = rdmaqos::config::load_host_config();
   for (const auto& e : loaded.errors) {
-    out.errors.push_back(rdmaqos::format_diagnostic(e));
+    out.errors.push_back(e);
     out.config_error = true;
   }
   const auto& cfg = loaded.config;
@@ -164,8 +178,9 @@ Loaded load_settings(const CommandLine& cli) {
   const bool level_from_cli = !cli.log_level.empty();
   std::string level_text = level_from_cli ? cli.log_level : cfg.text("log_level");
   if (!rdmaqos::common::parse_priority(level_text, s.level)) {
-    out.errors.push_back(fmt::format("error: {}: '{}' is not error, warn, info or debug",
-                                     level_from_cli ? "--log-level" : "log_level", level_text));
+    out.errors.push_back(
+        bad_value(level_from_cli, "--log-level", "log_level", cfg,
+                  fmt::format("'{}' is not error, warn, info or debug", level_text)));
     out.config_error = out.config_error || !level_from_cli;
   }
   s.options.sa.port.ca = cli.ca;
@@ -180,8 +195,7 @@ Loaded load_settings(const CommandLine& cli) {
       };
     }
   } else {
-    out.errors.push_back(
-        fmt::format("error: {}: {}", lid_from_cli ? "--sa-lid" : "sa_lid", lids.error().message));
+    out.errors.push_back(bad_value(lid_from_cli, "--sa-lid", "sa_lid", cfg, lids.error().message));
     out.config_error = out.config_error || !lid_from_cli;
   }
   s.options.sa.timeout = std::chrono::milliseconds(
@@ -313,7 +327,8 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   Loaded loaded = load_settings(cli);
-  for (const auto& e : loaded.errors) logger.diagnostic(Priority::kError, e);
+  for (const auto& e : loaded.errors)
+    logger.diagnostic(Priority::kError, rdmaqos::format_diagnostic(e));
   if (!loaded.settings) return loaded.config_error ? kExitConfig : kExitUsage;
   Settings settings = std::move(*loaded.settings);
   logger.set_max(settings.level);
@@ -449,7 +464,8 @@ int main(int argc, char** argv) {
     g_reload = false;
     rdmaqos::common::notify_reloading();
     Loaded again = load_settings(cli);
-    for (const auto& e : again.errors) logger.diagnostic(Priority::kError, e);
+    for (const auto& e : again.errors)
+      logger.diagnostic(Priority::kError, rdmaqos::format_diagnostic(e));
     if (again.settings) {
       settings = std::move(*again.settings);
       logger.set_max(settings.level);
