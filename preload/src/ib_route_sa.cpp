@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -200,8 +201,8 @@ class SaRouteHost final : public IbRouteHost {
       return -1;
     }
     // Known before the kernel queues ROUTE_RESOLVED: the program may ask as soon as it reads it.
-    IdRegistry::instance().set_decision(
-        res_.id, rdmacm::decision_from_path(answer, res_.in.service_id, res_.in.qos_class));
+    decision_ = rdmacm::decision_from_path(answer, res_.in.service_id, res_.in.qos_class);
+    IdRegistry::instance().set_decision(res_.id, *decision_);
     auto set = real_rdmacm().set_option;
     return set == nullptr ? -1
                           : set(res_.id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, &path, sizeof path);
@@ -222,6 +223,8 @@ class SaRouteHost final : public IbRouteHost {
   bool unreachable() const { return unreachable_; }
   // The id was destroyed before the answer could be installed: it was not touched.
   bool left_alone() const { return left_alone_; }
+  // The decision made of the path last handed to the kernel (set_path), made once.
+  const std::optional<rdmacm::CmDecision>& decision() const { return decision_; }
 
  private:
   template <typename T>
@@ -234,6 +237,7 @@ class SaRouteHost final : public IbRouteHost {
   const std::function<bool()>& before_install_;
   bool unreachable_ = false;
   bool left_alone_ = false;
+  std::optional<rdmacm::CmDecision> decision_;
 };
 
 // The query and, with its answer, the path installed. Logged and recorded (test hook) alike on
@@ -267,8 +271,11 @@ Outcome query_and_install(const Resolution& res, const std::function<bool()>& be
     return Outcome::kFallBack;
   }
   if (r.event_unconsumed) log_once("ib_sync", r.event_unconsumed->message);
-  rdmacm::CmDecision d =
-      rdmacm::decision_from_path(*r.installed, res.in.service_id, res.in.qos_class);
+  // set_path made it of the same record (the first one the answer holds).
+  const rdmacm::CmDecision d =
+      host.decision()
+          ? *host.decision()
+          : rdmacm::decision_from_path(*r.installed, res.in.service_id, res.in.qos_class);
   // Formatted only when it will be printed: this runs once per connection.
   if (log_enabled(Priority::kDebug))
     log_at(
