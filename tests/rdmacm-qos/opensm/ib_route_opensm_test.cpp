@@ -18,6 +18,7 @@
 #include "rdma-qos/testbed/ib_fabric.h"
 #include "rdma-qos/testbed/process.h"
 #include "rdma-qos/testbed/sample_policy.h"
+#include "stand_in_calls.h"
 
 namespace {
 
@@ -84,19 +85,10 @@ class IbRouteOpenSm : public ::testing::Test {
     auto r = fabric_->run_at("node001", argv);
     auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
         std::chrono::steady_clock::now() - start);
-    ClientRun out{r.exit_code, r.output, {}, took};
-    std::ifstream in(log);
-    for (std::string line; std::getline(in, line);) {
-      auto j = json::parse(line, nullptr, false);
-      if (!j.is_discarded()) out.calls.push_back(j);
-    }
-    return out;
+    return ClientRun{r.exit_code, r.output, rdmaqos::testing::stand_in_calls(log), took};
   }
   static std::vector<json> calls_named(const ClientRun& r, const std::string& name) {
-    std::vector<json> out;
-    for (const auto& c : r.calls)
-      if (c.value("call", "") == name) out.push_back(c);
-    return out;
+    return rdmaqos::testing::calls_named(r.calls, name);
   }
   static size_t occurrences(const std::string& text, const std::string& what) {
     size_t n = 0;

@@ -20,6 +20,7 @@
 #include "rdma-qos/testbed/ib_fabric.h"
 #include "rdma-qos/testbed/process.h"
 #include "rdma-qos/testbed/sample_policy.h"
+#include "stand_in_calls.h"
 
 namespace {
 
@@ -93,18 +94,11 @@ class IbRoutePathService : public ::testing::Test {
     out.exit_code = proc.wait_for(20s).value_or(-1);
     std::ifstream o(p.output_path);
     out.output.assign(std::istreambuf_iterator<char>(o), {});
-    std::ifstream in(log);
-    for (std::string line; std::getline(in, line);) {
-      auto j = json::parse(line, nullptr, false);
-      if (!j.is_discarded()) out.calls.push_back(j);
-    }
+    out.calls = rdmaqos::testing::stand_in_calls(log);
     return out;
   }
   static std::vector<json> calls_named(const ClientRun& r, const std::string& name) {
-    std::vector<json> out;
-    for (const auto& c : r.calls)
-      if (c.value("call", "") == name) out.push_back(c);
-    return out;
+    return rdmaqos::testing::calls_named(r.calls, name);
   }
   static std::string lsd_log() {
     std::ifstream in(fabric_->dir() + "/lsd.log");
