@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "../sim_kernel.h"
+#include "held_replies.h"
 #include "ls_bytes.h"
 #include "rdma-qos/kmod-shim/ls_codec.h"
 #include "rdma-qos/kmod-shim/lsd.h"
@@ -256,21 +257,12 @@ class ScriptedSa final : public sa::Transport {
     reply.mad.tid = mad->mad.tid;
     auto wire = sa::encode_path_record(answer);
     reply.data.assign(wire->begin(), wire->end());
-    held_.push_back({std::chrono::steady_clock::now() + delay_, sa::encode_sa_mad(reply)});
+    held_.hold(sa::encode_sa_mad(reply), delay_);
     return rdmaqos::Ok{};
   }
   rdmaqos::Result<std::optional<sa::ReceivedMad>> receive(
       std::chrono::milliseconds timeout) override {
-    auto until = std::chrono::steady_clock::now() + timeout;
-    if (!held_.empty()) until = std::min(until, held_.front().first);
-    std::this_thread::sleep_until(until);
-    if (!held_.empty() && held_.front().first <= std::chrono::steady_clock::now()) {
-      sa::ReceivedMad r;
-      r.bytes = std::move(held_.front().second);
-      held_.pop_front();
-      return std::optional<sa::ReceivedMad>(std::move(r));
-    }
-    return std::optional<sa::ReceivedMad>{};
+    return held_.receive(timeout);
   }
   const sa::PortAttributes& port() const override { return port_; }
   rdmaqos::Result<sa::PortAttributes> refresh_port() override { return port_; }
@@ -278,7 +270,7 @@ class ScriptedSa final : public sa::Transport {
  private:
   std::chrono::milliseconds delay_;
   sa::PortAttributes port_;
-  std::deque<std::pair<std::chrono::steady_clock::time_point, std::vector<uint8_t>>> held_;
+  testing::HeldReplies held_;
 };
 
 const std::vector<uint8_t> kSilentDgid = {0xfe, 0x80, 0,    0, 0, 0,    0, 0,

@@ -17,6 +17,7 @@
 #include <mutex>
 #include <thread>
 
+#include "held_replies.h"
 #include "rdma-qos/kmod-shim/path_service.h"
 #include "rdma-qos/sa-client/class_port_info.h"
 #include "rdma-qos/sa-client/mad.h"
@@ -82,20 +83,11 @@ class FakeTransport final : public sa::Transport {
         reply.data.assign(wire->begin(), wire->end());
       }
     }
-    held_.push_back({Clock::now() + sa_->delay, sa::encode_sa_mad(reply)});
+    held_.hold(sa::encode_sa_mad(reply), sa_->delay);
     return Ok{};
   }
   Result<std::optional<sa::ReceivedMad>> receive(std::chrono::milliseconds timeout) override {
-    auto until = Clock::now() + timeout;
-    if (!held_.empty()) until = std::min(until, held_.front().first);
-    std::this_thread::sleep_until(until);
-    if (!held_.empty() && held_.front().first <= Clock::now()) {
-      sa::ReceivedMad r;
-      r.bytes = std::move(held_.front().second);
-      held_.pop_front();
-      return std::optional<sa::ReceivedMad>(std::move(r));
-    }
-    return std::optional<sa::ReceivedMad>{};
+    return held_.receive(timeout);
   }
   const sa::PortAttributes& port() const override { return port_; }
   Result<sa::PortAttributes> refresh_port() override { return port_; }
@@ -103,7 +95,7 @@ class FakeTransport final : public sa::Transport {
  private:
   std::shared_ptr<FakeSa> sa_;
   sa::PortAttributes port_;
-  std::deque<std::pair<Clock::time_point, std::vector<uint8_t>>> held_;
+  testing::HeldReplies held_;
 };
 
 sa::PathQuery query_to(uint8_t dgid_last, uint64_t service_id) {
