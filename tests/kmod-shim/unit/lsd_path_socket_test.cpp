@@ -84,6 +84,17 @@ class LsdPathSocket : public ::testing::Test {
       std::this_thread::sleep_for(50ms);
     }
   }
+  // SIGTERM to the daemon; its wait status (-1 when it could not be reaped).
+  int stop_daemon() {
+    kill(pid_, SIGTERM);
+    int status = 0;
+    const bool reaped = waitpid(pid_, &status, 0) == pid_;
+    pid_ = -1;
+    return reaped ? status : -1;
+  }
+  static bool exited_cleanly(int status) {
+    return status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  }
   std::string dir_, socket_;
   pid_t pid_ = -1;
 };
@@ -105,11 +116,8 @@ TEST_F(LsdPathSocket, NoKernelServesThePathSocketAndHoldsNoNetlinkSocket) {
   ASSERT_EQ(stat(socket_.c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0666u) << "every local user may ask";
   EXPECT_EQ(netlink_sockets_of(pid_), 0);
-  kill(pid_, SIGTERM);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid_, &status, 0), pid_);
-  pid_ = -1;
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  const int status = stop_daemon();
+  EXPECT_TRUE(exited_cleanly(status)) << status;
   EXPECT_FALSE(std::filesystem::exists(socket_)) << "the socket it made is removed at exit";
 }
 
@@ -139,11 +147,8 @@ TEST_F(LsdPathSocket, StartedWithOnlyThePathSocketItServesThatAndNoKernelChannel
   EXPECT_NE(answer.error().message.find("rdma_qos_no_such_ca"), std::string::npos)
       << answer.error().message;
   EXPECT_EQ(netlink_sockets_of(pid_), 0);
-  kill(pid_, SIGTERM);
-  int status = 0;
-  ASSERT_EQ(waitpid(pid_, &status, 0), pid_);
-  pid_ = -1;
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  const int status = stop_daemon();
+  EXPECT_TRUE(exited_cleanly(status)) << status;
   EXPECT_TRUE(std::filesystem::exists(socket_)) << "systemd's socket file is systemd's";
 }
 
