@@ -17,6 +17,7 @@ const char* error_code_name(ErrorCode code) {
     case ErrorCode::kTransport: return "transport";
     case ErrorCode::kInvalidArgument: return "invalid-argument";
     case ErrorCode::kNotFound: return "not-found";
+    case ErrorCode::kBusy: return "busy";
   }
   return "unknown";
 }

@@ -10,7 +10,7 @@
 
 namespace rdmaqos::kmod {
 
-static_assert(static_cast<size_t>(ErrorCode::kNotFound) + 1 == kErrorCodes,
+static_assert(static_cast<size_t>(ErrorCode::kBusy) + 1 == kErrorCodes,
               "a new ErrorCode needs its path_failed_ counter");
 
 using common::metrics::Type;

@@ -45,12 +45,14 @@ Result<int> bind_path_socket(const std::string& path) {
       return make_error(ErrorCode::kInvalidArgument,
                         fmt::format("path socket {}: exists and is not a socket", path));
     auto probe = sa::connect_path_service(path);
-    if (probe) {
-      close(*probe);
+    if (probe) close(*probe);
+    // Busy is someone listening too (its backlog full); any other failure leaves the file alone.
+    if (probe || probe.error().code == ErrorCode::kBusy)
       return make_error(ErrorCode::kTransport,
                         fmt::format("path socket {}: another service listens there", path));
-    }
-    probe.ignore_error();
+    if (probe.error().code != ErrorCode::kNotFound)
+      return make_error(ErrorCode::kTransport,
+                        fmt::format("path socket {}: {}", path, probe.error().message));
     if (unlink(path.c_str()) != 0 && errno != ENOENT) return fail("removing the stale socket");
   }
   int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);

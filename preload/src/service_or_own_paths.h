@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "rdma-qos/sa-client/path_service_client.h"
@@ -34,18 +35,21 @@ class ServiceOrOwnPaths final : public sa::PortPaths {
                                                                  sa::Deadline deadline) override;
 
  private:
-  // The service's client, connected now if the back-off allows; null: ask the own client.
-  std::shared_ptr<sa::PathServiceClient> service();
+  // The service's client, connected now if the back-off allows (a full backlog waited for up to
+  // `deadline`); null with `busy` set: it had no room until then; null otherwise: ask the own
+  // client.
+  std::shared_ptr<sa::PathServiceClient> service(sa::Deadline deadline,
+                                                 std::optional<rdmaqos::Error>& busy);
   // The service answered kNotFound on `client`: it went away; the own client takes over until
   // the back-off lets the service be tried again.
   void lost(const std::shared_ptr<sa::PathServiceClient>& client, const rdmaqos::Error& why);
   template <typename T, typename Call>
-  rdmaqos::Result<T> ask(Call&& call);
+  rdmaqos::Result<T> ask(sa::Deadline deadline, Call&& call);
 
   sa::PathServiceOptions options_;
   OwnClient own_;
   Note note_;
-  std::mutex mutex_;  // held only to read or replace service_, never across a question
+  std::mutex mutex_;  // held only to read or replace service_, never across a connect or question
   std::shared_ptr<sa::PathServiceClient> service_;
   RetryBackoff retry_;
 };

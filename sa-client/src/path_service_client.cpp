@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <thread>
 
 namespace rdmaqos::sa {
 namespace {
@@ -34,35 +35,44 @@ int millis_until(Clock::time_point until) {
 
 }  // namespace
 
-Result<int> connect_path_service(const std::string& socket_path) {
+Result<int> connect_path_service(const std::string& socket_path,
+                                 std::optional<Clock::time_point> wait_until) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (socket_path.empty() || socket_path.size() >= sizeof addr.sun_path)
     return make_error(ErrorCode::kInvalidArgument,
                       fmt::format("node path service socket '{}': not a socket path", socket_path));
   std::memcpy(addr.sun_path, socket_path.data(), socket_path.size());
-  int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0) return transport("socket", errno);
-  // Non-blocking: a service whose backlog is full must not hold the caller (EAGAIN).
-  if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+  // A full backlog (EAGAIN) means the service is there and accepting more slowly than a job's
+  // ranks connect: waited for in short sleeps, up to the caller's deadline. Non-blocking, so the
+  // wait is ours and bounded (a blocking connect would wait without a bound).
+  auto pause = std::chrono::milliseconds(1);
+  for (;;) {
+    int fd = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) return transport("socket", errno);
+    if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0) return fd;
     int e = errno;
     ::close(fd);
     if (e == ENOENT || e == ECONNREFUSED)
       return make_error(ErrorCode::kNotFound, fmt::format("no node path service at {} ({})",
                                                           socket_path, std::strerror(e)));
-    if (e == EAGAIN)
-      return make_error(ErrorCode::kTimeout,
-                        fmt::format("node path service at {} is busy", socket_path));
-    return transport(fmt::format("connect {}", socket_path), e);
+    if (e != EAGAIN) return transport(fmt::format("connect {}", socket_path), e);
+    const auto now = Clock::now();
+    if (!wait_until || now >= *wait_until)
+      return make_error(
+          ErrorCode::kBusy,
+          fmt::format("node path service at {} is busy (its backlog is full)", socket_path));
+    std::this_thread::sleep_for(std::min<Clock::duration>(pause, *wait_until - now));
+    pause = std::min(pause * 2, std::chrono::milliseconds(16));
   }
-  return fd;
 }
 
-Result<std::unique_ptr<PathServiceClient>> PathServiceClient::connect(PathServiceOptions options) {
+Result<std::unique_ptr<PathServiceClient>> PathServiceClient::connect(
+    PathServiceOptions options, std::optional<Clock::time_point> wait_until) {
   if (options.device.empty() || options.port < 1 || options.port > 254)
     return make_error(ErrorCode::kInvalidArgument, fmt::format("node path service: no port '{}' {}",
                                                                options.device, options.port));
-  auto fd = connect_path_service(options.socket_path);
+  auto fd = connect_path_service(options.socket_path, wait_until);
   if (!fd) return fd.error();
   return std::unique_ptr<PathServiceClient>(new PathServiceClient(std::move(options), *fd));
 }
@@ -88,7 +98,7 @@ Result<int> PathServiceClient::borrow(Clock::time_point until) {
     if (opened_ < options_.connections) {
       ++opened_;
       lock.unlock();
-      auto fd = connect_path_service(options_.socket_path);
+      auto fd = connect_path_service(options_.socket_path, until);
       if (!fd) {
         lock.lock();
         --opened_;
@@ -98,7 +108,7 @@ Result<int> PathServiceClient::borrow(Clock::time_point until) {
     }
     if (returned_.wait_until(lock, until) == std::cv_status::timeout && idle_.empty() &&
         opened_ >= options_.connections)
-      return make_error(ErrorCode::kTimeout,
+      return make_error(ErrorCode::kBusy,
                         "node path service: every connection stayed busy until the deadline");
   }
 }

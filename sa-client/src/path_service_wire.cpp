@@ -49,6 +49,7 @@ uint8_t wire_error_code(ErrorCode code) {
     case ErrorCode::kTransport: return 5;
     case ErrorCode::kInvalidArgument: return 6;
     case ErrorCode::kNotFound: return 7;
+    case ErrorCode::kBusy: return 8;
   }
   return 5;
 }
@@ -61,6 +62,7 @@ ErrorCode error_code_from_wire(uint8_t wire) {
     case 4: return ErrorCode::kTimeout;
     case 6: return ErrorCode::kInvalidArgument;
     case 7: return ErrorCode::kNotFound;
+    case 8: return ErrorCode::kBusy;
     default: return ErrorCode::kTransport;
   }
 }

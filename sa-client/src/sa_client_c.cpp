@@ -60,6 +60,8 @@ rdma_qos_sa_error_code c_code(ErrorCode code) {
     // Not one the SA client returns; were something it opens missing, that is an open failing.
     // The C enum stays as it is: a new value would change what callers may receive.
     case ErrorCode::kNotFound: return RDMA_QOS_SA_TRANSPORT;
+    // Nor this one (a local service's); the nearest the C enum has is "try again later".
+    case ErrorCode::kBusy: return RDMA_QOS_SA_TIMEOUT;
   }
   return RDMA_QOS_SA_MALFORMED;
 }

@@ -36,6 +36,7 @@ TEST(Result, ErrorCodesHaveStableNames) {
   EXPECT_STREQ(error_code_name(ErrorCode::kTransport), "transport");
   EXPECT_STREQ(error_code_name(ErrorCode::kInvalidArgument), "invalid-argument");
   EXPECT_STREQ(error_code_name(ErrorCode::kNotFound), "not-found");
+  EXPECT_STREQ(error_code_name(ErrorCode::kBusy), "busy");
 }
 
 using testing::FailedWith;

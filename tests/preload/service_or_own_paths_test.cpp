@@ -3,7 +3,8 @@
 // own SA client when it does not: absent from the start, or gone in the middle of a run (the
 // question that found it gone is asked again of the own client, not failed); what the service
 // answers, errors included, is final; a service that comes back is used again after the
-// back-off.
+// back-off; a service too busy to take the question before its deadline fails it as busy
+// (never the own client's, which could only time out and mark the SA down).
 #include "service_or_own_paths.h"
 
 #include <gtest/gtest.h>
@@ -132,6 +133,19 @@ TEST_F(ServiceOrOwnPathsTest, ServiceThatComesBackIsUsedAgainAfterTheBackOff) {
   sa::testing::FakePathService service(path, service_answer);
   std::this_thread::sleep_for(1100ms);  // the first back-off is 1 s
   EXPECT_EQ(sl_of(p->path_records({}, sa::deadline_after(2s))), 4);
+}
+
+TEST_F(ServiceOrOwnPathsTest, ServiceWithAFullBacklogIsBusyUntilTheDeadlineThenUsed) {
+  sa::testing::FullBacklog service(path);
+  auto queued = sa::connect_path_service(path);  // fills the backlog
+  ASSERT_TRUE(queued) << queued.error().message;
+  auto p = paths();
+  auto r = p->path_records({}, sa::deadline_after(80ms));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, rdmaqos::ErrorCode::kBusy) << r.error().message;
+  EXPECT_EQ(own->asked, 0);
+  EXPECT_TRUE(notes.empty());  // the service is there: nothing to say, no back-off
+  ::close(*queued);
 }
 
 }  // namespace

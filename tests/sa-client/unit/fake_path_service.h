@@ -2,6 +2,7 @@
 // A stand-in for the node's path service (rdma-qos-lsd's side of path_service_wire.h) for the
 // client's tests: listens on a socket of its own, decodes each question and sends what the
 // test's handler answers (nothing, for a silent service). One thread, all connections polled.
+// FullBacklog stands for a service too slow to take its askers.
 #pragma once
 
 #include <poll.h>
@@ -91,6 +92,33 @@ class FakePathService {
   std::atomic<bool> stopping_{false};
   std::atomic<int> questions_{0};
   std::thread thread_;
+};
+
+// A listener whose backlog holds one connection and that accepts only when told: a service
+// whose askers come faster than it takes them.
+class FullBacklog {
+ public:
+  explicit FullBacklog(std::string path) : path_(std::move(path)) {
+    ::unlink(path_.c_str());
+    fd_ = ::socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path_.c_str(), sizeof addr.sun_path - 1);
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd_, 0) != 0)
+      throw std::runtime_error("cannot listen at " + path_);
+  }
+  ~FullBacklog() {
+    for (int fd : accepted_) ::close(fd);
+    ::close(fd_);
+    ::unlink(path_.c_str());
+  }
+  void accept_one() { accepted_.push_back(::accept(fd_, nullptr, nullptr)); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  std::vector<int> accepted_;
 };
 
 }  // namespace rdmaqos::sa::testing

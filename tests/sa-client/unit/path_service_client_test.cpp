@@ -2,7 +2,8 @@
 // The node path service's client against a stand-in service: the service's answer and its
 // errors come back as they were sent, an absent or vanished service says so (kNotFound, the
 // module's cue to ask the SA itself), a silent one costs no more than the caller's deadline and
-// does not poison the next question, and threads ask at the same time.
+// does not poison the next question, threads ask at the same time, and a service with no room
+// for a question before its deadline is busy (kBusy), which says nothing of the SA.
 #include "rdma-qos/sa-client/path_service_client.h"
 
 #include <gtest/gtest.h>
@@ -153,6 +154,52 @@ TEST(PathServiceClient, ThreadsAskAtTheSameTimeAndEachGetsItsOwnAnswer) {
   for (auto& th : threads) th.join();
   EXPECT_EQ(right, 160);
   EXPECT_EQ(service.questions(), 160);
+}
+
+TEST(PathServiceClient, FullBacklogIsBusyAndWaitedForOnlyUntilTheDeadline) {
+  testing::FullBacklog service(socket_path("backlog"));
+  auto first = connect_path_service(service.path());  // the one the backlog holds
+  ASSERT_TRUE(first) << first.error().message;
+  auto at_once = connect_path_service(service.path());
+  ASSERT_FALSE(at_once);
+  EXPECT_EQ(at_once.error().code, ErrorCode::kBusy) << at_once.error().message;
+  auto start = Clock::now();
+  auto waited = connect_path_service(service.path(), Clock::now() + 60ms);
+  auto took = Clock::now() - start;
+  ASSERT_FALSE(waited);
+  EXPECT_EQ(waited.error().code, ErrorCode::kBusy);
+  EXPECT_GE(took, 55ms);
+  EXPECT_LT(took, 2s);
+  // Room made while a connect waits: it gets in.
+  std::thread taker([&] {
+    std::this_thread::sleep_for(30ms);
+    service.accept_one();
+  });
+  auto in = connect_path_service(service.path(), Clock::now() + 5s);
+  taker.join();
+  ASSERT_TRUE(in) << in.error().message;
+  ::close(*first);
+  ::close(*in);
+}
+
+TEST(PathServiceClient, EveryConnectionBusyUntilTheDeadlineIsBusyNotATimeout) {
+  testing::FakePathService service(socket_path("pool"), [](const Question&) {
+    return std::optional<Answer>{};  // silent: the one connection stays taken
+  });
+  auto o = options_for(service.path());
+  o.connections = 1;
+  auto c = PathServiceClient::connect(o);
+  ASSERT_TRUE(c);
+  std::thread holder([&] {
+    auto r = (*c)->path_records(query_for(1), deadline_after(400ms));
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, ErrorCode::kTimeout);
+  });
+  std::this_thread::sleep_for(50ms);
+  auto second = (*c)->path_records(query_for(2), deadline_after(100ms));
+  holder.join();
+  ASSERT_FALSE(second);
+  EXPECT_EQ(second.error().code, ErrorCode::kBusy) << second.error().message;
 }
 
 }  // namespace

@@ -163,9 +163,9 @@ TEST(PathServiceWire, LongErrorTextsAndRecordListsAreCut) {
 }
 
 TEST(PathServiceWire, EveryErrorCodeSurvivesTheWire) {
-  for (ErrorCode c :
-       {ErrorCode::kTruncated, ErrorCode::kMalformed, ErrorCode::kMadStatus, ErrorCode::kTimeout,
-        ErrorCode::kTransport, ErrorCode::kInvalidArgument, ErrorCode::kNotFound}) {
+  for (ErrorCode c : {ErrorCode::kTruncated, ErrorCode::kMalformed, ErrorCode::kMadStatus,
+                      ErrorCode::kTimeout, ErrorCode::kTransport, ErrorCode::kInvalidArgument,
+                      ErrorCode::kNotFound, ErrorCode::kBusy}) {
     EXPECT_NE(wire_error_code(c), 0);
     EXPECT_EQ(error_code_from_wire(wire_error_code(c)), c);
   }

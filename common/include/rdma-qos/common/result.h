@@ -20,6 +20,8 @@ enum class ErrorCode {
   kTransport,        // the layer below failed (open, register, send, receive)
   kInvalidArgument,  // the caller's request cannot be encoded or makes no sense
   kNotFound,         // what was named does not exist (a file; a default path may be absent)
+  kBusy,             // a local service had no room for the question in time; nothing is known
+                     // of the SA behind it (not a timeout: the SA is not taken to be down)
 };
 
 // "truncated", "timeout", ... (stable: scripts read them from `rdma-qos path --json`).

@@ -32,7 +32,7 @@ enum class FailReason : uint8_t {
 };
 inline constexpr size_t kFailReasons = 6;
 // ErrorCode's values (rdma-qos/common/result.h), for counting the path service's errors.
-inline constexpr size_t kErrorCodes = 7;
+inline constexpr size_t kErrorCodes = 8;
 const char* fail_reason_name(FailReason r);
 const char* path_use_name(PathUse u);
 

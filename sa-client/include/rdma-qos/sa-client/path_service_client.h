@@ -6,8 +6,10 @@
 // A call borrows one of a few connections (one question in flight on each), so a program's
 // threads ask at the same time; every call is bounded by its deadline and never blocks past it.
 // A service that is not there (no socket, or nobody listening) is ErrorCode::kNotFound: the
-// caller then asks the SA itself. Anything the service answers (a timeout, a MAD status) comes
-// back with the SA client's code and message.
+// caller then asks the SA itself. A service with no room for the question before the deadline
+// (its backlog full, or every connection of this client busy) is ErrorCode::kBusy: nothing is
+// known of the SA then. Anything the service answers (a timeout, a MAD status) comes back with
+// the SA client's code and message.
 #pragma once
 
 #include <chrono>
@@ -16,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,8 +39,11 @@ struct PathServiceOptions {
 class PathServiceClient final : public PortPaths {
  public:
   // Connects once to show the service is there (kNotFound when it is not); the connection is
-  // kept for the first call.
-  static Result<std::unique_ptr<PathServiceClient>> connect(PathServiceOptions options);
+  // kept for the first call. A full backlog is waited for until `wait_until` (none: kBusy at
+  // once).
+  static Result<std::unique_ptr<PathServiceClient>> connect(
+      PathServiceOptions options,
+      std::optional<std::chrono::steady_clock::time_point> wait_until = std::nullopt);
   ~PathServiceClient() override;
   PathServiceClient(const PathServiceClient&) = delete;
   PathServiceClient& operator=(const PathServiceClient&) = delete;
@@ -65,7 +71,10 @@ class PathServiceClient final : public PortPaths {
 };
 
 // Opens one connection to the service's socket: the fd, or kNotFound when nothing listens there,
-// kTransport for any other failure.
-Result<int> connect_path_service(const std::string& socket_path);
+// kBusy when its backlog stayed full until `wait_until` (none: not waited for), kTransport for
+// any other failure.
+Result<int> connect_path_service(
+    const std::string& socket_path,
+    std::optional<std::chrono::steady_clock::time_point> wait_until = std::nullopt);
 
 }  // namespace rdmaqos::sa
