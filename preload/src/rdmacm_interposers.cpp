@@ -62,6 +62,7 @@ __attribute__((visibility("default"))) int rdma_create_id(rdma_event_channel* ch
                                                           rdma_port_space ps) {
   auto next = real_rdmacm().create_id;
   if (next == nullptr) return no_librdmacm();
+  if (rdmaqos::preload::in_rsocket) rdmaqos::preload::rsocket_id_seen = true;
   int rc = next(channel, id, context, ps);
   if (rc == 0 && channel == nullptr && id != nullptr && *id != nullptr) {
     try {

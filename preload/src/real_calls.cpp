@@ -82,6 +82,7 @@ const RdmacmCalls& fill_real_rdmacm() {
     look_up(c.destroy_ep, lib, "rdma_destroy_ep", kVersion);
     look_up(c.get_cm_event, lib, "rdma_get_cm_event", kVersion);
     look_up(c.ack_cm_event, lib, "rdma_ack_cm_event", kVersion);
+    look_up(c.rsocket, lib, "rsocket", kVersion);
     look_up(c.rsetsockopt, lib, "rsetsockopt", kVersion);
     look_up(c.rgetsockopt, lib, "rgetsockopt", kVersion);
     look_up(c.rconnect, lib, "rconnect", kVersion);

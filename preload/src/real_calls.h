@@ -35,6 +35,7 @@ struct RdmacmCalls {
   void (*destroy_ep)(rdma_cm_id*) = nullptr;
   int (*get_cm_event)(rdma_event_channel*, rdma_cm_event**) = nullptr;
   int (*ack_cm_event)(rdma_cm_event*) = nullptr;
+  int (*rsocket)(int, int, int) = nullptr;
   int (*rsetsockopt)(int, int, int, const void*, socklen_t) = nullptr;
   int (*rgetsockopt)(int, int, int, void*, socklen_t*) = nullptr;
   int (*rconnect)(int, const sockaddr*, socklen_t) = nullptr;

@@ -18,6 +18,8 @@ namespace rdmaqos::preload {
 thread_local std::optional<rdmacm::SocketQos> connecting_socket;
 thread_local bool capturing_id = false;
 thread_local rdma_cm_id* captured_id = nullptr;
+thread_local bool in_rsocket = false;
+thread_local bool rsocket_id_seen = false;
 
 namespace {
 
@@ -73,6 +75,30 @@ void unlock_sockets_after_fork() {
 using rdmaqos::preload::real_rdmacm;
 
 extern "C" {
+
+// A stream rsocket's rdma_cm id is made by rsocket itself; whether that call reached the module
+// tells, once per process, whether rsockets' route resolution will (see rsockets.h).
+__attribute__((visibility("default"))) int rsocket(int domain, int type, int protocol) {
+  auto next = real_rdmacm().rsocket;
+  if (next == nullptr) {
+    errno = ENOSYS;
+    return -1;
+  }
+  rdmaqos::preload::in_rsocket = true;
+  rdmaqos::preload::rsocket_id_seen = false;
+  int socket = next(domain, type, protocol);
+  rdmaqos::preload::in_rsocket = false;
+  if (socket >= 0 && type == SOCK_STREAM && !rdmaqos::preload::rsocket_id_seen) {
+    const int saved = errno;
+    rdmaqos::preload::log_once(
+        "rsocket_symbolic",
+        "rsocket created its rdma_cm id inside librdmacm without calling rdma_create_id (a "
+        "librdmacm linked with -Bsymbolic-functions): rsockets connections keep the kernel's "
+        "route and TOS, stock QoS; IP_TOS, IPV6_TCLASS and SO_PRIORITY are not applied");
+    errno = saved;
+  }
+  return socket;
+}
 
 __attribute__((visibility("default"))) int rsetsockopt(int socket, int level, int optname,
                                                        const void* optval, socklen_t optlen) {

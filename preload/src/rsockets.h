@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The rsockets part: what rsetsockopt(IP_TOS / SO_PRIORITY) asked for each socket, given to the
 // socket's rdma_cm id when it connects (rsockets itself rejects both options, or passes an int
-// where one byte is required). The interposers rsetsockopt, rconnect and rclose live in
+// where one byte is required). The interposers rsocket, rsetsockopt, rconnect and rclose live in
 // rsockets.cpp; the rdma_cm layer reads what is below.
 #pragma once
 
@@ -22,6 +22,12 @@ extern thread_local std::optional<rdmacm::SocketQos> connecting_socket;
 // socket's QoS is tied to its id before it connects, blocking or not.
 extern thread_local bool capturing_id;
 extern thread_local rdma_cm_id* captured_id;
+
+// While rsocket runs on this thread: whether its stream socket's rdma_cm id was created through
+// the module's rdma_create_id. A librdmacm linked with -Bsymbolic-functions creates it inside
+// itself, and then none of rsockets' rdma_cm calls reach the module.
+extern thread_local bool in_rsocket;
+extern thread_local bool rsocket_id_seen;
 
 // The sockets' table lock, for the module's fork handlers (fork_guard.cpp).
 void lock_sockets_for_fork();

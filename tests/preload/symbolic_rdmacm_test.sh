@@ -4,7 +4,8 @@
 # rdma_create_ep and rdma_destroy_ep call rdma_create_id, rdma_resolve_route and
 # rdma_destroy_id inside the library: an endpoint's entry is forgotten when it is destroyed (a
 # new id at its address inherits nothing), and an endpoint whose route the module never saw is
-# logged once.
+# logged once; so is a stream rsocket whose id the module never saw (its TOS is accepted, and
+# its connections keep stock QoS).
 #   symbolic_rdmacm_test.sh MODULE CLIENT STAND_IN
 set -euo pipefail
 module=$1
@@ -23,4 +24,8 @@ grep -qx "rdma_create_id 0 at the same address yes; class none" <<<"$out" ||
     fail "the destroyed endpoint's class outlived it"
 [ "$(grep -c 'rdma_create_ep resolved a route inside librdmacm' "${TMPDIR:-/tmp}/symbolic.err")" = 1 ] ||
     fail "not said once: $(cat "${TMPDIR:-/tmp}/symbolic.err")"
+[ "$(grep -c 'rsocket ok rsetsockopt 0 rconnect 0 rclose 0' <<<"$out")" = 2 ] ||
+    fail "rsockets over the stand-in"
+[ "$(grep -c 'rsocket created its rdma_cm id inside librdmacm' "${TMPDIR:-/tmp}/symbolic.err")" = 1 ] ||
+    fail "rsockets not said once: $(cat "${TMPDIR:-/tmp}/symbolic.err")"
 echo PASS

@@ -2,7 +2,9 @@
 /* Test program for the preload module over a librdmacm that calls itself directly: an endpoint
  * created and destroyed with rdma_create_ep / rdma_destroy_ep leaves no entry behind (a new id
  * at the same address has no QoS class), and an endpoint whose route the module could not see
- * is said once. Calls go through the global scope, where the module's interposers come first.
+ * is said once, as is a stream rsocket whose rdma_cm id the module could not see (its
+ * connections keep stock QoS); such a socket leaves nothing behind either. Calls go through the
+ * global scope, where the module's interposers come first.
  *   symbolic_client LIBRARY */
 #include <dlfcn.h>
 #include <errno.h>
@@ -11,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #define LOOK_UP(var, name)                       \
   do {                                           \
@@ -38,6 +41,16 @@ int main(int argc, char** argv) {
   LOOK_UP(create_id, "rdma_create_id");
   LOOK_UP(set_class, "rdma_qos_set_class");
   LOOK_UP(get_class, "rdma_qos_get_class");
+  int (*destroy_id)(struct rdma_cm_id*);
+  int (*rsocket_)(int, int, int);
+  int (*rsetsockopt_)(int, int, int, const void*, socklen_t);
+  int (*rconnect_)(int, const struct sockaddr*, socklen_t);
+  int (*rclose_)(int);
+  LOOK_UP(destroy_id, "rdma_destroy_id");
+  LOOK_UP(rsocket_, "rsocket");
+  LOOK_UP(rsetsockopt_, "rsetsockopt");
+  LOOK_UP(rconnect_, "rconnect");
+  LOOK_UP(rclose_, "rclose");
 
   struct sockaddr_in dst;
   memset(&dst, 0, sizeof dst);
@@ -63,5 +76,16 @@ int main(int argc, char** argv) {
   int found = get_class(id, &qos_class);
   printf("rdma_create_id %d at the same address %s; class %s\n", rc, id == ep ? "yes" : "no",
          found == 0 ? "inherited" : "none");
+  destroy_id(id);
+
+  /* Two stream rsockets, one after the other: the module says once that it cannot see them. */
+  for (int round = 0; round < 2; ++round) {
+    int s = rsocket_(AF_INET, SOCK_STREAM, 0);
+    int tos = 184;
+    int set = rsetsockopt_(s, IPPROTO_IP, IP_TOS, &tos, sizeof tos);
+    int connected = rconnect_(s, (struct sockaddr*)&dst, sizeof dst);
+    printf("rsocket %s rsetsockopt %d rconnect %d rclose %d\n", s >= 0 ? "ok" : "failed", set,
+           connected, rclose_(s));
+  }
   return 0;
 }
