@@ -17,19 +17,24 @@ constexpr uint64_t kCaGuidBase = 0x0002c90300b00000ULL;
 constexpr uint64_t kSwitchGuidBase = 0x0002c90300e00000ULL;
 constexpr int kMinSwitchPorts = 8;
 
-// Switch (i, j) of an x-by-y grid, and its links to (i+1, j) and (i, j+1); with `wrap` the last
-// row and column link back to the first.
-SwitchGraphSpec grid_spec(int x, int y, int cas_per_switch, bool wrap) {
-  if (x < 2 || y < 2 || (wrap && (x < 3 || y < 3)))
+// Switch (i, j, k) of an x-by-y-by-z grid, and its links to (i+1, j, k), (i, j+1, k) and
+// (i, j, k+1); with `wrap` the last of each line links back to the first. A dimension of radix 1
+// has no links: z = 1 is the 2D grid, with its links in x, y order.
+SwitchGraphSpec grid_spec(int x, int y, int z, int cas_per_switch, bool wrap) {
+  if (x < 2 || y < 2 || z < 1 || (wrap && (x < 3 || y < 3 || z == 2)))
     throw std::invalid_argument("a torus needs 3 switches a dimension, a mesh 2");
   SwitchGraphSpec spec;
-  spec.switches = x * y;
+  spec.switches = x * y * z;
   spec.cas_per_switch = cas_per_switch;
-  auto at = [x](int i, int j) { return j * x + i; };
-  for (int j = 0; j < y; ++j) {
-    for (int i = 0; i < x; ++i) {
-      if (i + 1 < x || wrap) spec.links.emplace_back(at(i, j), at((i + 1) % x, j));
-      if (j + 1 < y || wrap) spec.links.emplace_back(at(i, j), at(i, (j + 1) % y));
+  auto at = [x, y](int i, int j, int k) { return (k * y + j) * x + i; };
+  for (int k = 0; k < z; ++k) {
+    for (int j = 0; j < y; ++j) {
+      for (int i = 0; i < x; ++i) {
+        if (i + 1 < x || wrap) spec.links.emplace_back(at(i, j, k), at((i + 1) % x, j, k));
+        if (j + 1 < y || wrap) spec.links.emplace_back(at(i, j, k), at(i, (j + 1) % y, k));
+        if (z > 1 && (k + 1 < z || wrap))
+          spec.links.emplace_back(at(i, j, k), at(i, j, (k + 1) % z));
+      }
     }
   }
   return spec;
@@ -47,11 +52,16 @@ SwitchGraphSpec ring_spec(int switches, int cas_per_switch) {
 }
 
 SwitchGraphSpec torus_spec(int x, int y, int cas_per_switch) {
-  return grid_spec(x, y, cas_per_switch, true);
+  return grid_spec(x, y, 1, cas_per_switch, true);
+}
+
+SwitchGraphSpec torus3d_spec(int x, int y, int z, int cas_per_switch) {
+  if (z < 3) throw std::invalid_argument("a 3D torus needs 3 switches a dimension");
+  return grid_spec(x, y, z, cas_per_switch, true);
 }
 
 SwitchGraphSpec mesh_spec(int x, int y, int cas_per_switch) {
-  return grid_spec(x, y, cas_per_switch, false);
+  return grid_spec(x, y, 1, cas_per_switch, false);
 }
 
 SwitchGraphSpec dragonfly_spec(int groups, int per_group, int cas_per_switch) {

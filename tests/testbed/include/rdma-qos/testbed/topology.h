@@ -99,6 +99,8 @@ SwitchGraphSpec ring_spec(int switches, int cas_per_switch = 2);
 // An x-by-y torus (wrap-around links in both dimensions; each dimension at least 3), switch
 // (i, j) at index j * x + i.
 SwitchGraphSpec torus_spec(int x, int y, int cas_per_switch = 1);
+// An x-by-y-by-z torus (each dimension at least 3), switch (i, j, k) at index (k * y + j) * x + i.
+SwitchGraphSpec torus3d_spec(int x, int y, int z, int cas_per_switch = 1);
 // An x-by-y mesh (no wrap-around), numbered as the torus.
 SwitchGraphSpec mesh_spec(int x, int y, int cas_per_switch = 1);
 // `groups` groups of `per_group` switches, all-to-all inside a group, and one global link
