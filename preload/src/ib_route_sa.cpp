@@ -204,8 +204,17 @@ class SaRouteHost final : public IbRouteHost {
     decision_ = rdmacm::decision_from_path(answer, res_.in.service_id, res_.in.qos_class);
     IdRegistry::instance().set_decision(res_.id, *decision_);
     auto set = real_rdmacm().set_option;
-    return set == nullptr ? -1
-                          : set(res_.id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, &path, sizeof path);
+    int rc =
+        set == nullptr ? -1 : set(res_.id, RDMA_OPTION_IB, RDMA_OPTION_IB_PATH, &path, sizeof path);
+    if (rc != 0) {
+      // Refused: the kernel's own route resolution follows, and the connection must not carry
+      // (in its QP's attributes or its tag) a level whose path was never installed.
+      const int saved = errno;
+      IdRegistry::instance().clear_decision(res_.id);
+      decision_.reset();
+      errno = saved;
+    }
+    return rc;
   }
   int consume_route_resolved() override {
     const RdmacmCalls& real = real_rdmacm();

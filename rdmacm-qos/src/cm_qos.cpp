@@ -412,6 +412,12 @@ void IdRegistry::set_decision(const void* id, CmDecision d) {
   r.ids[id].decision = std::move(d);
 }
 
+void IdRegistry::clear_decision(const void* id) {
+  auto& r = registry();
+  std::lock_guard lock(r.mutex);
+  if (IdState* state = r.ids.find(id)) state->decision.reset();
+}
+
 void IdRegistry::set_synchronous(const void* id) {
   auto& r = registry();
   std::lock_guard lock(r.mutex);

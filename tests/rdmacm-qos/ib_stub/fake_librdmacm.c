@@ -165,6 +165,13 @@ int rdma_set_option(struct rdma_cm_id* id, int level, int optname, void* optval,
   if (level == RDMA_OPTION_IB && optname == RDMA_OPTION_IB_PATH &&
       optlen >= sizeof(struct ibv_path_data)) {
     const struct ibv_path_data* p = optval;
+    /* FAKE_RDMACM_REFUSE_PATH: the kernel refuses the path (as ucma does a record it cannot
+     * use), and queues nothing. */
+    if (getenv("FAKE_RDMACM_REFUSE_PATH") != NULL) {
+      log_line("{\"call\":\"rdma_set_option\",\"option\":\"ib_path\",\"refused\":true}");
+      errno = EINVAL;
+      return -1;
+    }
     log_line(
         "{\"call\":\"rdma_set_option\",\"option\":\"ib_path\",\"len\":%zu,\"flags\":%u,"
         "\"sl\":%u,\"mtu\":%u,\"service_id\":%llu}",

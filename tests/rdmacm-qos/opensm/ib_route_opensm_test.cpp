@@ -251,6 +251,17 @@ TEST_F(IbRouteOpenSm, QueryReportsTheSaAnswerOnInfiniBand) {
   EXPECT_EQ(j.value("rate_limit", -1), 5);
 }
 
+// The kernel refuses the SA's path: the kernel's own route resolution follows, and the id keeps
+// no decision (its QP must not get the refused path's SL, nor its tag name that level).
+TEST_F(IbRouteOpenSm, PathTheKernelRefusesLeavesNoDecision) {
+  for (const char* mode : {"async", "sync"}) {
+    auto r = client(mode, {"FAKE_RDMACM_REFUSE_PATH=1"});
+    ASSERT_EQ(r.exit_code, 0) << mode << ": " << r.output;
+    EXPECT_EQ(calls_named(r, "rdma_resolve_route").size(), 1u) << mode;
+    EXPECT_EQ(r.output.find("decision: sl"), std::string::npos) << mode << ": " << r.output;
+  }
+}
+
 TEST_F(IbRouteOpenSm, QueryOfASynchronousIdReportsTheSaAnswer) {
   auto r = client("sync", {"RDMA_QOS_CLASS=7"});
   ASSERT_EQ(r.exit_code, 0) << r.output;

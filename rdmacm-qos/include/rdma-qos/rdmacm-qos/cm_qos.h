@@ -241,6 +241,7 @@ class IdRegistry {
   void set_service_id(const void* id, uint64_t sid);
   void set_program_tos(const void* id, uint8_t tos);
   void set_decision(const void* id, CmDecision d);
+  void clear_decision(const void* id);
   void set_synchronous(const void* id);
   void set_peer_tag(const void* id, CmTag tag);
   void erase(const void* id);
