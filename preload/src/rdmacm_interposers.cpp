@@ -73,6 +73,22 @@ __attribute__((visibility("default"))) int rdma_create_id(rdma_event_channel* ch
   return rc;
 }
 
+// An id moved to another channel is synchronous exactly when the new one is none (librdmacm then
+// gives it a private channel): whether the module consumes its ROUTE_RESOLVED follows.
+__attribute__((visibility("default"))) int rdma_migrate_id(rdma_cm_id* id,
+                                                           rdma_event_channel* channel) {
+  auto next = real_rdmacm().migrate_id;
+  if (next == nullptr) return no_librdmacm();
+  int rc = next(id, channel);
+  if (rc == 0 && id != nullptr) {
+    try {
+      IdRegistry::instance().set_synchronous(id, channel == nullptr);
+    } catch (...) {
+    }
+  }
+  return rc;
+}
+
 __attribute__((visibility("default"))) int rdma_set_option(rdma_cm_id* id, int level, int optname,
                                                            void* optval, size_t optlen) {
   auto next = real_rdmacm().set_option;

@@ -78,6 +78,7 @@ const RdmacmCalls& fill_real_rdmacm() {
     look_up(c.connect, lib, "rdma_connect", kVersion);
     look_up(c.accept, lib, "rdma_accept", kVersion);
     look_up(c.destroy_id, lib, "rdma_destroy_id", kVersion);
+    look_up(c.migrate_id, lib, "rdma_migrate_id", kVersion);
     look_up(c.create_ep, lib, "rdma_create_ep", kVersion);
     look_up(c.destroy_ep, lib, "rdma_destroy_ep", kVersion);
     look_up(c.get_cm_event, lib, "rdma_get_cm_event", kVersion);

@@ -31,6 +31,7 @@ struct RdmacmCalls {
   int (*connect)(rdma_cm_id*, rdma_conn_param*) = nullptr;
   int (*accept)(rdma_cm_id*, rdma_conn_param*) = nullptr;
   int (*destroy_id)(rdma_cm_id*) = nullptr;
+  int (*migrate_id)(rdma_cm_id*, rdma_event_channel*) = nullptr;
   int (*create_ep)(rdma_cm_id**, rdma_addrinfo*, ibv_pd*, ibv_qp_init_attr*) = nullptr;
   void (*destroy_ep)(rdma_cm_id*) = nullptr;
   int (*get_cm_event)(rdma_event_channel*, rdma_cm_event**) = nullptr;

@@ -418,10 +418,10 @@ void IdRegistry::clear_decision(const void* id) {
   if (IdState* state = r.ids.find(id)) state->decision.reset();
 }
 
-void IdRegistry::set_synchronous(const void* id) {
+void IdRegistry::set_synchronous(const void* id, bool synchronous) {
   auto& r = registry();
   std::lock_guard lock(r.mutex);
-  r.ids[id].synchronous = true;
+  r.ids[id].synchronous = synchronous;
 }
 
 void IdRegistry::set_peer_tag(const void* id, CmTag tag) {

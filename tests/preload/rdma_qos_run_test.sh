@@ -24,7 +24,7 @@ set -e
 
 exports=$(nm -D --defined-only "$module" | awk '{print $3}' | sort | tr '\n' ' ')
 want="ibv_create_ah ibv_destroy_qp ibv_modify_qp rclose rconnect rdma_accept rdma_connect rdma_create_ep \
-rdma_create_id rdma_destroy_ep rdma_destroy_id rdma_get_cm_event rdma_qos_get_class rdma_qos_get_service_id rdma_qos_query rdma_qos_set_class \
+rdma_create_id rdma_destroy_ep rdma_destroy_id rdma_get_cm_event rdma_migrate_id rdma_qos_get_class rdma_qos_get_service_id rdma_qos_query rdma_qos_set_class \
 rdma_qos_set_service_id rdma_qos_version rdma_resolve_route rdma_set_option rsetsockopt rsocket "
 [ "$exports" = "$want" ] || fail "exports: $exports"
 # librdmacm is reached through dlsym only: programs without rdma_cm do not load it.

@@ -130,6 +130,21 @@ int rdma_create_id(struct rdma_event_channel* channel, struct rdma_cm_id** id, v
   return 0;
 }
 
+/* Moves an id to another channel; none: a private one, and the id is synchronous from now on. */
+int rdma_migrate_id(struct rdma_cm_id* id, struct rdma_event_channel* channel) {
+  struct fake_channel* old = (struct fake_channel*)id->channel;
+  if (channel == NULL) {
+    channel = rdma_create_event_channel();
+    if (channel == NULL) return -1;
+    ((struct fake_channel*)channel)->private_to_sync_id = 1;
+  }
+  id->channel = channel;
+  if (old->private_to_sync_id) rdma_destroy_event_channel(&old->channel);
+  log_line("{\"call\":\"rdma_migrate_id\",\"synchronous\":%d}",
+           ((struct fake_channel*)channel)->private_to_sync_id);
+  return 0;
+}
+
 static void set_gid(union ibv_gid* gid, const char* guid_var) {
   const char* guid = getenv(guid_var);
   gid->global.subnet_prefix = htobe64(0xfe80000000000000ULL);

@@ -4,7 +4,10 @@
  * says whether each route resolved. It links no rdma-qos library: the QoS decision is asked of
  * rdma_qos_query only if something in the process exports it (the preload module does). Run
  * over the stand-in librdmacm with the preload module.
- *   ib_route_client async|sync|async-destroy PORT [ROUTE_TIMEOUT_MS [CONNECTIONS [INTERVAL_MS]]]
+ *   ib_route_client async|sync|async-destroy|migrate-to-async|migrate-to-sync PORT
+ *                   [ROUTE_TIMEOUT_MS [CONNECTIONS [INTERVAL_MS]]]
+ * migrate-to-async creates its id without a channel and moves it to one (rdma_migrate_id) before
+ * resolving; migrate-to-sync the other way round.
  * With INTERVAL_MS, one connection every INTERVAL_MS, each decision line ending with the
  * milliseconds since the first ("... at_ms 1234"): a long-running program. An async id's events
  * are waited for as an event loop does (poll on the channel, up to 10 s), and each route says
@@ -69,13 +72,16 @@ static long now_ms(void) {
   return now.tv_sec * 1000 + now.tv_nsec / 1000000;
 }
 
-static int connect_once(int sync, int destroy, const struct sockaddr_in* dst,
+static int connect_once(int sync, int destroy, int migrate, const struct sockaddr_in* dst,
                         int route_timeout_ms) {
   struct rdma_event_channel* ch = NULL;
+  struct rdma_event_channel* first = NULL; /* migrate-to-sync: the channel it is created on */
   struct rdma_cm_id* id;
   long start, returned;
   if (!sync && (ch = rdma_create_event_channel()) == NULL) return 1;
-  if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) != 0) return 1;
+  if (migrate && sync && (first = rdma_create_event_channel()) == NULL) return 1;
+  if (rdma_create_id(migrate ? first : ch, &id, NULL, RDMA_PS_TCP) != 0) return 1;
+  if (migrate && rdma_migrate_id(id, ch) != 0) return 1;
   if (rdma_resolve_addr(id, NULL, (struct sockaddr*)dst, 2000) != 0) return 1;
   if (!sync && !expect_event(ch, RDMA_CM_EVENT_ADDR_RESOLVED)) return 1;
   start = now_ms();
@@ -96,14 +102,16 @@ static int connect_once(int sync, int destroy, const struct sockaddr_in* dst,
   fflush(stdout);
   rdma_destroy_id(id);
   if (ch) rdma_destroy_event_channel(ch);
+  if (first) rdma_destroy_event_channel(first);
   return 0;
 }
 
 int main(int argc, char** argv) {
   struct sockaddr_in dst;
-  int sync, destroy, route_timeout_ms = 2000, connections = 1, i;
+  int sync, destroy, migrate, route_timeout_ms = 2000, connections = 1, i;
   if (argc < 3) return 2;
-  sync = strcmp(argv[1], "sync") == 0;
+  migrate = strncmp(argv[1], "migrate-", 8) == 0;
+  sync = strcmp(argv[1], "sync") == 0 || strcmp(argv[1], "migrate-to-sync") == 0;
   destroy = strcmp(argv[1], "async-destroy") == 0;
   if (argc > 3) route_timeout_ms = atoi(argv[3]);
   if (argc > 4) connections = atoi(argv[4]);
@@ -114,7 +122,7 @@ int main(int argc, char** argv) {
   dst.sin_port = htons((unsigned short)atoi(argv[2]));
   inet_pton(AF_INET, "10.0.0.2", &dst.sin_addr);
   for (i = 0; i < connections; ++i) {
-    if (connect_once(sync, destroy, &dst, route_timeout_ms) != 0) return 1;
+    if (connect_once(sync, destroy, migrate, &dst, route_timeout_ms) != 0) return 1;
     if (interval_ms > 0) usleep((useconds_t)interval_ms * 1000);
   }
   return 0;

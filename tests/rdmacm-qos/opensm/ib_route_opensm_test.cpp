@@ -262,6 +262,22 @@ TEST_F(IbRouteOpenSm, PathTheKernelRefusesLeavesNoDecision) {
   }
 }
 
+// rdma_migrate_id changes whether an id is synchronous: moved to a channel, the program reads
+// ROUTE_RESOLVED itself (the module must not take it); moved to none, the module consumes it as
+// librdmacm would (nothing is left on the id's own channel).
+TEST_F(IbRouteOpenSm, MigratedIdIsTreatedAsItsNewChannelSays) {
+  auto to_async = client("migrate-to-async");
+  ASSERT_EQ(to_async.exit_code, 0) << to_async.output;
+  EXPECT_NE(to_async.output.find("async route resolved"), std::string::npos) << to_async.output;
+  EXPECT_NE(to_async.output.find("decision: sl 3"), std::string::npos) << to_async.output;
+  auto to_sync = client("migrate-to-sync");
+  ASSERT_EQ(to_sync.exit_code, 0) << to_sync.output;
+  EXPECT_NE(to_sync.output.find("decision: sl 3"), std::string::npos) << to_sync.output;
+  auto destroyed = calls_named(to_sync, "rdma_destroy_id");
+  ASSERT_EQ(destroyed.size(), 1u);
+  EXPECT_EQ(destroyed[0].value("pending_events", -1), 0) << to_sync.output;
+}
+
 TEST_F(IbRouteOpenSm, QueryOfASynchronousIdReportsTheSaAnswer) {
   auto r = client("sync", {"RDMA_QOS_CLASS=7"});
   ASSERT_EQ(r.exit_code, 0) << r.output;

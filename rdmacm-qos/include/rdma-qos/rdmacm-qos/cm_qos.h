@@ -214,7 +214,7 @@ struct IdState {
   IdInputs inputs;
   std::optional<CmDecision> decision;
   std::optional<CmTag> peer_tag;  // passive side: the tag the connection request carried
-  bool synchronous = false;       // created without an event channel
+  bool synchronous = false;       // created without an event channel, or migrated to none
 };
 
 class IdRegistry {
@@ -242,7 +242,7 @@ class IdRegistry {
   void set_program_tos(const void* id, uint8_t tos);
   void set_decision(const void* id, CmDecision d);
   void clear_decision(const void* id);
-  void set_synchronous(const void* id);
+  void set_synchronous(const void* id, bool synchronous = true);
   void set_peer_tag(const void* id, CmTag tag);
   void erase(const void* id);
   // For a host module's fork handlers: fork() copies only the calling thread, so a lock another
