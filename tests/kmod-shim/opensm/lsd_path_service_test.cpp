@@ -3,8 +3,10 @@
 // (umad2sim preloaded into it alone) whose OpenSM enforces the sample iSER / GOLD policy, and
 // several processes without umad2sim, so without any umad access, asking the same iSER path
 // through its socket at once. Every one gets OpenSM's path at the policy's SL, and the daemon's
-// counters show a single SA request for all of them.
+// counters show a single SA request for all of them. A reload (SIGHUP) empties the cache: the
+// next question goes to the SA again.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -127,6 +129,35 @@ TEST_F(LsdPathServiceOpenSm, ProcessesWithoutUmadGetThePolicysPathFromOneSaQuery
   EXPECT_EQ(p["answers"]["answered"], kAskers) << p.dump();
   // Each asker either joined the one in flight or found its answer in the cache.
   EXPECT_EQ(p["joined"].get<int>() + p["cache_hits"].get<int>(), kAskers - 1) << p.dump();
+}
+
+TEST_F(LsdPathServiceOpenSm, ReloadEmptiesTheCache) {
+  start();
+  auto path_service_stats = [&] {
+    auto stats = sad::control_call(control_, {{"command", "stats"}}, 5s);
+    EXPECT_TRUE(stats) << stats.error().message;
+    return stats ? (*stats)["stats"] : nlohmann::json::object();
+  };
+  auto ask = [&](int i) {
+    std::remove(asker(i).output_path.c_str());
+    auto code = testbed::Process::spawn(asker(i)).wait_for(20s);
+    EXPECT_EQ(code, 0) << read_file(asker(i).output_path);
+  };
+  ask(0);
+  ask(1);
+  auto before = path_service_stats();
+  EXPECT_EQ(before["path_service"]["sa_requests"]["path_record"], 1) << before.dump();
+  EXPECT_EQ(before["path_service"]["cache_hits"], 1) << before.dump();
+  ASSERT_EQ(::kill(daemon_->pid(), SIGHUP), 0);
+  for (auto until = std::chrono::steady_clock::now() + 10s;;) {
+    if (path_service_stats()["reloads"]["ok"] == 1) break;
+    ASSERT_LT(std::chrono::steady_clock::now(), until) << "no reload: " << read_file(log_path_);
+    std::this_thread::sleep_for(50ms);
+  }
+  ask(2);
+  auto after = path_service_stats();
+  EXPECT_EQ(after["path_service"]["sa_requests"]["path_record"], 2) << after.dump();
+  EXPECT_EQ(after["path_service"]["cache_hits"], 1) << after.dump();
 }
 
 }  // namespace
