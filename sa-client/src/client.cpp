@@ -168,16 +168,22 @@ std::vector<Result<std::vector<PathRecord>>> Client::path_records(
   std::vector<Result<std::vector<PathRecord>>> out;
   out.reserve(queries.size());
   std::vector<SaRequest> requests;
-  std::vector<size_t> where;  // request index -> query index
+  std::vector<size_t> where;         // request index -> query index
+  std::vector<PathCache::Key> keys;  // request index -> its cache key (with a cache)
   std::vector<std::optional<Error>> invalid(queries.size());
   std::vector<std::optional<std::vector<PathRecord>>> cached(queries.size());
   if (cache_) maybe_refresh_port();
   for (size_t i = 0; i < queries.size(); ++i) {
-    if (cache_ && (cached[i] = cache_->lookup(queries[i], sm_generation_))) continue;
+    // Encoded once: the cache's key is the request's bytes.
     auto r = make_path_request(queries[i]);
     if (!r) {
       invalid[i] = r.error();
       continue;
+    }
+    if (cache_) {
+      PathCache::Key key = PathCache::key_of(*r);
+      if ((cached[i] = cache_->lookup(key, sm_generation_))) continue;
+      keys.push_back(key);
     }
     requests.push_back(std::move(*r));
     where.push_back(i);
@@ -190,7 +196,7 @@ std::vector<Result<std::vector<PathRecord>>> Client::path_records(
     else
       slots[where[k]] = decode_path_response(*responses[k]);
     if (cache_ && *slots[where[k]])
-      cache_->insert(queries[where[k]], slots[where[k]]->value(), sm_generation_);
+      cache_->insert(keys[k], slots[where[k]]->value(), sm_generation_);
   }
   for (size_t i = 0; i < queries.size(); ++i) {
     if (cached[i]) {

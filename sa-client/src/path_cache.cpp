@@ -48,11 +48,15 @@ PathCache::~PathCache() = default;
 
 std::optional<PathCache::Key> PathCache::key_of(const PathQuery& query) {
   auto req = make_path_request(query);  // normalises the mask as the wire will carry it
-  if (!req) return std::nullopt;
+  if (!req) return std::nullopt;        // such a query is never sent, so never cached
+  return key_of(*req);
+}
+
+PathCache::Key PathCache::key_of(const SaRequest& request) {
   Key k{};
-  std::copy(req->data.begin(), req->data.end(), k.begin());
-  wire::put64(k.data() + kPathRecordSize, req->comp_mask);
-  k[kPathRecordSize + 8] = req->method;
+  std::copy_n(request.data.begin(), std::min(request.data.size(), kPathRecordSize), k.begin());
+  wire::put64(k.data() + kPathRecordSize, request.comp_mask);
+  k[kPathRecordSize + 8] = request.method;
   return k;
 }
 
@@ -65,9 +69,14 @@ std::optional<std::vector<PathRecord>> PathCache::lookup(const PathQuery& query,
                                                          Clock::time_point now) {
   auto key = key_of(query);
   if (!key) return std::nullopt;
-  Shard& s = shard_for(*key);
+  return lookup(*key, sm_generation, now);
+}
+
+std::optional<std::vector<PathRecord>> PathCache::lookup(const Key& key, uint64_t sm_generation,
+                                                         Clock::time_point now) {
+  Shard& s = shard_for(key);
   std::lock_guard lock(s.mutex);
-  auto it = s.index.find(*key);
+  auto it = s.index.find(key);
   if (it == s.index.end()) return std::nullopt;
   const Entry& e = *it->second;
   if (e.generation != sm_generation || now >= e.expires) {
@@ -81,16 +90,19 @@ std::optional<std::vector<PathRecord>> PathCache::lookup(const PathQuery& query,
 
 void PathCache::insert(const PathQuery& query, std::vector<PathRecord> paths,
                        uint64_t sm_generation, Clock::time_point now) {
-  auto key = key_of(query);
-  if (!key) return;
-  Shard& s = shard_for(*key);
+  if (auto key = key_of(query)) insert(*key, std::move(paths), sm_generation, now);
+}
+
+void PathCache::insert(const Key& key, std::vector<PathRecord> paths, uint64_t sm_generation,
+                       Clock::time_point now) {
+  Shard& s = shard_for(key);
   std::lock_guard lock(s.mutex);
-  if (auto it = s.index.find(*key); it != s.index.end()) {
+  if (auto it = s.index.find(key); it != s.index.end()) {
     s.lru.erase(it->second);
     s.index.erase(it);
   }
-  s.lru.push_front(Entry{*key, std::move(paths), sm_generation, now + options_.ttl});
-  s.index.emplace(*key, s.lru.begin());
+  s.lru.push_front(Entry{key, std::move(paths), sm_generation, now + options_.ttl});
+  s.index.emplace(key, s.lru.begin());
   while (s.lru.size() > s.capacity) {
     s.index.erase(s.lru.back().key);
     s.lru.pop_back();

@@ -57,6 +57,24 @@ TEST(PathCache, EveryQueryFieldIsPartOfTheKey) {
   EXPECT_TRUE(c.lookup(query(3, 0x1060CBC), 0, t0));
 }
 
+// The client keys its cache by the request it encodes anyway: the same key as the query's.
+TEST(PathCache, AnEncodedRequestHasItsQuerysKey) {
+  PathQuery q = query(3, 0x1060CBC);
+  q.record.qos_class = 7;
+  q.comp_mask |= pr_mask::kQosClass;
+  auto request = make_path_request(q);
+  ASSERT_TRUE(request);
+  auto from_query = PathCache::key_of(q);
+  ASSERT_TRUE(from_query);
+  EXPECT_EQ(PathCache::key_of(*request), *from_query);
+  PathCache c;
+  auto t0 = Clock::now();
+  c.insert(PathCache::key_of(*request), answer(5), 0, t0);
+  auto hit = c.lookup(q, 0, t0);
+  ASSERT_TRUE(hit);
+  EXPECT_EQ(hit->at(0).sl, 5);
+}
+
 TEST(PathCache, EntriesExpireAfterTheTtl) {
   PathCacheOptions o;
   o.ttl = 10s;

@@ -36,12 +36,18 @@ class PathCache {
 
   // nullopt when the query cannot be encoded (it can never be cached).
   static std::optional<Key> key_of(const PathQuery& query);
+  // The key of a PathRecord request already encoded (make_path_request): no second encoding.
+  static Key key_of(const SaRequest& request);
 
   // The answer stored for `query`, unless it expired or was stored under another SM
   // generation (Client::sm_generation()).
   std::optional<std::vector<PathRecord>> lookup(const PathQuery& query, uint64_t sm_generation,
                                                 Clock::time_point now = Clock::now());
+  std::optional<std::vector<PathRecord>> lookup(const Key& key, uint64_t sm_generation,
+                                                Clock::time_point now = Clock::now());
   void insert(const PathQuery& query, std::vector<PathRecord> paths, uint64_t sm_generation,
+              Clock::time_point now = Clock::now());
+  void insert(const Key& key, std::vector<PathRecord> paths, uint64_t sm_generation,
               Clock::time_point now = Clock::now());
   void clear();
   size_t size() const;
