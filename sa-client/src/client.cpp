@@ -134,10 +134,27 @@ milliseconds Client::attempt_timeout() {
 Result<ClassPortInfo> Client::class_port_info() {
   maybe_refresh_port();
   if (cpi_) return *cpi_;
+  // Another client of the pool may have read it (or failed to) from the same SA.
+  if (cpi_share_) {
+    std::lock_guard lock(cpi_share_->mutex);
+    if (cpi_share_->sa_lid == sa_lid()) {
+      if (cpi_share_->cpi) {
+        cpi_ = cpi_share_->cpi;
+        return *cpi_;
+      }
+      if (cpi_share_->failure && cpi_share_->retry_at > cpi_retry_at_) {
+        cpi_failure_ = cpi_share_->failure;
+        cpi_retry_at_ = cpi_share_->retry_at;
+      }
+    }
+  }
   // A failure is remembered for a while: callers such as the preload module ask before every
   // connection, and each would otherwise wait the whole timeout x (retries + 1) again.
   if (cpi_failure_ && Clock::now() < cpi_retry_at_) return *cpi_failure_;
   cpi_failure_.reset();
+  // This is the read execute() would make before its first query: without the flag it made it
+  // too, and the first ClassPortInfo read went to the SA twice.
+  cpi_tried_ = true;
   SaRequest req;
   req.method = method::kGet;
   req.attr_id = attr::kClassPortInfo;
@@ -147,9 +164,17 @@ Result<ClassPortInfo> Client::class_port_info() {
   if (!cpi) {
     cpi_failure_ = cpi.error();
     cpi_retry_at_ = Clock::now() + options_.class_port_info_retry_after;
-    return cpi.error();
+  } else {
+    cpi_ = *cpi;
   }
-  cpi_ = *cpi;
+  if (cpi_share_) {
+    std::lock_guard lock(cpi_share_->mutex);
+    cpi_share_->sa_lid = sa_lid();
+    cpi_share_->cpi = cpi_;
+    cpi_share_->failure = cpi_ ? std::nullopt : cpi_failure_;
+    cpi_share_->retry_at = cpi_retry_at_;
+  }
+  if (!cpi) return cpi.error();
   return *cpi_;
 }
 

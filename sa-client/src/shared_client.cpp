@@ -35,7 +35,12 @@ Result<std::unique_ptr<SharedClient>> SharedClient::open(const ClientOptions& op
 
 SharedClient::SharedClient(std::unique_ptr<Client> client, ClientOpener open_more,
                            size_t concurrent)
-    : opened_(1), concurrent_(std::max<size_t>(concurrent, 1)), open_more_(std::move(open_more)) {
+    : opened_(1),
+      concurrent_(std::max<size_t>(concurrent, 1)),
+      open_more_(std::move(open_more)),
+      cpi_share_(std::make_shared<ClassPortInfoShare>()) {
+  // The pool's clients read the port's ClassPortInfo once between them, not once each.
+  client->set_class_port_info_share(cpi_share_);
   idle_.push_back(std::move(client));
 }
 
@@ -54,7 +59,10 @@ Result<std::unique_ptr<Client>> SharedClient::borrow(Deadline deadline) {
       ++opened_;
       lock.unlock();
       auto more = open_more_();
-      if (more) return std::move(*more);
+      if (more) {
+        (*more)->set_class_port_info_share(cpi_share_);
+        return std::move(*more);
+      }
       lock.lock();
       --opened_;
       // The port refuses another agent: wait for one of the open clients instead.

@@ -156,6 +156,39 @@ TEST(SharedClient, OpensNoMoreClientsThanAllowed) {
   EXPECT_EQ(opened, 2);
 }
 
+// The pool's clients read ClassPortInfo once between them: a second client opened while the
+// first is busy takes the first one's answer.
+TEST(SharedClient, ThePoolReadsClassPortInfoOnce) {
+  std::atomic<int> cpi_queries{0};
+  auto client = [&] {
+    auto t = std::make_unique<testing::FakeTransport>([&](const SaMad& r) {
+      if (r.mad.attr_id != attr::kClassPortInfo) std::this_thread::sleep_for(150ms);
+      SaMad m = testing::response_to(r, method::kGetResp);
+      if (r.mad.attr_id == attr::kClassPortInfo) {
+        ++cpi_queries;
+        ClassPortInfo info;
+        info.capability_mask2 = cap2::kQosSupported;
+        m.data = *encode_class_port_info(info);
+      }
+      return std::vector<ReceivedMad>{testing::received(m)};
+    });
+    return std::make_unique<Client>(std::move(t), ClientOptions{});
+  };
+  SharedClient c(
+      client(), [&]() -> Result<std::unique_ptr<Client>> { return client(); }, 2);
+  auto first = c.qos_supported(deadline_after(2000ms));
+  ASSERT_TRUE(first) << first.error().message;
+  // One thread holds the first client with a slow query; the second opens another client.
+  std::thread slow(
+      [&] { c.path_records(query_for(0x4000), deadline_after(2000ms)).ignore_error(); });
+  std::this_thread::sleep_for(30ms);
+  auto second = c.qos_supported(deadline_after(2000ms));
+  slow.join();
+  ASSERT_TRUE(second) << second.error().message;
+  EXPECT_TRUE(*second);
+  EXPECT_EQ(cpi_queries, 1);
+}
+
 // A port that refuses another agent: the queries share the clients already open.
 TEST(SharedClient, AFailedOpenFallsBackToTheOpenClients) {
   SharedClient c(

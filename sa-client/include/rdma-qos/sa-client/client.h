@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <vector>
@@ -71,6 +72,17 @@ struct SaRequest {
   bool rmpp = false;  // send RMPP-active (GetMulti)
 };
 
+// One port's ClassPortInfo (or its last failure), shared by the clients of a pool
+// (SharedClient): read by whichever asks first, not once per client. Valid for the SA LID it was
+// read from.
+struct ClassPortInfoShare {
+  std::mutex mutex;
+  uint16_t sa_lid = 0;
+  std::optional<ClassPortInfo> cpi;
+  std::optional<Error> failure;
+  std::chrono::steady_clock::time_point retry_at{};
+};
+
 class Client {
  public:
   // Opens the umad port named in options.port.
@@ -106,6 +118,10 @@ class Client {
 
   // Shares a path cache with this client (nullptr: none).
   void set_cache(std::shared_ptr<PathCache> cache) { cache_ = std::move(cache); }
+  // Shares the port's ClassPortInfo with the other clients of a pool (nullptr: none).
+  void set_class_port_info_share(std::shared_ptr<ClassPortInfoShare> share) {
+    cpi_share_ = std::move(share);
+  }
 
   // Called with the round-trip time of every answered request (benchmarks, metrics).
   void set_latency_observer(std::function<void(std::chrono::nanoseconds)> observer) {
@@ -139,6 +155,7 @@ class Client {
   std::chrono::steady_clock::time_point cpi_retry_at_{};
   std::optional<std::chrono::steady_clock::time_point> deadline_;
   std::shared_ptr<PathCache> cache_;
+  std::shared_ptr<ClassPortInfoShare> cpi_share_;
   std::function<void(std::chrono::nanoseconds)> latency_observer_;
   uint64_t sm_generation_ = 0;
   uint32_t next_tid_;

@@ -69,6 +69,7 @@ class SharedClient final : public PortPaths {
   size_t opened_ = 0;  // idle or borrowed, or being opened
   size_t concurrent_;
   ClientOpener open_more_;
+  std::shared_ptr<ClassPortInfoShare> cpi_share_;  // given to every client of the pool
   uint64_t sm_generation_ = 0;
 };
 
