@@ -8,11 +8,15 @@
 
 namespace rdmaqos::osmp {
 
-std::string dump_lfts(testbed::IbFabricOptions options) {
+std::string dump_lfts(testbed::IbFabricOptions options, const std::string& engine) {
   // log_flags 0x43: errors, info and OSM_LOG_ROUTING, the flag OpenSM writes its routing dumps
-  // under (into dump_files_dir) once the subnet is up, before the SA answers.
-  options.opensm_conf += "log_flags 0x43\ndump_files_dir @DIR@\n";
+  // under (into dump_files_dir) once the subnet is up, before the SA answers; the log flushed at
+  // once, to be read for the engine that routed.
+  options.opensm_conf +=
+      "routing_engine " + engine + "\nlog_flags 0x43\ndump_files_dir @DIR@\nforce_log_flush TRUE\n";
   testbed::IbFabric fabric(std::move(options));
+  if (fabric.opensm_log().find(engine + " tables configured") == std::string::npos)
+    throw std::runtime_error(engine + " did not route: " + fabric.opensm_log().substr(0, 4000));
   std::ifstream in(fabric.dir() + "/opensm-lfts.dump");
   std::ostringstream text;
   text << in.rdbuf();

@@ -10,10 +10,11 @@
 
 namespace rdmaqos::osmp {
 
-// Runs OpenSM once on `options` (its routing_engine line included) with OSM_LOG_ROUTING on, which
+// Runs OpenSM once on `options` under routing engine `engine` with OSM_LOG_ROUTING on, which
 // makes it write opensm-lfts.dump (every switch's LFT, in the format `ibroute` prints and the
-// `file` engine reads) at SUBNET UP; returns that file's text. Throws when OpenSM wrote none.
-std::string dump_lfts(testbed::IbFabricOptions options);
+// `file` engine reads) at SUBNET UP; returns that file's text. Throws when `engine` did not route
+// (OpenSM fell back to another) or OpenSM wrote no dump.
+std::string dump_lfts(testbed::IbFabricOptions options, const std::string& engine);
 
 // `dump` without the entries for LIDs [lid, lid + count) on every switch but `keep_switch_guid`:
 // the `file` engine leaves an entry it is not given unrouted, so those LIDs are reached only

@@ -100,6 +100,11 @@ struct Case {
   // lft_holes, without the routes to node002 but on its own switch (one-way and missing paths).
   std::string lfts_from = {};
   bool lft_holes = false;
+  // UPDN and DNUP (and UPDN for lfts_from) with switch 0 named as their root (root_guid_file):
+  // on these graphs their own root detection finds none and OpenSM falls back to min-hop.
+  bool root = false;
+  // The engine that routes (OpenSM falls back along its list when one fails); empty: unchecked.
+  std::string routed_by = {};
 };
 
 std::ostream& operator<<(std::ostream& os, const Case& c) {
@@ -236,6 +241,10 @@ IbFabricOptions options(const Case& c) {
   o.partitions = kPartitions;
   // Nue uses one VL unless told more; with several it gives paths SLs as DFSSSP does.
   o.opensm_conf = "routing_engine " + c.engine + "\nnue_max_num_vls 4\n" + c.extra_conf;
+  if (c.root) {
+    o.files["roots"] = fmt::format("0x{:016x}\n", o.topology.node("sw01").node_guid);
+    o.opensm_conf += "root_guid_file @DIR@/roots\n";
+  }
   if (c.torus) {
     o.files["torus-2QoS.conf"] = testbed::torus_2qos_conf(o.topology, *c.torus);
     o.opensm_conf += "torus_config @DIR@/torus-2QoS.conf\n";
@@ -250,8 +259,8 @@ IbFabricOptions options(const Case& c) {
 // c.lft_holes): the engine the plugin then answers beside is `file`.
 void route_from_file(const Case& c, IbFabricOptions& o) {
   IbFabricOptions first = o;
-  first.opensm_conf = "routing_engine " + c.lfts_from + "\n";
-  std::string dump = dump_lfts(first);
+  first.opensm_conf = c.root ? "root_guid_file @DIR@/roots\n" : "";
+  std::string dump = dump_lfts(first, c.lfts_from);
   if (c.lft_holes) {
     const testbed::TopoNode& to = o.topology.node("node002");
     dump = without_routes_to(dump, o.topology.node(to.leaf).node_guid, to.lid, 1 << c.lmc);
@@ -330,10 +339,8 @@ TEST_P(RoutingDifferential, ThePluginAnswersAsOpenSmsOwnHandlers) {
   IbFabric f(o);
   ASSERT_TRUE(wait_for_log(f, c.qos ? "rdma-qos plugin: answering" : "runs with qos FALSE"))
       << f.opensm_log().substr(0, 4000);
-  // OpenSM's first sweep with its routing, the figure that says which engines a fabric can take.
-  std::cout << c.name << ": " << o.topology.nodes.size() << " nodes, OpenSM up in "
-            << std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()
-            << " s, " << mads.size() << " queries\n";
+  const double up_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (!c.lfts_from.empty()) {
     // The file was read: otherwise OpenSM would route by min-hop under the name `file`.
     EXPECT_TRUE(wait_for_log(f, "file tables configured")) << f.opensm_log().substr(0, 4000);
@@ -421,6 +428,27 @@ TEST_P(RoutingDifferential, ThePluginAnswersAsOpenSmsOwnHandlers) {
     EXPECT_TRUE(high) << "no answer carries SL 8 or more: Bulk's SL " << c.bulk_sl << " is lost";
   }
   size_t differ = 0;
+  for (size_t i = 0; i < mads.size(); ++i) differ += opensm[i] == ours[i] ? 0 : 1;
+  // OpenSM's start-up (first sweep and routing) and the engine that routed (OpenSM falls back
+  // along its list when one fails): the figures that say which engines a fabric can take.
+  std::string routed = "?";
+  if (std::string st; plugin_command(f, "stats", &st) == 0 && st.find('{') != std::string::npos) {
+    const auto j = nlohmann::json::parse(st.substr(st.find('{')), nullptr, false);
+    if (j.is_object() && j.contains("routing")) routed = j["routing"].value("engine", "?");
+  }
+  std::cout << c.name << ": " << o.topology.nodes.size() << " nodes, OpenSM up in " << up_seconds
+            << " s, routed by " << routed << ", " << sls.size() << " SL(s), " << mads.size()
+            << " queries, " << differ << " answers differ\n";
+  if (routed != c.engine) {
+    // Why OpenSM fell back: the first error line is the engine's.
+    const std::string log = f.opensm_log();
+    if (const auto at = log.find(" ERR "); at != std::string::npos)
+      std::cout << "  " << log.substr(at, log.find('\n', at) - at) << "\n";
+  }
+  if (!c.routed_by.empty()) {
+    EXPECT_EQ(routed, c.routed_by);
+  }
+  differ = 0;
   for (size_t i = 0; i < mads.size(); ++i) {
     if (opensm[i] == ours[i]) continue;
     if (++differ <= 5) {
@@ -469,6 +497,7 @@ std::vector<Case> ci_cases() {
   for (bool holes : {false, true}) {
     Case c{holes ? "ring6_file_holes_qos" : "ring6_file_qos", ring, "file"};
     c.lfts_from = "updn";
+    c.root = true;
     c.lft_holes = holes;
     out.push_back(c);
   }
@@ -486,8 +515,14 @@ std::vector<Case> large_cases() {
   for (const auto& [shape, spec] : shapes) {
     for (const char* engine :
          {"lash", "dfsssp", "sssp", "nue", "updn", "dnup", "minhop", "dor", "ftree"}) {
+      const std::string e = engine;
       Case c{fmt::format("{}_{}_qos", shape, engine), spec, engine};
       c.sampled_pairs = 400;
+      c.root = e == "updn" || e == "dnup";
+      // ftree finds no fat tree here, and LASH no layering of the random graph within its SLs:
+      // min-hop routes.
+      c.routed_by = e == "ftree" || (e == "lash" && shape == "random150") ? "minhop" : e;
+      c.layered = c.routed_by == "dfsssp" || c.routed_by == "nue" || c.routed_by == "lash";
       out.push_back(c);
     }
   }
@@ -500,6 +535,7 @@ std::vector<Case> large_cases() {
     Case c{fmt::format("tree1980_{}_qos", engine), {}, engine};
     c.sampled_pairs = 400;
     c.tree = tree;
+    c.routed_by = engine;
     out.push_back(c);
   }
   return out;
@@ -549,6 +585,7 @@ std::vector<Case> soak_cases() {
         c.lmc = variant == 3 ? 1 : 0;
         c.lft_holes = variant == 4;
         c.lfts_from = from;
+        c.root = std::string(from) == "updn";
         out.push_back(c);
       }
     }
