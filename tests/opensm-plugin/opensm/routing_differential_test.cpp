@@ -100,9 +100,6 @@ struct Case {
   // lft_holes, without the routes to node002 but on its own switch (one-way and missing paths).
   std::string lfts_from = {};
   bool lft_holes = false;
-  // UPDN and DNUP (and UPDN for lfts_from) with switch 0 named as their root (root_guid_file):
-  // on these graphs their own root detection finds none and OpenSM falls back to min-hop.
-  bool root = false;
   // The engine that routes (OpenSM falls back along its list when one fails); empty: unchecked.
   std::string routed_by = {};
 };
@@ -228,6 +225,15 @@ std::vector<std::string> queries(const testbed::Topology& t, int sampled_pairs) 
   return out;
 }
 
+// UPDN and DNUP (routing, or making the LFTs `file` reads) run with switch 0 named as their root
+// (root_guid_file): on graphs without CAs at one end their own root detection finds none, and
+// OpenSM falls back to min-hop.
+bool rooted(const Case& c) {
+  for (const std::string& e : {c.engine, c.lfts_from})
+    if (e == "updn" || e == "dnup") return !c.tree;
+  return false;
+}
+
 IbFabricOptions options(const Case& c) {
   testbed::SwitchGraphSpec spec = c.spec;
   spec.lmc = c.lmc;
@@ -241,7 +247,7 @@ IbFabricOptions options(const Case& c) {
   o.partitions = kPartitions;
   // Nue uses one VL unless told more; with several it gives paths SLs as DFSSSP does.
   o.opensm_conf = "routing_engine " + c.engine + "\nnue_max_num_vls 4\n" + c.extra_conf;
-  if (c.root) {
+  if (rooted(c)) {
     o.files["roots"] = fmt::format("0x{:016x}\n", o.topology.node("sw01").node_guid);
     o.opensm_conf += "root_guid_file @DIR@/roots\n";
   }
@@ -259,7 +265,7 @@ IbFabricOptions options(const Case& c) {
 // c.lft_holes): the engine the plugin then answers beside is `file`.
 void route_from_file(const Case& c, IbFabricOptions& o) {
   IbFabricOptions first = o;
-  first.opensm_conf = c.root ? "root_guid_file @DIR@/roots\n" : "";
+  first.opensm_conf = rooted(c) ? "root_guid_file @DIR@/roots\n" : "";
   std::string dump = dump_lfts(first, c.lfts_from);
   if (c.lft_holes) {
     const testbed::TopoNode& to = o.topology.node("node002");
@@ -467,7 +473,9 @@ std::vector<Case> ci_cases() {
     const bool layered = std::string(engine) == "lash" || std::string(engine) == "dfsssp" ||
                          std::string(engine) == "nue";
     out.push_back({fmt::format("ring6_{}_qos", engine), ring, engine, true, true, 0, layered});
+    out.back().routed_by = engine;
     out.push_back({fmt::format("ring6_{}_noqos", engine), ring, engine, false, false, 0, false});
+    out.back().routed_by = engine;
   }
   // HDR links (1x HDR CAs: 50 Gb/s, rate code 20) under use_original_extended_sa_rates_only:
   // OpenSM announces 40 Gb/s, the nearest rate older drivers know.
@@ -497,7 +505,6 @@ std::vector<Case> ci_cases() {
   for (bool holes : {false, true}) {
     Case c{holes ? "ring6_file_holes_qos" : "ring6_file_qos", ring, "file"};
     c.lfts_from = "updn";
-    c.root = true;
     c.lft_holes = holes;
     out.push_back(c);
   }
@@ -518,7 +525,6 @@ std::vector<Case> large_cases() {
       const std::string e = engine;
       Case c{fmt::format("{}_{}_qos", shape, engine), spec, engine};
       c.sampled_pairs = 400;
-      c.root = e == "updn" || e == "dnup";
       // ftree finds no fat tree here, and LASH no layering of the random graph within its SLs:
       // min-hop routes.
       c.routed_by = e == "ftree" || (e == "lash" && shape == "random150") ? "minhop" : e;
@@ -585,7 +591,6 @@ std::vector<Case> soak_cases() {
         c.lmc = variant == 3 ? 1 : 0;
         c.lft_holes = variant == 4;
         c.lfts_from = from;
-        c.root = std::string(from) == "updn";
         out.push_back(c);
       }
     }
