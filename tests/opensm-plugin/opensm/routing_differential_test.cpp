@@ -4,9 +4,10 @@
 // with the plugin paused (OpenSM's own handlers answer, on the same routing), and every answer
 // must be the same to the byte. On a looped fabric LASH, DFSSSP and Nue give paths different SLs
 // (their deadlock-free layers); a fat tree, where every engine gives SL 0, cannot show a wrong SL.
-// The CI slice is one ring under five engines and a 3x3 torus under torus-2QoS; the soak matrix
-// adds tori (torus-2QoS in 2D and 3D), meshes, dragonfly-like groups, random graphs, LMC 1 and
-// every engine (Documentation/testing.md).
+// The CI slice is one ring under five engines and `file` (LFTs OpenSM dumped), a 3x3 torus under
+// torus-2QoS and a 40-switch random graph (sampled pairs); the soak matrix adds tori (torus-2QoS
+// in 2D and 3D), meshes, dragonfly-like groups, random graphs, LMC 1, every engine, and fabrics
+// of 144 to 150 switches and a 1,980-CA fat tree (Documentation/testing.md).
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -14,7 +15,9 @@
 
 #include <chrono>
 #include <fstream>
+#include <iostream>
 #include <optional>
+#include <random>
 #include <set>
 #include <sstream>
 #include <string>
@@ -27,6 +30,8 @@
 #include "rdma-qos/testbed/raw_mad.h"
 #include "rdma-qos/testbed/topology.h"
 #include "rdma-qos/testbed/torus_2qos_conf.h"
+
+#include "lfts_dump.h"
 
 namespace rdmaqos::osmp {
 namespace {
@@ -86,55 +91,85 @@ struct Case {
   // The torus's radices, for torus-2QoS (which finds no torus without its torus-2QoS.conf).
   std::optional<testbed::TorusRadix> torus = {};
   int bulk_sl = 3;  // the Bulk level's SL
+  // Fabrics of hundreds of switches: this many CA pairs (and a quarter as many CA-to-switch
+  // pairs) drawn from a fixed seed instead of every pair; 0 asks every pair.
+  int sampled_pairs = 0;
+  // A fat tree instead of `spec`.
+  std::optional<testbed::FatTreeSpec> tree = {};
+  // routing_engine file: the LFTs OpenSM dumped from a first run under this engine, and with
+  // lft_holes, without the routes to node002 but on its own switch (one-way and missing paths).
+  std::string lfts_from = {};
+  bool lft_holes = false;
+  // The engine that routes (OpenSM falls back along its list when one fails); empty: unchecked.
+  std::string routed_by = {};
 };
 
 std::ostream& operator<<(std::ostream& os, const Case& c) {
   return os << c.name;
 }
 
-// The queries: every ordered pair of CA ports and every CA to every switch, plain, with an SL
-// requested (0 to 2), with each level's Service-ID and with a P_Key; a GetTable per source;
+// The queries: every ordered pair of CA ports and every CA to every switch (or, on a large
+// fabric, a seeded sample of them), plain, with an SL requested (0 to 2), with each level's
+// Service-ID and with a P_Key; a GetTable per source (four on a large fabric);
 // PathRecords to multicast groups (node001 joins one first); PathRecords and a MultiPathRecord
 // naming node001's alias GUID; MultiPathRecords from node001.
 // The alias GUID node001 registers before the queries, as an SR-IOV virtual function does.
 constexpr uint64_t kAlias = 0x0002c903abcd0001ULL;
 
-std::vector<std::string> queries(const testbed::Topology& t) {
+std::vector<std::string> queries(const testbed::Topology& t, int sampled_pairs) {
   using raw::Mad;
+  using Node = testbed::TopoNode;
   std::vector<std::string> out;
-  std::vector<const testbed::TopoNode*> cas, all;
+  std::vector<const Node*> cas, switches, all;
   for (const auto& n : t.nodes) {
     all.push_back(&n);
-    if (n.kind == testbed::NodeKind::kCa) cas.push_back(&n);
+    (n.kind == testbed::NodeKind::kCa ? cas : switches).push_back(&n);
   }
-  auto path = [](uint8_t method, const testbed::TopoNode& s, const testbed::TopoNode& d,
-                 uint64_t extra) {
+  auto path = [](uint8_t method, const Node& s, const Node& d, uint64_t extra) {
     Mad m = raw::sa_mad(method, raw::kPathRecord, raw::prm::kSlid | raw::prm::kDlid | extra);
     m.put(raw::kData + raw::pr::kSlid, s.lid, 2);
     m.put(raw::kData + raw::pr::kDlid, d.lid, 2);
     return m;
   };
-  for (const auto* s : cas) {
-    for (const auto* d : all) {
-      out.push_back(path(raw::kGet, *s, *d, 0).hex());
-      if (d->kind != testbed::NodeKind::kCa) continue;
-      for (uint8_t sl : {0, 1, 2}) {
-        Mad m = path(raw::kGet, *s, *d, raw::prm::kSl);
-        m.put(raw::kData + raw::pr::kQosSl, sl, 2);
-        out.push_back(m.hex());
-      }
-      for (uint64_t sid : {0x1010, 0x2000}) {
-        Mad m = path(raw::kGet, *s, *d, raw::prm::kServiceId);
-        m.put(raw::kData + raw::pr::kServiceId, sid, 8);
-        out.push_back(m.hex());
-      }
-      Mad m = path(raw::kGet, *s, *d, raw::prm::kPKey);
-      m.put(raw::kData + raw::pr::kPKey, 0xFFFF, 2);
+  auto ask_pair = [&](const Node& s, const Node& d) {
+    out.push_back(path(raw::kGet, s, d, 0).hex());
+    if (d.kind != testbed::NodeKind::kCa) return;
+    for (uint8_t sl : {0, 1, 2}) {
+      Mad m = path(raw::kGet, s, d, raw::prm::kSl);
+      m.put(raw::kData + raw::pr::kQosSl, sl, 2);
       out.push_back(m.hex());
     }
-    Mad table = raw::sa_mad(raw::kGetTable, raw::kPathRecord, raw::prm::kSlid);
-    table.put(raw::kData + raw::pr::kSlid, s->lid, 2);
-    out.push_back(table.hex());
+    for (uint64_t sid : {0x1010, 0x2000}) {
+      Mad m = path(raw::kGet, s, d, raw::prm::kServiceId);
+      m.put(raw::kData + raw::pr::kServiceId, sid, 8);
+      out.push_back(m.hex());
+    }
+    Mad m = path(raw::kGet, s, d, raw::prm::kPKey);
+    m.put(raw::kData + raw::pr::kPKey, 0xFFFF, 2);
+    out.push_back(m.hex());
+  };
+  auto table = [&](const Node& s) {
+    Mad m = raw::sa_mad(raw::kGetTable, raw::kPathRecord, raw::prm::kSlid);
+    m.put(raw::kData + raw::pr::kSlid, s.lid, 2);
+    out.push_back(m.hex());
+  };
+  // The MultiPathRecord destinations from node001 (below): every CA, or a sample.
+  std::vector<const Node*> multipath_to = cas;
+  if (sampled_pairs == 0) {
+    for (const auto* s : cas) {
+      for (const auto* d : all) ask_pair(*s, *d);
+      table(*s);
+    }
+  } else {
+    // mt19937's sequence is fixed by the standard (its distributions are not): the same pairs
+    // on every host.
+    std::mt19937 pick(31);
+    auto any = [&pick](const std::vector<const Node*>& v) { return v[pick() % v.size()]; };
+    for (int i = 0; i < sampled_pairs; ++i) ask_pair(*any(cas), *any(cas));
+    for (int i = 0; i < sampled_pairs / 4; ++i) ask_pair(*any(cas), *any(switches));
+    for (int i = 0; i < 4; ++i) table(*any(cas));
+    multipath_to.clear();
+    for (int i = 0; i < 32; ++i) multipath_to.push_back(any(cas));
   }
   const testbed::TopoNode& from = t.node("node001");
   // node001 joins the IPoIB broadcast group (a live member OpenSM knows, no SA but OpenSM's
@@ -176,7 +211,7 @@ std::vector<std::string> queries(const testbed::Topology& t) {
     m.gid(raw::kData + 40, raw::kLinkLocal, other.port_guid);
     out.push_back(m.hex());
   }
-  for (const auto* d : cas) {
+  for (const auto* d : multipath_to) {
     Mad m = raw::sa_mad(raw::kGetMulti, raw::kMultiPathRecord,
                         raw::mprm::kSgidCount | raw::mprm::kDgidCount | raw::mprm::kNumbPath);
     raw::one_rmpp_segment(m, 2);
@@ -190,23 +225,54 @@ std::vector<std::string> queries(const testbed::Topology& t) {
   return out;
 }
 
+// UPDN and DNUP (routing, or making the LFTs `file` reads) run with switch 0 named as their root
+// (root_guid_file): on graphs without CAs at one end their own root detection finds none, and
+// OpenSM falls back to min-hop.
+bool rooted(const Case& c) {
+  for (const std::string& e : {c.engine, c.lfts_from})
+    if (e == "updn" || e == "dnup") return !c.tree;
+  return false;
+}
+
 IbFabricOptions options(const Case& c) {
   testbed::SwitchGraphSpec spec = c.spec;
   spec.lmc = c.lmc;
-  IbFabricOptions o = testbed::fabric_options(testbed::make_switch_graph(spec));
+  testbed::FatTreeSpec tree = c.tree.value_or(testbed::FatTreeSpec{});
+  tree.lmc = c.lmc;
+  IbFabricOptions o = testbed::fabric_options(c.tree ? testbed::make_fat_tree(tree)
+                                                     : testbed::make_switch_graph(spec));
   o.lmc = c.lmc;
   o.qos = c.qos;
   o.policy = c.policy ? policy(c.bulk_sl) : "";
   o.partitions = kPartitions;
   // Nue uses one VL unless told more; with several it gives paths SLs as DFSSSP does.
   o.opensm_conf = "routing_engine " + c.engine + "\nnue_max_num_vls 4\n" + c.extra_conf;
+  if (rooted(c)) {
+    o.files["roots"] = fmt::format("0x{:016x}\n", o.topology.node("sw01").node_guid);
+    o.opensm_conf += "root_guid_file @DIR@/roots\n";
+  }
   if (c.torus) {
     o.files["torus-2QoS.conf"] = testbed::torus_2qos_conf(o.topology, *c.torus);
     o.opensm_conf += "torus_config @DIR@/torus-2QoS.conf\n";
   }
-  o.start_timeout = std::chrono::seconds(120);
+  // A large fabric's first sweep and routing take minutes under LASH or DFSSSP.
+  o.start_timeout = std::chrono::seconds(c.sampled_pairs != 0 ? 1800 : 120);
   o.pin_random = true;
   return o;
+}
+
+// routing_engine file on the LFTs a first OpenSM run under c.lfts_from wrote (with holes for
+// c.lft_holes): the engine the plugin then answers beside is `file`.
+void route_from_file(const Case& c, IbFabricOptions& o) {
+  IbFabricOptions first = o;
+  first.opensm_conf = rooted(c) ? "root_guid_file @DIR@/roots\n" : "";
+  std::string dump = dump_lfts(first, c.lfts_from);
+  if (c.lft_holes) {
+    const testbed::TopoNode& to = o.topology.node("node002");
+    dump = without_routes_to(dump, o.topology.node(to.leaf).node_guid, to.lid, 1 << c.lmc);
+  }
+  o.files["lfts.dump"] = dump;
+  o.opensm_conf += "lfts_file @DIR@/lfts.dump\n";
 }
 
 bool wait_for_log(const IbFabric& f, const std::string& text) {
@@ -245,6 +311,12 @@ int answered_sl(const std::string& line) {
   return std::stoi(data.substr(2 * 53, 2), nullptr, 16) & 0xF;
 }
 
+// Whether a PathRecord answer's record is reversible (data byte 49, bit 7).
+bool answered_reversible(const std::string& line) {
+  const std::string data = nlohmann::json::parse(line).value("data", "");
+  return data.size() >= 2 * 50 && (std::stoi(data.substr(2 * 49, 2), nullptr, 16) & 0x80) != 0;
+}
+
 class RoutingDifferential : public ::testing::TestWithParam<Case> {};
 
 // `rdma-qos opensm-plugin COMMAND --json` against the fabric's plugin; its exit code.
@@ -262,15 +334,24 @@ int plugin_command(const IbFabric& f, const std::string& command, std::string* o
 TEST_P(RoutingDifferential, ThePluginAnswersAsOpenSmsOwnHandlers) {
   const Case& c = GetParam();
   IbFabricOptions o = options(c);
-  const std::vector<std::string> mads = queries(o.topology);
+  if (!c.lfts_from.empty()) route_from_file(c, o);
+  const std::vector<std::string> mads = queries(o.topology, c.sampled_pairs);
   o.opensm_conf +=
       "force_log_flush TRUE\nevent_plugin_name rdma-qos-opensm\n"
       "event_plugin_options control-socket=@DIR@/plugin.sock" +
       std::string(c.policy ? "" : " policy=none") + "\n";
   o.opensm_env["LD_LIBRARY_PATH"] = RDMA_QOS_OSM_PLUGIN_DIR;
+  const auto started = std::chrono::steady_clock::now();
   IbFabric f(o);
   ASSERT_TRUE(wait_for_log(f, c.qos ? "rdma-qos plugin: answering" : "runs with qos FALSE"))
       << f.opensm_log().substr(0, 4000);
+  const double up_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (!c.lfts_from.empty()) {
+    // The file was read: otherwise OpenSM would route by min-hop under the name `file`.
+    EXPECT_TRUE(wait_for_log(f, "file tables configured")) << f.opensm_log().substr(0, 4000);
+    EXPECT_EQ(f.opensm_log().find("ERR 630"), std::string::npos) << f.opensm_log().substr(0, 4000);
+  }
   if (c.torus && !c.qos) {
     // torus-2QoS refuses to route without QoS; OpenSM's fallback engine routes instead, and the
     // plugin, with QoS off, hands every query to OpenSM's own handlers.
@@ -333,6 +414,19 @@ TEST_P(RoutingDifferential, ThePluginAnswersAsOpenSmsOwnHandlers) {
   if (c.layered) {
     EXPECT_GT(sls.size(), 1u) << c.engine << " gave every path one SL: the case tests nothing";
   }
+  if (c.lft_holes) {
+    // The holes show: paths to node002 not found, paths from it not reversible.
+    size_t missing = 0, one_way = 0;
+    for (const auto& line : opensm) {
+      if (line.find("\"comp_mask\":\"0x30\"") == std::string::npos) continue;
+      if (answered_sl(line) < 0)
+        ++missing;
+      else if (!answered_reversible(line))
+        ++one_way;
+    }
+    EXPECT_GT(missing, 0u) << "every path found: the holes test nothing";
+    EXPECT_GT(one_way, 0u) << "every path reversible: the holes test nothing";
+  }
   if (c.policy && c.qos && c.bulk_sl >= 8) {
     // The Bulk level's SL reached the engine as its hint and its high bit came back.
     bool high = false;
@@ -340,6 +434,27 @@ TEST_P(RoutingDifferential, ThePluginAnswersAsOpenSmsOwnHandlers) {
     EXPECT_TRUE(high) << "no answer carries SL 8 or more: Bulk's SL " << c.bulk_sl << " is lost";
   }
   size_t differ = 0;
+  for (size_t i = 0; i < mads.size(); ++i) differ += opensm[i] == ours[i] ? 0 : 1;
+  // OpenSM's start-up (first sweep and routing) and the engine that routed (OpenSM falls back
+  // along its list when one fails): the figures that say which engines a fabric can take.
+  std::string routed = "?";
+  if (std::string st; plugin_command(f, "stats", &st) == 0 && st.find('{') != std::string::npos) {
+    const auto j = nlohmann::json::parse(st.substr(st.find('{')), nullptr, false);
+    if (j.is_object() && j.contains("routing")) routed = j["routing"].value("engine", "?");
+  }
+  std::cout << c.name << ": " << o.topology.nodes.size() << " nodes, OpenSM up in " << up_seconds
+            << " s, routed by " << routed << ", " << sls.size() << " SL(s), " << mads.size()
+            << " queries, " << differ << " answers differ\n";
+  if (routed != c.engine) {
+    // Why OpenSM fell back: the first error line is the engine's.
+    const std::string log = f.opensm_log();
+    if (const auto at = log.find(" ERR "); at != std::string::npos)
+      std::cout << "  " << log.substr(at, log.find('\n', at) - at) << "\n";
+  }
+  if (!c.routed_by.empty()) {
+    EXPECT_EQ(routed, c.routed_by);
+  }
+  differ = 0;
   for (size_t i = 0; i < mads.size(); ++i) {
     if (opensm[i] == ours[i]) continue;
     if (++differ <= 5) {
@@ -358,7 +473,9 @@ std::vector<Case> ci_cases() {
     const bool layered = std::string(engine) == "lash" || std::string(engine) == "dfsssp" ||
                          std::string(engine) == "nue";
     out.push_back({fmt::format("ring6_{}_qos", engine), ring, engine, true, true, 0, layered});
+    out.back().routed_by = engine;
     out.push_back({fmt::format("ring6_{}_noqos", engine), ring, engine, false, false, 0, false});
+    out.back().routed_by = engine;
   }
   // HDR links (1x HDR CAs: 50 Gb/s, rate code 20) under use_original_extended_sa_rates_only:
   // OpenSM announces 40 Gb/s, the nearest rate older drivers know.
@@ -375,6 +492,58 @@ std::vector<Case> ci_cases() {
       {"torus3x3_torus2qos_qos", torus, "torus-2QoS", true, true, 0, true, {}, radix, 11});
   out.push_back(
       {"torus3x3_torus2qos_noqos", torus, "torus-2QoS", false, false, 0, false, {}, radix});
+  // A mid-size fabric: 40 switches of a random graph, 500 sampled CA pairs, under the engines
+  // that give paths SLs.
+  for (const char* engine : {"lash", "dfsssp", "nue"}) {
+    Case c{fmt::format("random40_{}_qos", engine), testbed::random_spec(40, 20, 5), engine};
+    c.layered = true;
+    c.sampled_pairs = 500;
+    out.push_back(c);
+  }
+  // `file` routing on the ring, from UPDN's LFTs, whole and with node002 reachable only from its
+  // own switch.
+  for (bool holes : {false, true}) {
+    Case c{holes ? "ring6_file_holes_qos" : "ring6_file_qos", ring, "file"};
+    c.lfts_from = "updn";
+    c.lft_holes = holes;
+    out.push_back(c);
+  }
+  return out;
+}
+
+// Fabrics of hundreds of switches (label soak, a test per shape and engine): QoS on with the
+// policy, sampled pairs.
+std::vector<Case> large_cases() {
+  std::vector<Case> out;
+  const std::vector<std::pair<std::string, testbed::SwitchGraphSpec>> shapes = {
+      {"random150", testbed::random_spec(150, 75, 9)},
+      {"dragonfly12x12", testbed::dragonfly_spec(12, 12)},
+  };
+  for (const auto& [shape, spec] : shapes) {
+    for (const char* engine :
+         {"lash", "dfsssp", "sssp", "nue", "updn", "dnup", "minhop", "dor", "ftree"}) {
+      const std::string e = engine;
+      Case c{fmt::format("{}_{}_qos", shape, engine), spec, engine};
+      c.sampled_pairs = 400;
+      // ftree finds no fat tree here, and LASH no layering of the random graph within its SLs:
+      // min-hop routes.
+      c.routed_by = e == "ftree" || (e == "lash" && shape == "random150") ? "minhop" : e;
+      c.layered = c.routed_by == "dfsssp" || c.routed_by == "nue" || c.routed_by == "lash";
+      out.push_back(c);
+    }
+  }
+  // A two-level fat tree near ibsim's 2,048 nodes: 1,980 CAs, 32 a leaf, 4 spines.
+  testbed::FatTreeSpec tree;
+  tree.cas = 1980;
+  tree.cas_per_leaf = 32;
+  tree.spines = 4;
+  for (const char* engine : {"lash", "dfsssp", "sssp", "updn", "minhop", "ftree"}) {
+    Case c{fmt::format("tree1980_{}_qos", engine), {}, engine};
+    c.sampled_pairs = 400;
+    c.tree = tree;
+    c.routed_by = engine;
+    out.push_back(c);
+  }
   return out;
 }
 
@@ -410,6 +579,22 @@ std::vector<Case> soak_cases() {
     out.push_back({name + "_noqos", spec, engine, false, false, 0, false, {}, radix});
     out.push_back({name + "_qos_lmc1", spec, engine, true, true, 1, true, {}, radix, 11});
   }
+  // `file` routing on looped fabrics, from UPDN's and min-hop's LFTs, whole and with holes.
+  for (const auto& [shape, spec] : {shapes[1], shapes[4]}) {
+    for (const char* from : {"updn", "minhop"}) {
+      for (int variant = 0; variant < 5; ++variant) {
+        static constexpr const char* kSuffix[] = {"_qos", "_qos_nopolicy", "_noqos", "_qos_lmc1",
+                                                  "_holes_qos"};
+        Case c{fmt::format("{}_file_{}{}", shape, from, kSuffix[variant]), spec, "file"};
+        c.policy = variant != 1 && variant != 2;
+        c.qos = variant != 2;
+        c.lmc = variant == 3 ? 1 : 0;
+        c.lft_holes = variant == 4;
+        c.lfts_from = from;
+        out.push_back(c);
+      }
+    }
+  }
   return out;
 }
 
@@ -419,6 +604,7 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Ci, RoutingDifferential, ::testing::ValuesIn(ci_cases()), case_name);
 INSTANTIATE_TEST_SUITE_P(Soak, RoutingDifferential, ::testing::ValuesIn(soak_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Large, RoutingDifferential, ::testing::ValuesIn(large_cases()), case_name);
 
 }  // namespace
 }  // namespace rdmaqos::osmp
