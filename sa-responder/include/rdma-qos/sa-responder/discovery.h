@@ -15,6 +15,14 @@
 
 namespace rdmaqos::sad {
 
+// SMPs discovery keeps in flight at once from its port. rdma-qos-sad is not the SM, and its
+// SMPs share the switches' SMAs (and the SM port's VL15 buffers) with the SM's own: by default
+// it keeps OpenSM's bound on its sweeps (max_wire_smps, default 4), not more.
+constexpr size_t kDefaultSmpWindow = 4;
+// The most --smp-window takes: the SMPs go round-robin over their destinations, so 64 already
+// keeps dozens of SMAs busy at once; more only lengthens the queues at them.
+constexpr size_t kMaxSmpWindow = 64;
+
 struct DiscoveryOptions {
   std::string ca;      // empty: the first CA
   int port = 0;        // 0: the first active port
@@ -23,6 +31,8 @@ struct DiscoveryOptions {
   // Whole attempts of one table read (each with libibmad's resends) before the table counts
   // as missing: one lost answer costs a retry of that block, not the discovery.
   int attempts = 3;
+  // SMPs in flight at once (1..kMaxSmpWindow), the topology walk's and the table reads'.
+  size_t smp_window = kDefaultSmpWindow;
   // Told what the discovery has done so far (topology, then every tenth of the nodes' tables);
   // a library never prints, the caller logs.
   std::function<void(const std::string&)> progress;
