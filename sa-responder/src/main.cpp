@@ -35,8 +35,21 @@ using rdmaqos::sad::log;
 using rdmaqos::sad::log_error;
 using rdmaqos::sad::read_file;
 
+// The window of discovery's SMPs from OpenSM's max_wire_smps: the same bound as the SM's own
+// sweeps, within the bounds of --smp-window (OpenSM's 0, no bound, is the most it takes).
+size_t window_of_max_wire_smps(const std::string& path, uint32_t max_wire_smps) {
+  const size_t most = rdmaqos::sad::kMaxSmpWindow;
+  if (max_wire_smps != 0 && max_wire_smps <= most) return max_wire_smps;
+  log(
+      fmt::format("{}: max_wire_smps {}{}: discovery keeps {} SMPs in flight, the most "
+                  "--smp-window takes",
+                  path, max_wire_smps, max_wire_smps == 0 ? " (no bound)" : "", most));
+  return most;
+}
+
 // Reads --opensm-conf: its values are defaults the command line overrides.
-bool apply_opensm_conf(Config& config, bool subnet_timeout_given, bool sa_key_given) {
+bool apply_opensm_conf(Config& config, rdmaqos::sad::DiscoveryOptions& discovery,
+                       bool subnet_timeout_given, bool sa_key_given, bool smp_window_given) {
   namespace pol = rdmaqos::policy;
   auto text = read_file(config.opensm_conf_path);
   if (!text) {
@@ -74,6 +87,8 @@ bool apply_opensm_conf(Config& config, bool subnet_timeout_given, bool sa_key_gi
     config.partitions_path = *r.sm.partition_config_file;
   if (!subnet_timeout_given && r.sm.subnet_timeout) config.subnet_timeout = *r.sm.subnet_timeout;
   if (!sa_key_given && r.sm.sa_key) config.sa_key = *r.sm.sa_key;
+  if (!smp_window_given && r.sm.max_wire_smps)
+    discovery.smp_window = window_of_max_wire_smps(config.opensm_conf_path, *r.sm.max_wire_smps);
   return true;
 }
 
@@ -148,6 +163,7 @@ int full_discovery_process(const rdmaqos::sad::DiscoveryOptions& discovery, bool
   if (json) args.emplace_back("--json");
   if (!discovery.ca.empty()) args.insert(args.end(), {"--ca", discovery.ca});
   if (discovery.port != 0) args.insert(args.end(), {"--port", std::to_string(discovery.port)});
+  args.insert(args.end(), {"--smp-window", std::to_string(discovery.smp_window)});
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -193,8 +209,8 @@ int main(int argc, char** argv) {
   app.add_option("--partitions", config.partitions_path, "partitions (OpenSM partitions.conf)")
       ->check(CLI::ExistingFile);
   app.add_option("--opensm-conf", config.opensm_conf_path,
-                 "opensm.conf: qos_policy_file, partition_config_file, subnet_timeout, sa_key "
-                 "and the qos_* SL2VL defaults (the command line wins)")
+                 "opensm.conf: qos_policy_file, partition_config_file, subnet_timeout, sa_key, "
+                 "max_wire_smps and the qos_* SL2VL defaults (the command line wins)")
       ->check(CLI::ExistingFile);
   auto* timeout_opt =
       rdmaqos::add_number(app, "--subnet-timeout", config.subnet_timeout,
@@ -258,6 +274,12 @@ int main(int argc, char** argv) {
                  "CA to run at (default: the first); CA:PORT also sets the port (systemd's "
                  "instance name)");
   rdmaqos::add_number(app, "--port", discovery.port, "port of the CA (default: the first active)");
+  auto* smp_window_opt =
+      rdmaqos::add_number(app, "--smp-window", discovery.smp_window,
+                          "SMPs discovery keeps in flight (OpenSM's max_wire_smps, whose default "
+                          "it shares)")
+          ->check(CLI::Range(size_t{1}, rdmaqos::sad::kMaxSmpWindow))
+          ->capture_default_str();
   app.add_flag("--dump-fabric", dump_fabric, "discover the fabric, print the model and exit");
   app.add_flag("--json", json, "print JSON");
   std::string previous;
@@ -323,7 +345,8 @@ int main(int argc, char** argv) {
     config.sa_key = *key;
   }
   if (!config.opensm_conf_path.empty() &&
-      !apply_opensm_conf(config, timeout_opt->count() > 0, sa_key_opt->count() > 0)) {
+      !apply_opensm_conf(config, discovery, timeout_opt->count() > 0, sa_key_opt->count() > 0,
+                         smp_window_opt->count() > 0)) {
     return rdmaqos::sad::kExitConfig;
   }
   if (config.policy_path.empty() && !config.no_policy) {
