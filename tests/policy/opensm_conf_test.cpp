@@ -47,6 +47,12 @@ TEST(OpenSmConf, MaxWireSmpsIsReadWithOpenSmsZeroForNoBound) {
   EXPECT_FALSE(r.sm.max_wire_smps);
 }
 
+TEST(OpenSmConf, MKeyIsRead) {
+  EXPECT_EQ(parse_opensm_conf("m_key 0x00000000000000fe\n").sm.m_key, 0xFEu);
+  EXPECT_FALSE(parse_opensm_conf("m_key_protection_level 2\n").sm.m_key);
+  EXPECT_EQ(parse_opensm_conf("m_key 0x1ffffffffffffffff\n").diagnostics.size(), 1u);
+}
+
 TEST(OpenSmConf, RoutingEngineIsTheListOpenSmTriesInOrder) {
   OpenSmConfResult r = parse_opensm_conf("routing_engine lash, minhop\n");
   EXPECT_TRUE(r.diagnostics.empty());

@@ -53,6 +53,9 @@ struct SmOptions {
   // SMPs the SM keeps in flight (0: OpenSM sets no bound); an SA that discovers the fabric
   // itself keeps to the same.
   std::optional<uint32_t> max_wire_smps;
+  // The M_Key OpenSM gives every port (0: none); what an SA's own SMPs must carry where the
+  // ports are M_Key-protected.
+  std::optional<uint64_t> m_key;
   // routing_engine: the engines OpenSM tries in order (falling back to minhop); empty: minhop.
   std::vector<std::string> routing_engines;
 };

@@ -33,6 +33,9 @@ struct DiscoveryOptions {
   int attempts = 3;
   // SMPs in flight at once (1..kMaxSmpWindow), the topology walk's and the table reads'.
   size_t smp_window = kDefaultSmpWindow;
+  // The M_Key every SMP carries (IBA 14.2.4; OpenSM's m_key). A port M_Key-protected at level 2
+  // or 3 answers no SMP without it. 0: none.
+  uint64_t m_key = 0;
   // Told what the discovery has done so far (topology, then every tenth of the nodes' tables);
   // a library never prints, the caller logs.
   std::function<void(const std::string&)> progress;
@@ -48,7 +51,16 @@ struct Discovery {
   // What the model holds but an administrator should hear of (a link speed IBA does not
   // define); the model is complete.
   std::vector<std::string> warnings;
+  // Live links across which no node answered (each naming the port at this end: node GUID,
+  // port, LID, directed route): what ports M_Key-protected at level 2 or 3 look like to a
+  // discovery without their M_Key. The model lacks whatever is behind them.
+  std::vector<std::string> unanswered;
 };
+
+// Why the daemon must not start from `found` (kInvalidArgument): nodes behind live links did
+// not answer, as ports M_Key-protected without `m_key` do; the message says what to do. nullopt
+// when every live link was answered across.
+std::optional<rdmaqos::Error> m_key_refusal(const Discovery& found, uint64_t m_key);
 
 // Why `found` must not replace a model in force (a re-discovery that missed tables gives a
 // degraded model): kTimeout, the tables that did not answer; nullopt when it may.
