@@ -171,12 +171,19 @@ bool read_sm_option(std::string_view key, std::string_view value, SourceLocation
       if (!name.empty() && name != "(null)") sm.routing_engines.emplace_back(name);
       at_comma = next + 1;
     }
-  } else if (key == "sa_key") {
+  } else if (key == "sa_key" || key == "m_key") {
     auto v = number(~0ULL);
     if (!v)
       bad("0..0xffffffffffffffff");
     else
-      sm.sa_key = *v;
+      (key == "sa_key" ? sm.sa_key : sm.m_key) = *v;
+  } else if (key == "max_wire_smps") {
+    // OpenSM takes 0 as "no bound" and refuses more than 0x7fffffff.
+    auto v = number(0x7FFFFFFF);
+    if (!v)
+      bad("0..0x7fffffff");
+    else
+      sm.max_wire_smps = static_cast<uint32_t>(*v);
   } else {
     return false;
   }

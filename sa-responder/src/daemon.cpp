@@ -86,6 +86,14 @@ void install_signals() {
 
 // A policy, partitions or opensm.conf file: a regular file only (config::read_regular_file), so
 // a FIFO or device named by mistake never blocks the daemon.
+int refuse_unanswered(const Discovery& found, uint64_t m_key, const std::string& action) {
+  auto refused = m_key_refusal(found, m_key);
+  if (!refused) return 0;
+  for (const std::string& u : found.unanswered) log_error("discovery: " + u);
+  log_error("discovery: " + refused->message + ": " + action);
+  return kExitConfig;
+}
+
 rdmaqos::Result<std::string> read_file(const std::string& path) {
   return config::read_regular_file(path, config::kMaxPolicyFileBytes);
 }
@@ -237,6 +245,10 @@ class Daemon::Impl {
       log_error("discovery failed: " + found.error().message);
       return kExitFailure;
     }
+    // Nodes that answered nothing across a live link (M_Key protection): the model would lack
+    // them, which is worse than no SA at all; a configuration error (the M_Key).
+    if (int status = refuse_unanswered(*found, discovery_.m_key, "not starting"); status != 0)
+      return status;
     // With no model yet, an incomplete one is all there is: answer from it, say so, and let the
     // next complete re-discovery replace it.
     for (const auto& w : found->missing) log("discovery: " + w);

@@ -36,6 +36,11 @@ constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitConfig = 78;
 
+// A discovery that found live links nobody answered across (m_key_refusal): each said at ERROR
+// with what to do, then "`action`" (what the caller does instead). kExitConfig when it must not
+// be answered from, else 0.
+int refuse_unanswered(const Discovery& found, uint64_t m_key, const std::string& action);
+
 // The whole file, or why it cannot be read (config::read_regular_file's error: kNotFound,
 // kInvalidArgument for what is not a regular file, kTransport).
 rdmaqos::Result<std::string> read_file(const std::string& path);

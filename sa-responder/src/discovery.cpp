@@ -11,10 +11,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
 #include "discovery_incremental.h"
+#include "discovery_m_key.h"
 #include "discovery_scan.h"
 #include "smp_window.h"
 
@@ -24,12 +26,6 @@ namespace {
 struct FabricDeleter {
   void operator()(ibnd_fabric_t* f) const { ibnd_destroy_fabric(f); }
 };
-
-// SMPs in flight at once. They go round-robin over their destinations (interleaved), so with
-// dozens of switches a switch's SMA rarely has more than one of them to answer. ibsim answers one
-// SMP at a time; on a loaded host a deeper window still saves the discovering process a wake-up
-// per few answers (the incremental check at 1,980 CAs: 0.22 s with 8, 0.09 s with 32).
-constexpr size_t kSmpWindow = 32;
 
 SmpBytes bytes(const uint8_t* p) {
   SmpBytes b{};
@@ -46,6 +42,8 @@ Scan scan_of(const ibnd_fabric_t& fabric) {
     node.set_node_info(bytes(n->info));
     node.switch_info = bytes(n->switchinfo);
     node.description = n->nodedesc;
+    for (int h = 1; h <= n->path_portid.drpath.cnt && h < IB_SUBNET_PATH_HOPS_MAX; ++h)
+      node.path.push_back(n->path_portid.drpath.p[h]);
     for (int p = 0; p <= n->numports && static_cast<size_t>(p) < node.ports.size(); ++p) {
       const ibnd_port_t* port = n->ports[p];
       if (port == nullptr) continue;
@@ -68,6 +66,11 @@ Scan scan_of(const ibnd_fabric_t& fabric) {
     scan.self_port = static_cast<uint8_t>(fabric.from_portnum);
   }
   return scan;
+}
+
+// The window the options ask for, within the bounds the command line checks.
+size_t smp_window(const DiscoveryOptions& options) {
+  return std::clamp<size_t>(options.smp_window, 1, kMaxSmpWindow);
 }
 
 SmpGet lid_routed(uint16_t lid, uint16_t attr, uint32_t mod) {
@@ -93,25 +96,35 @@ rdmaqos::Result<Discovery> discover_fabric(const DiscoveryOptions& options) {
   ibnd_config_t config{};
   config.timeout_ms = static_cast<unsigned>(options.timeout_ms);
   config.retries = static_cast<unsigned>(options.retries);
+  // The topology walk keeps the same bound on SMPs in flight as the table reads, and carries
+  // the same M_Key.
+  config.max_smps = static_cast<unsigned>(smp_window(options));
+  config.mkey = options.m_key;
   std::unique_ptr<ibnd_fabric_t, FabricDeleter> fabric(
       ibnd_discover_fabric(ca, options.port, nullptr, &config));
   if (!fabric) {
-    return rdmaqos::make_error(rdmaqos::ErrorCode::kTransport,
-                               "libibnetdisc could not discover the fabric");
+    return rdmaqos::make_error(
+        rdmaqos::ErrorCode::kTransport,
+        options.m_key == 0
+            ? "libibnetdisc could not discover the fabric (its own port did not answer? a port "
+              "M_Key-protected at level 2 or 3 answers nothing without --m-key)"
+            : "libibnetdisc could not discover the fabric (its own port did not answer? is "
+              "--m-key its M_Key?)");
   }
   ibmad_port* mad = smp_port(options.ca, options.port);
   if (mad == nullptr) {
     return rdmaqos::make_error(rdmaqos::ErrorCode::kTransport, "cannot open the port for SMPs");
   }
   if (options.retries > 0) mad_rpc_set_retries(mad, options.retries);
-  UmadSmpTransport smp(mad, kSmpWindow, options.timeout_ms > 0 ? options.timeout_ms : 1000,
-                       std::max(options.attempts, 1));
+  UmadSmpTransport smp(mad, smp_window(options), options.timeout_ms > 0 ? options.timeout_ms : 1000,
+                       std::max(options.attempts, 1), options.m_key);
   auto progress = [&options](const std::string& what) {
     if (options.progress) options.progress(what);
   };
 
   Scan scan = scan_of(*fabric);
   fabric.reset();
+  MKeySigns m_key = m_key_signs(scan);
   size_t switches = 0;
   for (const ScanNode& n : scan.nodes) switches += n.is_switch() ? 1 : 0;
   progress(fmt::format("topology: {} nodes ({} switches); reading PKey, SL2VL and LFT tables",
@@ -188,6 +201,8 @@ rdmaqos::Result<Discovery> discover_fabric(const DiscoveryOptions& options) {
     return rdmaqos::make_error(rdmaqos::ErrorCode::kTransport,
                                "discovery did not find its own port");
   }
+  out->unanswered = std::move(m_key.unanswered);
+  if (m_key.level1) out->warnings.push_back(std::move(*m_key.level1));
   progress(fmt::format("done: {} endpoints, {} table(s) missing, {} SMP(s) sent again",
                        out->model.endpoints().size(), out->missing.size(), smp.resent()));
   return std::move(*out);
@@ -202,8 +217,8 @@ IncrementalOutcome rediscover_fabric(const DiscoveryOptions& options, const Disc
     return out;
   }
   if (options.retries > 0) mad_rpc_set_retries(mad, options.retries);
-  UmadSmpTransport smp(mad, kSmpWindow, options.timeout_ms > 0 ? options.timeout_ms : 1000,
-                       std::max(options.attempts, 1));
+  UmadSmpTransport smp(mad, smp_window(options), options.timeout_ms > 0 ? options.timeout_ms : 1000,
+                       std::max(options.attempts, 1), options.m_key);
   IncrementalOutcome out = incremental_discovery(smp, previous, {}, options.progress);
   if (out.found && options.progress) {
     options.progress(fmt::format("done: {} endpoints, {} table(s) missing, {} SMP(s) sent again",

@@ -39,6 +39,8 @@ std::string decode_node_description(const SmpBytes& b) {
 
 PortInfoFields decode_port_info(const SmpBytes& b) {
   PortInfoFields p;
+  p.m_key = field64(b, IB_PORT_MKEY_F);
+  p.m_key_protect_bits = static_cast<uint8_t>(field(b, IB_PORT_MKEY_PROT_BITS_F));
   p.gid_prefix = field64(b, IB_PORT_GID_PREFIX_F);
   p.lid = static_cast<uint16_t>(field(b, IB_PORT_LID_F));
   p.capability_mask = field(b, IB_PORT_CAPMASK_F);

@@ -39,6 +39,8 @@ NodeInfoFields decode_node_info(const SmpBytes& b);
 std::string decode_node_description(const SmpBytes& b);
 
 struct PortInfoFields {
+  uint64_t m_key = 0;  // 0 in the answer of a level-1 port to a Get without its M_Key
+  uint8_t m_key_protect_bits = 0;
   uint64_t gid_prefix = 0;
   uint16_t lid = 0;
   uint32_t capability_mask = 0;

@@ -35,8 +35,36 @@ using rdmaqos::sad::log;
 using rdmaqos::sad::log_error;
 using rdmaqos::sad::read_file;
 
+// The M_Key from the environment as well as from --m-key: it keeps the key out of the process
+// list (and the daemon hands it to its re-discovery processes this way).
+constexpr const char* kMKeyVariable = "RDMA_QOS_SAD_M_KEY";
+
+// Hands the M_Key to the discovery processes this one starts, through the environment: their
+// command line would show it to every user. Called while the process has one thread.
+void pass_m_key(uint64_t m_key) {
+  if (m_key == 0) {
+    unsetenv(kMKeyVariable);
+  } else {
+    setenv(kMKeyVariable, fmt::format("{:#x}", m_key).c_str(), 1);
+  }
+}
+
+// The window of discovery's SMPs from OpenSM's max_wire_smps: the same bound as the SM's own
+// sweeps, within the bounds of --smp-window (OpenSM's 0, no bound, is the most it takes).
+size_t window_of_max_wire_smps(const std::string& path, uint32_t max_wire_smps) {
+  const size_t most = rdmaqos::sad::kMaxSmpWindow;
+  if (max_wire_smps != 0 && max_wire_smps <= most) return max_wire_smps;
+  log(
+      fmt::format("{}: max_wire_smps {}{}: discovery keeps {} SMPs in flight, the most "
+                  "--smp-window takes",
+                  path, max_wire_smps, max_wire_smps == 0 ? " (no bound)" : "", most));
+  return most;
+}
+
 // Reads --opensm-conf: its values are defaults the command line overrides.
-bool apply_opensm_conf(Config& config, bool subnet_timeout_given, bool sa_key_given) {
+bool apply_opensm_conf(Config& config, rdmaqos::sad::DiscoveryOptions& discovery,
+                       bool subnet_timeout_given, bool sa_key_given, bool smp_window_given,
+                       bool m_key_given) {
   namespace pol = rdmaqos::policy;
   auto text = read_file(config.opensm_conf_path);
   if (!text) {
@@ -74,6 +102,9 @@ bool apply_opensm_conf(Config& config, bool subnet_timeout_given, bool sa_key_gi
     config.partitions_path = *r.sm.partition_config_file;
   if (!subnet_timeout_given && r.sm.subnet_timeout) config.subnet_timeout = *r.sm.subnet_timeout;
   if (!sa_key_given && r.sm.sa_key) config.sa_key = *r.sm.sa_key;
+  if (!smp_window_given && r.sm.max_wire_smps)
+    discovery.smp_window = window_of_max_wire_smps(config.opensm_conf_path, *r.sm.max_wire_smps);
+  if (!m_key_given && r.sm.m_key) discovery.m_key = *r.sm.m_key;
   return true;
 }
 
@@ -148,6 +179,7 @@ int full_discovery_process(const rdmaqos::sad::DiscoveryOptions& discovery, bool
   if (json) args.emplace_back("--json");
   if (!discovery.ca.empty()) args.insert(args.end(), {"--ca", discovery.ca});
   if (discovery.port != 0) args.insert(args.end(), {"--port", std::to_string(discovery.port)});
+  args.insert(args.end(), {"--smp-window", std::to_string(discovery.smp_window)});
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -192,9 +224,10 @@ int main(int argc, char** argv) {
                "run without a policy: partition SLs apply, as OpenSM without one");
   app.add_option("--partitions", config.partitions_path, "partitions (OpenSM partitions.conf)")
       ->check(CLI::ExistingFile);
-  app.add_option("--opensm-conf", config.opensm_conf_path,
-                 "opensm.conf: qos_policy_file, partition_config_file, subnet_timeout, sa_key "
-                 "and the qos_* SL2VL defaults (the command line wins)")
+  app.add_option(
+         "--opensm-conf", config.opensm_conf_path,
+         "opensm.conf: qos_policy_file, partition_config_file, subnet_timeout, sa_key, m_key, "
+         "max_wire_smps and the qos_* SL2VL defaults (the command line wins)")
       ->check(CLI::ExistingFile);
   auto* timeout_opt =
       rdmaqos::add_number(app, "--subnet-timeout", config.subnet_timeout,
@@ -258,6 +291,16 @@ int main(int argc, char** argv) {
                  "CA to run at (default: the first); CA:PORT also sets the port (systemd's "
                  "instance name)");
   rdmaqos::add_number(app, "--port", discovery.port, "port of the CA (default: the first active)");
+  auto* smp_window_opt =
+      rdmaqos::add_number(app, "--smp-window", discovery.smp_window,
+                          "SMPs discovery keeps in flight (OpenSM's max_wire_smps, whose default "
+                          "it shares)")
+          ->check(CLI::Range(size_t{1}, rdmaqos::sad::kMaxSmpWindow))
+          ->capture_default_str();
+  auto* m_key_opt = rdmaqos::add_number(app, "--m-key", discovery.m_key,
+                                        "M_Key of discovery's SMPs (OpenSM's m_key; default 0: "
+                                        "none), decimal or 0x-hex")
+                        ->envname(kMKeyVariable);
   app.add_flag("--dump-fabric", dump_fabric, "discover the fabric, print the model and exit");
   app.add_flag("--json", json, "print JSON");
   std::string previous;
@@ -282,6 +325,7 @@ int main(int argc, char** argv) {
     discovery.ca.resize(colon);
   }
   if (dump_fabric) {
+    pass_m_key(discovery.m_key);
     // Progress lines before the JSON line: the daemon logs them, and its time limit counts
     // from the last one (a discovery that advances is never killed half-way).
     discovery.progress = [](const std::string& s) { std::cout << "discovery: " << s << std::endl; };
@@ -307,6 +351,10 @@ int main(int argc, char** argv) {
       std::cerr << "rdma-qos-sad: discovery failed: " << result.error().message << "\n";
       return 1;
     }
+    if (int status = rdmaqos::sad::refuse_unanswered(*result, discovery.m_key, "no model printed");
+        status != 0) {
+      return status;
+    }
     std::cout << (json ? rdmaqos::sad::fabric_json_line(*result) : fabric_json(*result).dump(2))
               << "\n";
     return 0;
@@ -323,9 +371,11 @@ int main(int argc, char** argv) {
     config.sa_key = *key;
   }
   if (!config.opensm_conf_path.empty() &&
-      !apply_opensm_conf(config, timeout_opt->count() > 0, sa_key_opt->count() > 0)) {
+      !apply_opensm_conf(config, discovery, timeout_opt->count() > 0, sa_key_opt->count() > 0,
+                         smp_window_opt->count() > 0, m_key_opt->count() > 0)) {
     return rdmaqos::sad::kExitConfig;
   }
+  pass_m_key(discovery.m_key);
   if (config.policy_path.empty() && !config.no_policy) {
     log_error("no policy: give --policy FILE, or --no-policy to answer with partition SLs");
     return rdmaqos::sad::kExitConfig;

@@ -22,6 +22,7 @@ std::optional<ChildDiscovery> spawn_discovery(const DiscoveryOptions& options,
   std::vector<std::string> args = {"/proc/self/exe", "--dump-fabric", "--json"};
   if (!options.ca.empty()) args.insert(args.end(), {"--ca", options.ca});
   if (options.port != 0) args.insert(args.end(), {"--port", std::to_string(options.port)});
+  args.insert(args.end(), {"--smp-window", std::to_string(options.smp_window)});
   int model_fd = -1;
   if (previous != nullptr) {
     model_fd = memfd_create("rdma-qos-sad-model", MFD_CLOEXEC);

@@ -21,7 +21,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr size_t kMadSize = 256;
 constexpr size_t kSmpDataOffset = 64;  // both SMP kinds: 64 bytes of data after the header
 constexpr size_t kDrPathOffset = 128;  // directed route: the initial path
 constexpr uint16_t kPermissiveLid = 0xFFFF;
@@ -39,31 +38,81 @@ uint64_t get_be(const uint8_t* at, size_t width) {
   return v;
 }
 
+constexpr size_t kMKeyOffset = 24;  // both SMP kinds: M_Key after the common MAD header
+
 struct Pending {
   size_t index = 0;
   int sent = 0;
   Clock::time_point deadline;
 };
 
+// The umad port's SMI agents (LID-routed and directed-route).
+class UmadWire : public SmpWire {
+ public:
+  UmadWire(int fd, int agent, int dr_agent)
+      : fd_(fd),
+        agent_(agent),
+        dr_agent_(dr_agent),
+        send_buf_(new uint8_t[umad_size() + kSmpMadBytes]()),
+        recv_buf_(new uint8_t[umad_size() + kSmpMadBytes]()) {}
+
+  bool send(const SmpGet& g, const SmpMad& mad) override {
+    std::memset(send_buf_.get(), 0, umad_size() + kSmpMadBytes);
+    std::memcpy(umad_get_mad(send_buf_.get()), mad.data(), mad.size());
+    umad_set_addr(send_buf_.get(), g.directed ? kPermissiveLid : g.lid, 0, 0, 0);
+    return umad_send(fd_, g.directed ? dr_agent_ : agent_, send_buf_.get(),
+                     static_cast<int>(kSmpMadBytes), 0, 0) == 0;
+  }
+
+  std::optional<SmpReply> receive(int wait_ms) override {
+    int len = static_cast<int>(kSmpMadBytes);
+    if (umad_recv(fd_, recv_buf_.get(), &len, wait_ms) < 0 || umad_status(recv_buf_.get()) != 0)
+      return std::nullopt;
+    const auto* mad = static_cast<const uint8_t*>(umad_get_mad(recv_buf_.get()));
+    SmpReply r;
+    r.tid = get_be(mad + 8, 8) & 0xFFFFFFFFULL;
+    r.status = static_cast<uint16_t>(get_be(mad + 4, 2));
+    std::memcpy(r.data.data(), mad + kSmpDataOffset, r.data.size());
+    return r;
+  }
+
+ private:
+  int fd_, agent_, dr_agent_;
+  std::unique_ptr<uint8_t[]> send_buf_, recv_buf_;
+};
+
 }  // namespace
 
-std::optional<std::vector<std::optional<SmpData>>> smp_get_window(ibmad_port* port,
-                                                                  const std::vector<SmpGet>& gets,
-                                                                  size_t window, int timeout_ms,
-                                                                  int attempts, int* resent) {
-  const int fd = mad_rpc_portid(port);
-  const int agent = mad_rpc_class_agent(port, IB_SMI_CLASS);
-  const int dr_agent = mad_rpc_class_agent(port, IB_SMI_DIRECT_CLASS);
-  if (fd < 0 || agent < 0) return std::nullopt;
-  for (const SmpGet& g : gets) {
-    if (g.directed && (dr_agent < 0 || g.path.size() > kMaxDirectedHops)) return std::nullopt;
+SmpMad encode_smp_get(const SmpGet& g, uint64_t tid, uint64_t m_key) {
+  SmpMad mad{};
+  mad[0] = 1;  // base version
+  mad[1] = g.directed ? IB_SMI_DIRECT_CLASS : IB_SMI_CLASS;
+  mad[2] = 1;  // class version
+  mad[3] = IB_MAD_METHOD_GET;
+  put_be(mad.data() + 8, tid, 8);
+  put_be(mad.data() + 16, g.attr, 2);
+  put_be(mad.data() + 20, g.mod, 4);
+  put_be(mad.data() + kMKeyOffset, m_key, 8);
+  if (g.directed) {
+    // Status (D bit 0: outbound) and hop pointer 0; hop count; DrSLID and DrDLID permissive
+    // (the whole route directed); the initial path from byte 1 on.
+    mad[7] = static_cast<uint8_t>(g.path.size());
+    put_be(mad.data() + 32, kPermissiveLid, 2);
+    put_be(mad.data() + 34, kPermissiveLid, 2);
+    for (size_t i = 0; i < g.path.size() && i < kMaxDirectedHops; ++i)
+      mad[kDrPathOffset + 1 + i] = g.path[i];
   }
-  if (timeout_ms <= 0) timeout_ms = 1000;
-  window = std::max<size_t>(window, 1);
-  attempts = std::max(attempts, 1);
+  return mad;
+}
 
-  std::unique_ptr<uint8_t[]> send_buf(new uint8_t[umad_size() + kMadSize]());
-  std::unique_ptr<uint8_t[]> recv_buf(new uint8_t[umad_size() + kMadSize]());
+std::optional<std::vector<std::optional<SmpData>>> run_smp_window(SmpWire& wire,
+                                                                  const std::vector<SmpGet>& gets,
+                                                                  const SmpWindowOptions& options,
+                                                                  int* resent) {
+  const int timeout_ms = options.timeout_ms > 0 ? options.timeout_ms : 1000;
+  const size_t window = std::max<size_t>(options.window, 1);
+  const int attempts = std::max(options.attempts, 1);
+
   std::vector<std::optional<SmpData>> out(gets.size());
   std::vector<Pending> in_flight;  // at most `window`
   size_t next = 0, finished = 0;
@@ -71,32 +120,12 @@ std::optional<std::vector<std::optional<SmpData>>> smp_get_window(ibmad_port* po
   std::vector<uint64_t> tid_of(gets.size(), 0);
 
   auto send = [&](Pending& p) {
-    const SmpGet& g = gets[p.index];
-    std::memset(send_buf.get(), 0, umad_size() + kMadSize);
-    auto* mad = static_cast<uint8_t*>(umad_get_mad(send_buf.get()));
-    mad[0] = 1;  // base version
-    mad[1] = g.directed ? IB_SMI_DIRECT_CLASS : IB_SMI_CLASS;
-    mad[2] = 1;  // class version
-    mad[3] = IB_MAD_METHOD_GET;
     const uint64_t tid = kTidTag | (++tid_counter & 0xFFFFFF);
     tid_of[p.index] = tid;
-    put_be(mad + 8, tid, 8);
-    put_be(mad + 16, g.attr, 2);
-    put_be(mad + 20, g.mod, 4);
-    if (g.directed) {
-      // Status (D bit 0: outbound) and hop pointer 0; hop count; DrSLID and DrDLID permissive
-      // (the whole route directed); the initial path from byte 1 on.
-      mad[7] = static_cast<uint8_t>(g.path.size());
-      put_be(mad + 32, kPermissiveLid, 2);
-      put_be(mad + 34, kPermissiveLid, 2);
-      for (size_t i = 0; i < g.path.size(); ++i) mad[kDrPathOffset + 1 + i] = g.path[i];
-    }
-    umad_set_addr(send_buf.get(), g.directed ? kPermissiveLid : g.lid, 0, 0, 0);
     if (p.sent > 0 && resent != nullptr) ++*resent;
     ++p.sent;
     p.deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
-    return umad_send(fd, g.directed ? dr_agent : agent, send_buf.get(), static_cast<int>(kMadSize),
-                     0, 0) == 0;
+    return wire.send(gets[p.index], encode_smp_get(gets[p.index], tid, options.m_key));
   };
 
   while (finished < gets.size()) {
@@ -105,19 +134,10 @@ std::optional<std::vector<std::optional<SmpData>>> smp_get_window(ibmad_port* po
       if (!send(p)) return std::nullopt;
       in_flight.push_back(p);
     }
-    int len = static_cast<int>(kMadSize);
-    int rc = umad_recv(fd, recv_buf.get(), &len, 10);
-    if (rc >= 0 && umad_status(recv_buf.get()) == 0) {
-      const auto* mad = static_cast<const uint8_t*>(umad_get_mad(recv_buf.get()));
-      const uint64_t tid = get_be(mad + 8, 8) & 0xFFFFFFFFULL;
-      const uint16_t status = static_cast<uint16_t>(get_be(mad + 4, 2));
+    if (auto reply = wire.receive(10)) {
       for (size_t i = 0; i < in_flight.size(); ++i) {
-        if (tid_of[in_flight[i].index] != tid) continue;
-        if ((status & 0x7FFF) == 0) {
-          SmpData d{};
-          std::memcpy(d.data(), mad + kSmpDataOffset, d.size());
-          out[in_flight[i].index] = d;
-        }
+        if (tid_of[in_flight[i].index] != reply->tid) continue;
+        if ((reply->status & 0x7FFF) == 0) out[in_flight[i].index] = reply->data;
         in_flight.erase(in_flight.begin() + static_cast<std::ptrdiff_t>(i));
         ++finished;
         break;
@@ -140,6 +160,22 @@ std::optional<std::vector<std::optional<SmpData>>> smp_get_window(ibmad_port* po
     }
   }
   return out;
+}
+
+std::optional<std::vector<std::optional<SmpData>>> smp_get_window(ibmad_port* port,
+                                                                  const std::vector<SmpGet>& gets,
+                                                                  size_t window, int timeout_ms,
+                                                                  int attempts, int* resent,
+                                                                  uint64_t m_key) {
+  const int fd = mad_rpc_portid(port);
+  const int agent = mad_rpc_class_agent(port, IB_SMI_CLASS);
+  const int dr_agent = mad_rpc_class_agent(port, IB_SMI_DIRECT_CLASS);
+  if (fd < 0 || agent < 0) return std::nullopt;
+  for (const SmpGet& g : gets) {
+    if (g.directed && (dr_agent < 0 || g.path.size() > kMaxDirectedHops)) return std::nullopt;
+  }
+  UmadWire wire(fd, agent, dr_agent);
+  return run_smp_window(wire, gets, {window, timeout_ms, attempts, m_key}, resent);
 }
 
 std::vector<size_t> interleaved(const std::vector<SmpGet>& gets) {
@@ -168,12 +204,13 @@ std::vector<std::optional<SmpData>> UmadSmpTransport::get(const std::vector<SmpG
   std::vector<SmpGet> sent;
   sent.reserve(gets.size());
   for (size_t i : order) sent.push_back(gets[i]);
-  if (auto many = smp_get_window(port_, sent, window_, timeout_ms_, attempts_, &resent_)) {
+  if (auto many = smp_get_window(port_, sent, window_, timeout_ms_, attempts_, &resent_, m_key_)) {
     std::vector<std::optional<SmpData>> out(gets.size());
     for (size_t k = 0; k < order.size(); ++k) out[order[k]] = (*many)[k];
     return out;
   }
-  // One at a time through libibmad.
+  // One at a time through libibmad, with the same M_Key.
+  smp_mkey_set(port_, m_key_);
   std::vector<std::optional<SmpData>> out(gets.size());
   for (size_t i = 0; i < gets.size(); ++i) {
     const SmpGet& g = gets[i];

@@ -37,6 +37,22 @@ TEST(OpenSmConf, ReadsTheOptionsAnSaNeeds) {
   EXPECT_EQ(r.sm.sa_key, 0xABu);
 }
 
+TEST(OpenSmConf, MaxWireSmpsIsReadWithOpenSmsZeroForNoBound) {
+  EXPECT_EQ(parse_opensm_conf("max_wire_smps 8\n").sm.max_wire_smps, 8u);
+  EXPECT_EQ(parse_opensm_conf("max_wire_smps 0\n").sm.max_wire_smps, 0u);
+  EXPECT_FALSE(parse_opensm_conf("max_wire_smps2 8\n").sm.max_wire_smps);
+  OpenSmConfResult r = parse_opensm_conf("max_wire_smps 0x80000000\n");
+  ASSERT_EQ(r.diagnostics.size(), 1u);
+  EXPECT_NE(r.diagnostics[0].message.find("max_wire_smps '0x80000000'"), std::string::npos);
+  EXPECT_FALSE(r.sm.max_wire_smps);
+}
+
+TEST(OpenSmConf, MKeyIsRead) {
+  EXPECT_EQ(parse_opensm_conf("m_key 0x00000000000000fe\n").sm.m_key, 0xFEu);
+  EXPECT_FALSE(parse_opensm_conf("m_key_protection_level 2\n").sm.m_key);
+  EXPECT_EQ(parse_opensm_conf("m_key 0x1ffffffffffffffff\n").diagnostics.size(), 1u);
+}
+
 TEST(OpenSmConf, RoutingEngineIsTheListOpenSmTriesInOrder) {
   OpenSmConfResult r = parse_opensm_conf("routing_engine lash, minhop\n");
   EXPECT_TRUE(r.diagnostics.empty());

@@ -5,6 +5,8 @@
 // make_fat_tree). Then the incremental re-discovery (--previous) on a mid-size fat tree whose
 // links are taken down and up, and a CA plugged in, through ibsim's console: its model is the
 // full discovery's, JSON for JSON, and a daemon re-discovering that way answers accordingly.
+// Last, a node that answers no SMP behind a live link, as a port M_Key-protected at level 2 or 3
+// does to a discovery without its M_Key: the daemon refuses to start.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -394,6 +396,40 @@ TEST(IncrementalDiscoveryOnIbsim, TheDaemonsAnswersFollowAnIncrementalRediscover
       << text;
   EXPECT_NE(text.find("re-discovery: topology: "), std::string::npos) << text;  // the full one
   sad->stop();
+}
+
+// ibsim keeps no M_Key (its SMA checks none), so a port M_Key-protected at level 2 or 3 cannot be
+// set up there; what such a port does to a discovery without its M_Key, answer no SMP, can: a CA
+// whose every port drops what it receives (ibsim's `Error "node" 100`). The daemon names the
+// switch port in front of it and --m-key, and does not start (78, as for other configuration).
+TEST(MKeyOnIbsim, ANodeSilentBehindALiveLinkStopsTheStart) {
+  testbed::IbFabricOptions o = testbed::fabric_options(testbed::make_fat_tree({}));
+  o.ibsim_console = true;
+  IbFabric f(o);
+  f.ibsim_command("Error \"node005\" 100");
+  auto r = f.run_at(f.topology().sm_node().id,
+                    {RDMA_QOS_SAD, "--no-policy", "--foreground", "--control-socket", ""}, 120s);
+  EXPECT_EQ(r.exit_code, 78) << r.output.substr(0, 4000);
+  EXPECT_NE(r.output.find("1 live link with no node answering behind it"), std::string::npos)
+      << r.output.substr(0, 4000);
+  EXPECT_NE(r.output.find("the link is up, but the node behind it (directed route 0,"),
+            std::string::npos)
+      << r.output.substr(0, 4000);
+  EXPECT_NE(r.output.find("give the subnet's M_Key with --m-key"), std::string::npos);
+  EXPECT_EQ(r.output.find("answering at"), std::string::npos);
+
+  // --dump-fabric prints no model either; given an M_Key, it says that key is not theirs.
+  auto dump = f.run_at(f.topology().sm_node().id,
+                       {RDMA_QOS_SAD, "--dump-fabric", "--json", "--m-key", "0x1234"}, 120s);
+  EXPECT_EQ(dump.exit_code, 78) << dump.output.substr(0, 4000);
+  EXPECT_EQ(dump.output.find("\n{"), std::string::npos);
+  EXPECT_NE(dump.output.find("is not theirs"), std::string::npos) << dump.output.substr(0, 4000);
+
+  // Answering again, the node is discovered, with the M_Key on every SMP (ibsim ignores it).
+  f.ibsim_command("Error \"node005\" 0");
+  auto again = f.run_at(f.topology().sm_node().id,
+                        {RDMA_QOS_SAD, "--dump-fabric", "--json", "--m-key", "0x1234"}, 120s);
+  EXPECT_EQ(again.exit_code, 0) << again.output.substr(0, 4000);
 }
 
 }  // namespace

@@ -50,6 +50,12 @@ struct SmOptions {
   std::optional<uint8_t> subnet_timeout;             // 0..31: packet life without a level value
   std::optional<uint8_t> sm_sl;                      // 0..15
   std::optional<uint64_t> sa_key;                    // SM_Key of trusted SA requests
+  // SMPs the SM keeps in flight (0: OpenSM sets no bound); an SA that discovers the fabric
+  // itself keeps to the same.
+  std::optional<uint32_t> max_wire_smps;
+  // The M_Key OpenSM gives every port (0: none); what an SA's own SMPs must carry where the
+  // ports are M_Key-protected.
+  std::optional<uint64_t> m_key;
   // routing_engine: the engines OpenSM tries in order (falling back to minhop); empty: minhop.
   std::vector<std::string> routing_engines;
 };

@@ -15,6 +15,14 @@
 
 namespace rdmaqos::sad {
 
+// SMPs discovery keeps in flight at once from its port. rdma-qos-sad is not the SM, and its
+// SMPs share the switches' SMAs (and the SM port's VL15 buffers) with the SM's own: by default
+// it keeps OpenSM's bound on its sweeps (max_wire_smps, default 4), not more.
+constexpr size_t kDefaultSmpWindow = 4;
+// The most --smp-window takes: the SMPs go round-robin over their destinations, so 64 already
+// keeps dozens of SMAs busy at once; more only lengthens the queues at them.
+constexpr size_t kMaxSmpWindow = 64;
+
 struct DiscoveryOptions {
   std::string ca;      // empty: the first CA
   int port = 0;        // 0: the first active port
@@ -23,6 +31,11 @@ struct DiscoveryOptions {
   // Whole attempts of one table read (each with libibmad's resends) before the table counts
   // as missing: one lost answer costs a retry of that block, not the discovery.
   int attempts = 3;
+  // SMPs in flight at once (1..kMaxSmpWindow), the topology walk's and the table reads'.
+  size_t smp_window = kDefaultSmpWindow;
+  // The M_Key every SMP carries (IBA 14.2.4; OpenSM's m_key). A port M_Key-protected at level 2
+  // or 3 answers no SMP without it. 0: none.
+  uint64_t m_key = 0;
   // Told what the discovery has done so far (topology, then every tenth of the nodes' tables);
   // a library never prints, the caller logs.
   std::function<void(const std::string&)> progress;
@@ -38,7 +51,16 @@ struct Discovery {
   // What the model holds but an administrator should hear of (a link speed IBA does not
   // define); the model is complete.
   std::vector<std::string> warnings;
+  // Live links across which no node answered (each naming the port at this end: node GUID,
+  // port, LID, directed route): what ports M_Key-protected at level 2 or 3 look like to a
+  // discovery without their M_Key. The model lacks whatever is behind them.
+  std::vector<std::string> unanswered;
 };
+
+// Why the daemon must not start from `found` (kInvalidArgument): nodes behind live links did
+// not answer, as ports M_Key-protected without `m_key` do; the message says what to do. nullopt
+// when every live link was answered across.
+std::optional<rdmaqos::Error> m_key_refusal(const Discovery& found, uint64_t m_key);
 
 // Why `found` must not replace a model in force (a re-discovery that missed tables gives a
 // degraded model): kTimeout, the tables that did not answer; nullopt when it may.
