@@ -87,8 +87,10 @@ std::optional<Fallback> multipath_record(const sa::SaMad& mad, const Snapshot& n
   if (std::any_of(r->sgids.begin(), r->sgids.end(), unknown) ||
       std::any_of(r->dgids.begin(), r->dgids.end(), unknown))
     return Fallback::kUnknownPort;
+  // A GID the model lacks names no port (another subnet's): it is no open end.
   auto inactive = [&model](const sa::Gid& g) {
-    return may_be_one_of(model.inactive_endpoints, model, model.by_guid(sa::gid_guid(g)));
+    auto port = model.by_guid(sa::gid_guid(g));
+    return port && may_be_one_of(model.inactive_endpoints, model, port);
   };
   if (model.inactive_switch_ports != 0 ||
       (!model.inactive_endpoints.empty() && (r->sgids.empty() || r->dgids.empty())) ||

@@ -311,11 +311,11 @@ std::vector<uint8_t> get_a_to_switch() {
   return sa::encode_sa_mad(m);
 }
 
-// A SubnAdmGetMulti(MultiPathRecord) from A's GID to `dguid`'s.
-std::vector<uint8_t> multipath_a_to(uint64_t dguid) {
+// A SubnAdmGetMulti(MultiPathRecord) from A's GID to the GID (`prefix`, `dguid`).
+std::vector<uint8_t> multipath_a_to(uint64_t dguid, uint64_t prefix = testing::kPrefix) {
   sa::MultiPathRecord q;
   q.sgids = {sa::make_gid(testing::kPrefix, testing::kPortA)};
-  q.dgids = {sa::make_gid(testing::kPrefix, dguid)};
+  q.dgids = {sa::make_gid(prefix, dguid)};
   sa::SaMad m;
   m.mad.method = sa::method::kGetMulti;
   m.mad.attr_id = sa::attr::kMultiPathRecord;
@@ -348,6 +348,9 @@ TEST_F(EngineTest, AQueryThatMayTouchAPortNotYetActiveGoesToOpenSm) {
   // A to the switch, A to A: B is no end of them.
   EXPECT_EQ(e->answer(get_a_to_switch(), 2, none), Engine::Outcome::kAnswered);
   EXPECT_EQ(e->answer(multipath_a_to(testing::kPortA), 2, none), Engine::Outcome::kAnswered);
+  // A GID of another subnet names no port here: the plugin's "invalid GID" is OpenSM's.
+  EXPECT_EQ(e->answer(multipath_a_to(0x999, 0xFEC0000000000000ULL), 2, none),
+            Engine::Outcome::kAnswered);
   // Once OpenSM has made B's link Active, the next model answers for B.
   b_state = testing::kActive;
   ASSERT_TRUE(e->rebuild());
