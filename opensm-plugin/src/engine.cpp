@@ -351,6 +351,7 @@ const char* fallback_name(Engine::Fallback why) {
     case Engine::Fallback::kUnknownPort: return "unknown_port";
     case Engine::Fallback::kNoPkeyTable: return "no_pkey_table";
     case Engine::Fallback::kAliasedPort: return "aliased_port";
+    case Engine::Fallback::kInactivePort: return "inactive_port";
     case Engine::Fallback::kFailed: return "failed";
   }
   return "?";

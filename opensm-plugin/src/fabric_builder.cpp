@@ -2,6 +2,7 @@
 // FabricBuilder: OpenSM's view of the subnet, fact by fact, into the engine's fabric model.
 #include "rdma-qos/opensm-plugin/fabric_builder.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace rdmaqos::osmp {
@@ -72,6 +73,37 @@ void FabricBuilder::lft(int node, std::vector<uint8_t> table) {
     nodes_[static_cast<size_t>(node)].lft = std::move(table);
 }
 
+// The ports OpenSM answers for as if Active although they are not (see FabricModel): CA and
+// router ports not Active, the CA or router port behind a switch port not Active (only paths
+// that end there cross it), and switch ports not Active linked to a switch.
+void FabricBuilder::find_inactive(const std::unordered_map<uint64_t, int>& by_guid,
+                                  sad::FabricModel& model) const {
+  for (const NodeFacts& node : nodes_) {
+    const bool is_switch = node.type == kNodeSwitch;
+    // Port 0 of a switch is the switch itself, Active whatever its PortInfo says.
+    for (size_t p = 1; p < node.ports.size(); ++p) {
+      const PortFacts& pf = node.ports[p];
+      if (!pf.present || pf.info.port_state == kPortStateActive) continue;
+      if (!is_switch) {
+        model.inactive_endpoints.push_back(pf.info.guid);
+        continue;
+      }
+      if (pf.info.peer_node_guid == 0) continue;  // no link OpenSM knows: no path crosses it
+      auto peer = by_guid.find(pf.info.peer_node_guid);
+      if (peer == by_guid.end()) continue;
+      const NodeFacts& other = nodes_[static_cast<size_t>(peer->second)];
+      if (other.type == kNodeSwitch) {
+        ++model.inactive_switch_ports;
+      } else if (pf.info.peer_port < other.ports.size() && other.ports[pf.info.peer_port].present) {
+        model.inactive_endpoints.push_back(other.ports[pf.info.peer_port].info.guid);
+      }
+    }
+  }
+  auto& v = model.inactive_endpoints;
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+
 sad::FabricModel FabricBuilder::build() const {
   sad::FabricModel model;
   model.sm_port_guid = sm_port_guid_;
@@ -137,6 +169,7 @@ sad::FabricModel FabricBuilder::build() const {
       }
     }
   }
+  find_inactive(by_guid, model);
   model.index();
   return model;
 }

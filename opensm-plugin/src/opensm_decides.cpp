@@ -19,10 +19,28 @@ std::optional<Fallback> empty_pkey_tables(const sad::FabricModel& model) {
   return std::nullopt;
 }
 
-// Whether `port` has alias GUIDs; an open end (nullopt) may be any port, so it counts as one.
+// Whether `port` is one of `guids` (sorted); an open end (nullopt) may be any port, so it counts
+// as one while `guids` is not empty.
+bool may_be_one_of(const std::vector<uint64_t>& guids, const sad::FabricModel& model,
+                   std::optional<sad::Endpoint> port) {
+  if (guids.empty()) return false;
+  return !port || std::binary_search(guids.begin(), guids.end(), model.port(*port).guid);
+}
+
 bool may_be_aliased(const sad::FabricModel& model, std::optional<sad::Endpoint> port) {
-  return !port || std::binary_search(model.ports_with_aliases.begin(),
-                                     model.ports_with_aliases.end(), model.port(*port).guid);
+  return may_be_one_of(model.ports_with_aliases, model, port);
+}
+
+// OpenSM answers for a port that is not Active as for an Active one, through links of any
+// state; the model has no P_Keys or link for it. A path query that may end at such a port, or
+// any path query while a link between switches is not Active, is OpenSM's.
+std::optional<Fallback> not_active(const sad::FabricModel& model,
+                                   std::optional<sad::Endpoint> source,
+                                   std::optional<sad::Endpoint> destination) {
+  if (model.inactive_switch_ports != 0 || may_be_one_of(model.inactive_endpoints, model, source) ||
+      may_be_one_of(model.inactive_endpoints, model, destination))
+    return Fallback::kInactivePort;
+  return std::nullopt;
 }
 
 std::optional<Fallback> path_record(const sa::SaMad& mad, const Snapshot& now,
@@ -45,15 +63,16 @@ std::optional<Fallback> path_record(const sa::SaMad& mad, const Snapshot& now,
   if (((m & pm::kSgid) != 0 && sad::names_unknown_local_port(model, r->sgid)) ||
       ((m & pm::kDgid) != 0 && sad::names_unknown_local_port(model, r->dgid)))
     return Fallback::kUnknownPort;
-  if (!model.ports_with_aliases.empty()) {
-    // OpenSM may put a port's alias in the record's SGID or DGID even for a query by LID.
-    auto end = [&model](bool by_gid, const sa::Gid& gid, bool by_lid, uint16_t lid) {
-      return by_gid ? model.by_guid(sa::gid_guid(gid)) : by_lid ? model.by_lid(lid) : std::nullopt;
-    };
-    if (may_be_aliased(model, end(m & pm::kSgid, r->sgid, m & pm::kSlid, r->slid)) ||
-        may_be_aliased(model, end(m & pm::kDgid, r->dgid, m & pm::kDlid, r->dlid)))
-      return Fallback::kAliasedPort;
-  }
+  // The ends the query names (a GID before a LID, as OpenSM takes them); nullopt: open.
+  auto end = [&model](bool by_gid, const sa::Gid& gid, bool by_lid, uint16_t lid) {
+    return by_gid ? model.by_guid(sa::gid_guid(gid)) : by_lid ? model.by_lid(lid) : std::nullopt;
+  };
+  const auto source = end(m & pm::kSgid, r->sgid, m & pm::kSlid, r->slid);
+  const auto destination = end(m & pm::kDgid, r->dgid, m & pm::kDlid, r->dlid);
+  if (auto why = not_active(model, source, destination)) return why;
+  // OpenSM may put a port's alias in the record's SGID or DGID even for a query by LID.
+  if (may_be_aliased(model, source) || may_be_aliased(model, destination))
+    return Fallback::kAliasedPort;
   return empty_pkey_tables(model);
 }
 
@@ -68,6 +87,16 @@ std::optional<Fallback> multipath_record(const sa::SaMad& mad, const Snapshot& n
   if (std::any_of(r->sgids.begin(), r->sgids.end(), unknown) ||
       std::any_of(r->dgids.begin(), r->dgids.end(), unknown))
     return Fallback::kUnknownPort;
+  // A GID the model lacks names no port (another subnet's): it is no open end.
+  auto inactive = [&model](const sa::Gid& g) {
+    auto port = model.by_guid(sa::gid_guid(g));
+    return port && may_be_one_of(model.inactive_endpoints, model, port);
+  };
+  if (model.inactive_switch_ports != 0 ||
+      (!model.inactive_endpoints.empty() && (r->sgids.empty() || r->dgids.empty())) ||
+      std::any_of(r->sgids.begin(), r->sgids.end(), inactive) ||
+      std::any_of(r->dgids.begin(), r->dgids.end(), inactive))
+    return Fallback::kInactivePort;
   auto aliased = [&model](const sa::Gid& g) {
     auto port = model.by_guid(sa::gid_guid(g));
     return port && may_be_aliased(model, port);

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Which path queries OpenSM's own handler answers although a model is in force: those whose
 // answer depends on what the model does not copy from OpenSM (live multicast groups and their
-// members, alias GUIDs, ports newer than the model, empty P_Key tables, the MultiPathRecord
-// handler's own SL rule), so the plugin gives OpenSM's answer or none of its own.
+// members, alias GUIDs, ports newer than the model, ports not yet Active, empty P_Key tables,
+// the MultiPathRecord handler's own SL rule), so the plugin gives OpenSM's answer or none of its
+// own.
 #pragma once
 
 #include <optional>

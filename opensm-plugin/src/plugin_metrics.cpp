@@ -100,7 +100,8 @@ const common::metrics::Table& plugin_metric_table() {
            "multicast (a PathRecord to a group, answered from OpenSM's live groups), "
            "unknown_port (a GID the model lacks: an alias GUID, a new port), no_pkey_table (an "
            "endpoint whose P_Key table is not read yet), aliased_port (a path query that may "
-           "touch a port with alias GUIDs), failed.",
+           "touch a port with alias GUIDs), inactive_port (a path query that may touch a port or "
+           "link not yet Active), failed.",
            {"reason"}},
           {"requests_total",
            Type::kCounter,

@@ -13,6 +13,7 @@
 
 #include "rdma-qos/opensm-plugin/engine.h"
 #include "rdma-qos/sa-client/mad.h"
+#include "rdma-qos/sa-client/multipath_record.h"
 #include "rdma-qos/sa-client/path_record.h"
 #include "tiny_subnet.h"
 
@@ -39,6 +40,7 @@ class EngineTest : public ::testing::Test {
   // (the hints it was given are kept).
   uint8_t b_ports = 1;
   bool b_pkeys = true;
+  uint8_t b_state = testing::kActive, s2_state = testing::kActive;
   std::vector<std::pair<uint64_t, uint64_t>> aliases;  // port GUID, alias GUID
   sad::RoutingFacts routing;
   std::function<int(uint8_t)> path_sl;
@@ -53,7 +55,7 @@ class EngineTest : public ::testing::Test {
     return std::make_unique<Engine>(
         o, osm, [this](bool, const std::string& line) { log.push_back(line); },
         [this](FabricBuilder& b) {
-          testing::feed_tiny_subnet(b, b_ports, b_pkeys);
+          testing::feed_tiny_subnet(b, b_ports, b_pkeys, b_state, s2_state);
           b.routing(routing);
           for (auto [port, alias] : aliases) b.alias(port, alias);
           return true;
@@ -292,6 +294,78 @@ TEST_F(EngineTest, AQueryThatMayTouchAPortWithAnAliasGoesToOpenSm) {
   EXPECT_EQ(e->answer(open_table(), 2, [](std::span<const uint8_t>) {}),
             Engine::Outcome::kFallback);  // an open end may be B
   EXPECT_EQ(e->stats()["fallback_reasons"]["aliased_port"], 2);
+}
+
+// A SubnAdmGet(PathRecord) from A to the switch S (LID 1).
+std::vector<uint8_t> get_a_to_switch() {
+  sa::PathRecord q;
+  q.slid = 2;
+  q.dlid = 1;
+  sa::SaMad m;
+  m.mad.method = sa::method::kGet;
+  m.mad.attr_id = sa::attr::kPathRecord;
+  m.mad.tid = 0x7A;
+  m.sa.comp_mask = sa::pr_mask::kSlid | sa::pr_mask::kDlid;
+  auto bytes = sa::encode_path_record(q);
+  m.data.assign(bytes->begin(), bytes->end());
+  return sa::encode_sa_mad(m);
+}
+
+// A SubnAdmGetMulti(MultiPathRecord) from A's GID to the GID (`prefix`, `dguid`).
+std::vector<uint8_t> multipath_a_to(uint64_t dguid, uint64_t prefix = testing::kPrefix) {
+  sa::MultiPathRecord q;
+  q.sgids = {sa::make_gid(testing::kPrefix, testing::kPortA)};
+  q.dgids = {sa::make_gid(prefix, dguid)};
+  sa::SaMad m;
+  m.mad.method = sa::method::kGetMulti;
+  m.mad.attr_id = sa::attr::kMultiPathRecord;
+  m.mad.tid = 0x7B;
+  m.rmpp.version = sa::rmpp::kVersion;
+  m.rmpp.type = sa::rmpp::kTypeData;
+  m.rmpp.flags = sa::rmpp::kFlagActive | sa::rmpp::kFlagFirst | sa::rmpp::kFlagLast;
+  m.rmpp.segment = 1;
+  m.sa.comp_mask = sa::mpr_mask::kSgidCount | sa::mpr_mask::kDgidCount;
+  auto bytes = sa::encode_multipath_record(q);
+  m.data.assign(bytes->begin(), bytes->end());
+  m.rmpp.payload_length = static_cast<uint32_t>(20 + m.data.size());
+  return sa::encode_sa_mad(m);
+}
+
+// OpenSM answers for a port not yet Active as for an Active one; the model knows no link or
+// P_Key for it. Queries that may end there are OpenSM's; the others stay the plugin's.
+TEST_F(EngineTest, AQueryThatMayTouchAPortNotYetActiveGoesToOpenSm) {
+  write_policy(policy_with_sl(4));
+  b_state = testing::kArmed;
+  auto e = engine();
+  ASSERT_TRUE(e->rebuild());
+  auto none = [](std::span<const uint8_t>) {};
+  EXPECT_EQ(answered_sl(*e), -1);  // A to B by LID
+  EXPECT_EQ(e->answer(get_to_gid(testing::kPrefix, testing::kPortB), 2, none),
+            Engine::Outcome::kFallback);
+  EXPECT_EQ(e->answer(open_table(), 2, none), Engine::Outcome::kFallback);  // may end at B
+  EXPECT_EQ(e->answer(multipath_a_to(testing::kPortB), 2, none), Engine::Outcome::kFallback);
+  EXPECT_EQ(e->stats()["fallback_reasons"]["inactive_port"], 4);
+  // A to the switch, A to A: B is no end of them.
+  EXPECT_EQ(e->answer(get_a_to_switch(), 2, none), Engine::Outcome::kAnswered);
+  EXPECT_EQ(e->answer(multipath_a_to(testing::kPortA), 2, none), Engine::Outcome::kAnswered);
+  // A GID of another subnet names no port here: the plugin's "invalid GID" is OpenSM's.
+  EXPECT_EQ(e->answer(multipath_a_to(0x999, 0xFEC0000000000000ULL), 2, none),
+            Engine::Outcome::kAnswered);
+  // Once OpenSM has made B's link Active, the next model answers for B.
+  b_state = testing::kActive;
+  ASSERT_TRUE(e->rebuild());
+  EXPECT_EQ(answered_sl(*e), 4);
+}
+
+TEST_F(EngineTest, AQueryThatMayCrossASwitchPortNotYetActiveGoesToOpenSm) {
+  write_policy(policy_with_sl(4));
+  s2_state = testing::kInit;  // B's port Active, the switch's side of its link not yet
+  auto e = engine();
+  ASSERT_TRUE(e->rebuild());
+  EXPECT_EQ(answered_sl(*e), -1);
+  EXPECT_EQ(e->stats()["fallback_reasons"]["inactive_port"], 1);
+  EXPECT_EQ(e->answer(get_a_to_switch(), 2, [](std::span<const uint8_t>) {}),
+            Engine::Outcome::kAnswered);
 }
 
 TEST_F(EngineTest, AnEmptyPkeyTableLeavesPathQueriesToOpenSm) {

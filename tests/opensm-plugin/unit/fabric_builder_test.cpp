@@ -125,5 +125,57 @@ TEST(FabricBuilder, FactsAboutUnknownNodesOrPortsAreIgnored) {
   EXPECT_FALSE(m.nodes[0].ports[1].present);
 }
 
+// OpenSM's path handlers answer for ports whatever their state; the model records which ports
+// and links are not Active so that queries touching them are left to OpenSM.
+sad::FabricModel tiny_with(uint8_t b_state, uint8_t s2_state) {
+  FabricBuilder b;
+  feed_tiny_subnet(b, 1, true, b_state, s2_state);
+  return b.build();
+}
+
+TEST(FabricBuilder, AllPortsActiveMeansNoInactivePorts) {
+  sad::FabricModel m = tiny();  // S port 3 is Down with no peer: no path can cross it
+  EXPECT_TRUE(m.inactive_endpoints.empty());
+  EXPECT_EQ(m.inactive_switch_ports, 0u);
+}
+
+TEST(FabricBuilder, ACaPortNotActiveIsAnInactiveEndpoint) {
+  for (uint8_t state : {kInit, kArmed, uint8_t{1}}) {
+    sad::FabricModel m = tiny_with(state, kActive);
+    EXPECT_EQ(m.inactive_endpoints, std::vector<uint64_t>{kPortB}) << int{state};
+    EXPECT_EQ(m.inactive_switch_ports, 0u);
+    // The port keeps its LID (OpenSM answers for it by LID) and gets no link or P_Keys.
+    const sad::PortModel& bp = m.port(*m.by_guid(kPortB));
+    EXPECT_EQ(bp.lid, 3);
+    EXPECT_EQ(bp.peer_node, -1);
+    EXPECT_TRUE(bp.pkeys.empty());
+  }
+}
+
+TEST(FabricBuilder, TheCaBehindASwitchPortNotActiveIsAnInactiveEndpoint) {
+  sad::FabricModel m = tiny_with(kActive, kArmed);
+  EXPECT_EQ(m.inactive_endpoints, std::vector<uint64_t>{kPortB});
+  EXPECT_EQ(m.inactive_switch_ports, 0u);
+}
+
+TEST(FabricBuilder, BothEndsOfALinkNotActiveNameTheCaOnce) {
+  sad::FabricModel m = tiny_with(kInit, kInit);
+  EXPECT_EQ(m.inactive_endpoints, std::vector<uint64_t>{kPortB});
+}
+
+TEST(FabricBuilder, ALinkBetweenSwitchesNotActiveIsCounted) {
+  FabricBuilder b;
+  int s = b.node(0x100, 2, "S", 2);
+  int t = b.node(0x400, 2, "T", 2);
+  b.port(s, 0, port_info(0x100, 1, kActive));
+  b.port(t, 0, port_info(0x400, 4, kActive));
+  b.port(s, 1, port_info(0x100, 0, kArmed, 0x400, 1));
+  b.port(t, 1, port_info(0x400, 0, kActive, 0x100, 1));
+  b.port(s, 2, port_info(0x100, 0, kInit));  // no peer OpenSM knows
+  sad::FabricModel m = b.build();
+  EXPECT_EQ(m.inactive_switch_ports, 1u);
+  EXPECT_TRUE(m.inactive_endpoints.empty());
+}
+
 }  // namespace
 }  // namespace rdmaqos::osmp

@@ -31,16 +31,20 @@ inline rdma_qos_osmp_port port_info(uint64_t guid, uint16_t lid, uint8_t state, 
   return p;
 }
 
+inline constexpr uint8_t kInit = 2, kArmed = 3, kActive = 4;
+
 // `b_ports`: host B's port count (a node swap that leaves B with fewer ports breaks a policy
-// naming its second port); `b_pkeys`: whether B's P_Key table has been read.
-inline void feed_tiny_subnet(FabricBuilder& b, uint8_t b_ports = 1, bool b_pkeys = true) {
-  constexpr uint8_t kActive = 4, kDown = 1;
+// naming its second port); `b_pkeys`: whether B's P_Key table has been read; `b_state` and
+// `s2_state`: the PortState OpenSM holds for B's port and for S port 2 (B's link).
+inline void feed_tiny_subnet(FabricBuilder& b, uint8_t b_ports = 1, bool b_pkeys = true,
+                             uint8_t b_state = kActive, uint8_t s2_state = kActive) {
+  constexpr uint8_t kDown = 1;
   b.sm_port_guid(kPortA);
   int s = b.node(kSwitchGuid, 2, "switch S", 3);
   b.port(s, 0, port_info(kSwitchGuid, 1, kActive));
   b.pkey(s, 0, 0xFFFF);
   b.port(s, 1, port_info(kSwitchGuid, 0, kActive, kNodeA, 1));
-  b.port(s, 2, port_info(kSwitchGuid, 0, kActive, kNodeB, 1));
+  b.port(s, 2, port_info(kSwitchGuid, 0, s2_state, kNodeB, 1));
   b.port(s, 3, port_info(kSwitchGuid, 0, kDown));
   for (uint8_t out = 1; out <= 2; ++out)
     for (uint8_t in = 0; in <= 3; ++in)
@@ -52,7 +56,7 @@ inline void feed_tiny_subnet(FabricBuilder& b, uint8_t b_ports = 1, bool b_pkeys
   b.pkey(a, 1, 0x0000);  // an empty slot
   b.sl2vl(a, 1, 0, kSl2Vl);
   int bn = b.node(kNodeB, 1, "host B", b_ports);
-  b.port(bn, 1, port_info(kPortB, 3, kActive, kSwitchGuid, 2));
+  b.port(bn, 1, port_info(kPortB, 3, b_state, kSwitchGuid, 2));
   if (b_pkeys) b.pkey(bn, 1, 0x7FFF);
   b.sl2vl(bn, 1, 0, kSl2Vl);
 }

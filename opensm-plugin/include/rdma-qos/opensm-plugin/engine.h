@@ -97,6 +97,7 @@ class Engine {
     kUnknownPort,         // a GID of this subnet the model lacks (an alias GUID, a new port)
     kNoPkeyTable,         // an endpoint's P_Key table is empty (not read or set yet)
     kAliasedPort,         // a path query that may touch a port with alias GUIDs
+    kInactivePort,        // a path query that may touch a port or link not yet Active
     kFailed,              // the answer failed (an exception)
   };
   // One request MAD; `send` gets the response bytes. Thread-safe.
@@ -171,7 +172,7 @@ class Engine {
   std::set<std::string> logged_;
   Outcome hand_to_opensm(Fallback why);
   common::metrics::Snapshot metrics(const sad::CounterSnapshot& counts) const;
-  std::array<std::atomic<uint64_t>, 11> fallback_reasons_{};
+  std::array<std::atomic<uint64_t>, 12> fallback_reasons_{};
   // How long the last and the longest copy of OpenSM's subnet took (under OpenSM's lock).
   std::atomic<uint64_t> snapshot_ns_last_{0}, snapshot_ns_max_{0};
   std::atomic<bool> handed_over_{false};

@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "rdma-qos/opensm-plugin/plugin.h"
@@ -43,8 +44,9 @@ class FabricBuilder {
 
   // The model, indexed, as discovery would have built it from the same fabric: ports linked
   // only when active, PKeys and SL2VL tables of active CA ports with a LID, SL2VL tables of
-  // active switch ports per input port, switch port 0's PKeys. Facts naming an unknown node or
-  // port are ignored.
+  // active switch ports per input port, switch port 0's PKeys; and, beyond discovery, the ports
+  // OpenSM answers for although they are not Active (inactive_endpoints, inactive_switch_ports).
+  // Facts naming an unknown node or port are ignored.
   sad::FabricModel build() const;
 
  private:
@@ -62,6 +64,9 @@ class FabricBuilder {
     std::vector<uint8_t> lft;
   };
   PortFacts* find(int node, uint8_t port);
+  // Fills the model's inactive_endpoints and inactive_switch_ports; `by_guid`: node indexes.
+  void find_inactive(const std::unordered_map<uint64_t, int>& by_guid,
+                     sad::FabricModel& model) const;
 
   std::vector<NodeFacts> nodes_;
   uint64_t sm_port_guid_ = 0;

@@ -128,6 +128,14 @@ class FabricModel {
   // with SubnAdmSet(GUIDInfoRecord)), sorted: OpenSM may then put an alias in a record's SGID or
   // DGID even for a query by LID. Known to the OpenSM plugin only.
   std::vector<uint64_t> ports_with_aliases;
+  // Port GUIDs of CA and router ports the SM holds that are not Active, or whose link's switch
+  // side is not Active (Init, Armed, or Down before the SM's next sweep drops them), sorted.
+  // OpenSM's path handlers never look at a port's state and answer for such a port as for an
+  // Active one, while the model gives it no P_Keys and no link. Known to the OpenSM plugin only.
+  std::vector<uint64_t> inactive_endpoints;
+  // Switch ports linked to another switch that the SM holds not Active: any path may cross one.
+  // Counted by the OpenSM plugin only.
+  size_t inactive_switch_ports = 0;
   uint64_t subnet_prefix = 0xFE80000000000000ULL;
   uint8_t subnet_timeout = 18;  // OpenSM's default: the packet life without a level value
   uint64_t sm_port_guid = 0;
