@@ -25,6 +25,21 @@ std::string policy_with_sl(int sl) {
          "\nend-qos-level\nend-qos-levels\n";
 }
 
+// A SubnAdmGet(PathRecord) from LID `slid` to LID `dlid`.
+std::vector<uint8_t> get_path(uint16_t slid, uint16_t dlid, uint64_t tid) {
+  sa::PathRecord q;
+  q.slid = slid;
+  q.dlid = dlid;
+  sa::SaMad m;
+  m.mad.method = sa::method::kGet;
+  m.mad.attr_id = sa::attr::kPathRecord;
+  m.mad.tid = tid;
+  m.sa.comp_mask = sa::pr_mask::kSlid | sa::pr_mask::kDlid;
+  auto bytes = sa::encode_path_record(q);
+  m.data.assign(bytes->begin(), bytes->end());
+  return sa::encode_sa_mad(m);
+}
+
 class EngineTest : public ::testing::Test {
  protected:
   // One file per test: ctest runs the tests of this fixture in parallel processes.
@@ -67,19 +82,7 @@ class EngineTest : public ::testing::Test {
   }
 
   // A SubnAdmGet(PathRecord) from A (LID 2) to B (LID 3).
-  static std::vector<uint8_t> get_a_to_b() {
-    sa::PathRecord q;
-    q.slid = 2;
-    q.dlid = 3;
-    sa::SaMad m;
-    m.mad.method = sa::method::kGet;
-    m.mad.attr_id = sa::attr::kPathRecord;
-    m.mad.tid = 0x77;
-    m.sa.comp_mask = sa::pr_mask::kSlid | sa::pr_mask::kDlid;
-    auto bytes = sa::encode_path_record(q);
-    m.data.assign(bytes->begin(), bytes->end());
-    return sa::encode_sa_mad(m);
-  }
+  static std::vector<uint8_t> get_a_to_b() { return get_path(2, 3, 0x77); }
 
   // A SubnAdmGetTable(PathRecord) from A naming no end: every path of the subnet.
   static std::vector<uint8_t> open_table() {
@@ -298,17 +301,7 @@ TEST_F(EngineTest, AQueryThatMayTouchAPortWithAnAliasGoesToOpenSm) {
 
 // A SubnAdmGet(PathRecord) from A to the switch S (LID 1).
 std::vector<uint8_t> get_a_to_switch() {
-  sa::PathRecord q;
-  q.slid = 2;
-  q.dlid = 1;
-  sa::SaMad m;
-  m.mad.method = sa::method::kGet;
-  m.mad.attr_id = sa::attr::kPathRecord;
-  m.mad.tid = 0x7A;
-  m.sa.comp_mask = sa::pr_mask::kSlid | sa::pr_mask::kDlid;
-  auto bytes = sa::encode_path_record(q);
-  m.data.assign(bytes->begin(), bytes->end());
-  return sa::encode_sa_mad(m);
+  return get_path(2, 1, 0x7A);
 }
 
 // A SubnAdmGetMulti(MultiPathRecord) from A's GID to the GID (`prefix`, `dguid`).
