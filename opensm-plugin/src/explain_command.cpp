@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The plugin's "explain" control command: the shared explain engine (rdma-qos-sad's) over the
 // snapshot of OpenSM's subnet in force, so that `rdma-qos opensm-plugin explain` shows what
-// this OpenSM answers and why.
+// this OpenSM answers and why, and whether OpenSM's own handler answers the query instead.
 #include <fmt/format.h>
 
+#include "opensm_decides.h"
 #include "rdma-qos/opensm-plugin/engine.h"
 #include "rdma-qos/sa-responder/explain.h"
 
@@ -24,7 +25,23 @@ nlohmann::json Engine::explain(const nlohmann::json& body) const {
     ctx.sa_key = osm_.sa_key;
     ctx.groups = now->groups.get();
     auto path = policy_path(options_, osm_);
-    return {{"ok", true}, {"explain", sad::explain(ctx, *parsed, path.value_or("(no policy)"))}};
+    nlohmann::json ex = sad::explain(ctx, *parsed, path.value_or("(no policy)"));
+    // What the plugin would answer is shown either way; a query OpenSM's own handler answers
+    // (the reasons the stats count) says so first, so the records are not taken for OpenSM's.
+    std::optional<Fallback> why;
+    if (!osm_.qos)
+      why = Fallback::kQosOff;
+    else if (paused_)
+      why = Fallback::kPaused;
+    if (auto mad = sad::explain_query(*parsed); mad && !why) why = opensm_decides(*mad, *now, ctx);
+    if (why) {
+      ex["handed_to_opensm"] = fallback_name(*why);
+      ex["summary"] = fmt::format(
+          "OpenSM's own handler answers this query, not the plugin ({}); the plugin would "
+          "answer: {}",
+          fallback_name(*why), ex.value("summary", ""));
+    }
+    return {{"ok", true}, {"explain", std::move(ex)}};
   } catch (const std::exception& e) {
     // Inside OpenSM's process: a failure is a reply, never an escaping exception.
     return {{"ok", false}, {"message", fmt::format("explain failed: {}", e.what())}};

@@ -259,21 +259,28 @@ rdmaqos::Result<Endpoint> resolve(const FabricModel& f, std::optional<uint16_t> 
                     fmt::format("explain needs the {} (a LID or a GID)", which));
 }
 
-// The records the SA answers: the query as a PathRecord GetTable, on nobody's behalf.
-std::vector<sa::PathRecord> real_answer(AnswerContext ctx, const PathRequest& q) {
-  ctx.requester.reset();
-  ctx.requester_unknown = false;
-  ctx.observer = nullptr;
+// The query as a PathRecord GetTable; nullopt when its record does not encode.
+std::optional<sa::SaMad> query_mad(const PathRequest& q) {
   auto bytes = sa::encode_path_record(q.record);
-  if (!bytes) return {};
+  if (!bytes) return std::nullopt;
   sa::SaMad m;
   m.mad.method = sa::method::kGetTable;
   m.mad.attr_id = sa::attr::kPathRecord;
   m.sa.comp_mask = q.comp_mask;
   m.sa.sm_key = 0;
   m.data.assign(bytes->begin(), bytes->end());
+  return m;
+}
+
+// The records the SA answers: the query as a PathRecord GetTable, on nobody's behalf.
+std::vector<sa::PathRecord> real_answer(AnswerContext ctx, const PathRequest& q) {
+  ctx.requester.reset();
+  ctx.requester_unknown = false;
+  ctx.observer = nullptr;
+  auto m = query_mad(q);
+  if (!m) return {};
   std::vector<sa::PathRecord> out;
-  auto resp = answer(ctx, m);
+  auto resp = answer(ctx, *m);
   if (!resp || resp->mad.status != 0) return out;
   for (size_t at = 0; at + sa::kPathRecordSize <= resp->data.size(); at += sa::kPathRecordSize) {
     auto r = sa::decode_path_record(std::span(resp->data).subspan(at));
@@ -283,6 +290,10 @@ std::vector<sa::PathRecord> real_answer(AnswerContext ctx, const PathRequest& q)
 }
 
 }  // namespace
+
+std::optional<sa::SaMad> explain_query(const ExplainRequest& request) {
+  return query_mad(path_request(request));
+}
 
 rdmaqos::Result<ExplainRequest> parse_explain_request(const json& body) {
   if (!body.is_object()) {

@@ -350,6 +350,22 @@ TEST_F(EngineTest, AQueryThatMayTouchAPortNotYetActiveGoesToOpenSm) {
   EXPECT_EQ(answered_sl(*e), 4);
 }
 
+// explain says when OpenSM's own handler answers the query, and why; the plugin's answer follows.
+TEST_F(EngineTest, ExplainSaysWhenOpenSmsHandlerAnswers) {
+  write_policy(policy_with_sl(4));
+  b_state = testing::kArmed;
+  auto e = engine();
+  ASSERT_TRUE(e->rebuild());
+  auto to_b = e->explain({{"command", "explain"}, {"slid", 2}, {"dlid", 3}});
+  ASSERT_TRUE(to_b.value("ok", false)) << to_b.dump();
+  EXPECT_EQ(to_b["explain"].value("handed_to_opensm", ""), "inactive_port") << to_b.dump();
+  EXPECT_TRUE(to_b["explain"].value("summary", "").starts_with("OpenSM's own handler answers"))
+      << to_b.dump();
+  auto to_switch = e->explain({{"command", "explain"}, {"slid", 2}, {"dlid", 1}});
+  ASSERT_TRUE(to_switch.value("ok", false)) << to_switch.dump();
+  EXPECT_FALSE(to_switch["explain"].contains("handed_to_opensm")) << to_switch.dump();
+}
+
 TEST_F(EngineTest, AQueryThatMayCrossASwitchPortNotYetActiveGoesToOpenSm) {
   write_policy(policy_with_sl(4));
   s2_state = testing::kInit;  // B's port Active, the switch's side of its link not yet

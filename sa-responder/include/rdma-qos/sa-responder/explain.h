@@ -41,6 +41,10 @@ struct ExplainRequest {
 rdmaqos::Result<ExplainRequest> parse_explain_request(const nlohmann::json& body);
 // The same fields as the control request carries them (what the CLI sends).
 nlohmann::json explain_request_json(const ExplainRequest& request);
+// The query explain puts to the answer engine: a PathRecord GetTable of the request's fields, on
+// nobody's behalf (nullopt when its record does not encode). A front end that hands some queries
+// to another SA (the OpenSM plugin) asks it of that rule too.
+std::optional<sa::SaMad> explain_query(const ExplainRequest& request);
 
 // The reply's body: {"answered": bool, "source": {...}, "destination": {...}, "rule": {...} or
 // null, "level": {...} or null, "records": [...], "no_record": [{"slid", "dlid", "reason",
