@@ -13,18 +13,18 @@
 #include <filesystem>
 #include <system_error>
 
+#include "rdma-qos/common/unix_address.h"
 #include "rdma-qos/kmod-shim/path_service.h"
 #include "rdma-qos/sa-client/path_service_client.h"
 
 namespace rdmaqos::kmod {
 
 Result<int> bind_path_socket(const std::string& path) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.empty() || path.size() >= sizeof addr.sun_path)
+  const std::optional<sockaddr_un> address = unix_address(path);
+  if (!address)
     return make_error(ErrorCode::kInvalidArgument,
                       fmt::format("path socket '{}': not a socket path", path));
-  std::memcpy(addr.sun_path, path.data(), path.size());
+  const sockaddr_un& addr = *address;
   auto fail = [&path](const char* what) {
     return make_error(ErrorCode::kTransport,
                       fmt::format("path socket {}: {}: {}", path, what, std::strerror(errno)));

@@ -17,6 +17,8 @@
 #include <cstring>
 #include <thread>
 
+#include "rdma-qos/common/unix_address.h"
+
 namespace rdmaqos::sa {
 namespace {
 
@@ -37,12 +39,11 @@ int millis_until(Clock::time_point until) {
 
 Result<int> connect_path_service(const std::string& socket_path,
                                  std::optional<Clock::time_point> wait_until) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (socket_path.empty() || socket_path.size() >= sizeof addr.sun_path)
+  const std::optional<sockaddr_un> address = unix_address(socket_path);
+  if (!address)
     return make_error(ErrorCode::kInvalidArgument,
                       fmt::format("node path service socket '{}': not a socket path", socket_path));
-  std::memcpy(addr.sun_path, socket_path.data(), socket_path.size());
+  const sockaddr_un& addr = *address;
   // A full backlog (EAGAIN) means the service is there and accepting more slowly than a job's
   // ranks connect: waited for in short sleeps, up to the caller's deadline. Non-blocking, so the
   // wait is ours and bounded (a blocking connect would wait without a bound).

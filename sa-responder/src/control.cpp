@@ -15,6 +15,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "rdma-qos/common/unix_address.h"
+
 namespace rdmaqos::sad {
 namespace {
 
@@ -24,14 +26,6 @@ constexpr size_t kMaxConnections = 16;
 rdmaqos::Error sys_error(const std::string& what, int err) {
   return rdmaqos::make_error(rdmaqos::ErrorCode::kTransport,
                              fmt::format("{}: {}", what, std::strerror(err)));
-}
-
-std::optional<sockaddr_un> unix_address(const std::string& path) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.size() >= sizeof(addr.sun_path)) return std::nullopt;
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  return addr;
 }
 
 int connect_to(const sockaddr_un& addr) {
@@ -79,10 +73,11 @@ std::vector<std::string> find_control_sockets(const std::string& dir) {
 rdmaqos::Result<nlohmann::json> control_call(const std::string& socket_path,
                                              const nlohmann::json& request,
                                              std::chrono::milliseconds timeout) {
-  auto addr = unix_address(socket_path);
+  auto addr = rdmaqos::unix_address(socket_path);
   if (!addr) {
-    return rdmaqos::make_error(rdmaqos::ErrorCode::kInvalidArgument,
-                               fmt::format("socket path too long: {}", socket_path));
+    return rdmaqos::make_error(
+        rdmaqos::ErrorCode::kInvalidArgument,
+        fmt::format("not a socket path (empty, or too long): '{}'", socket_path));
   }
   int fd = connect_to(*addr);
   if (fd < 0) return sys_error(fmt::format("cannot connect to {}", socket_path), -fd);
@@ -162,10 +157,10 @@ rdmaqos::Result<ControlCommand> read_control_command(const nlohmann::json& body)
 }
 
 rdmaqos::Result<std::unique_ptr<ControlServer>> ControlServer::open(const std::string& path) {
-  auto addr = unix_address(path);
+  auto addr = rdmaqos::unix_address(path);
   if (!addr) {
     return rdmaqos::make_error(rdmaqos::ErrorCode::kInvalidArgument,
-                               fmt::format("socket path too long: {}", path));
+                               fmt::format("not a socket path (empty, or too long): '{}'", path));
   }
   std::filesystem::path dir = std::filesystem::path(path).parent_path();
   if (!dir.empty() && ::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
