@@ -10,7 +10,7 @@
 #include "rdma-qos/config/host_config.h"
 #include "rdma-qos/config/knobs.h"
 
-namespace rdmaqos::cli {
+namespace rdmaqos::cli::cmd_env {
 namespace {
 
 void setup_env(CLI::App& app) {
@@ -87,4 +87,4 @@ void setup_env(CLI::App& app) {
 const CommandRegistration kRegistration{"env", &setup_env};
 
 }  // namespace
-}  // namespace rdmaqos::cli
+}  // namespace rdmaqos::cli::cmd_env

@@ -19,6 +19,7 @@
 #include "rdma-qos/sa-responder/explain.h"
 
 namespace rdmaqos::cli {
+namespace cmd_explain {
 namespace {
 
 using nlohmann::json;
@@ -171,6 +172,7 @@ void run(const ExplainArgs& a, const std::string& front, const std::optional<std
 }
 
 }  // namespace
+}  // namespace cmd_explain
 
 CLI::App* add_explain_command(CLI::App* parent, const std::string& front,
                               std::function<std::optional<std::string>()> socket) {
@@ -178,7 +180,7 @@ CLI::App* add_explain_command(CLI::App* parent, const std::string& front,
       "explain",
       "ask the running SA about one query: the rule and level it matches, its answer, and why "
       "a path got no record");
-  auto a = std::make_shared<ExplainArgs>();
+  auto a = std::make_shared<cmd_explain::ExplainArgs>();
   add_number(*sub, "--slid", a->slid, "source LID");
   sub->add_option("--sgid", a->sgid, "source GID");
   add_number(*sub, "--dlid", a->dlid, "destination LID (names that one LID of the port)");
@@ -192,7 +194,7 @@ CLI::App* add_explain_command(CLI::App* parent, const std::string& front,
   sub->add_option("--pkt-life", a->pkt_life, "packet life with selector: [>|<|=|+]VALUE");
   sub->add_flag("--json", a->json, "print the SA's explanation as JSON");
   sub->add_option("--timeout", a->timeout, "seconds to wait for the reply")->capture_default_str();
-  sub->callback([a, front, socket] { run(*a, front, socket()); });
+  sub->callback([a, front, socket] { cmd_explain::run(*a, front, socket()); });
   return sub;
 }
 

@@ -19,7 +19,7 @@
 #include "rdma-qos/policy/fabric.h"
 #include "rdma-qos/policy/opensm_conf.h"
 
-namespace rdmaqos::cli {
+namespace rdmaqos::cli::cmd_fabric {
 namespace {
 
 namespace fab = rdmaqos::fabric;
@@ -272,4 +272,4 @@ void setup_fabric_command(CLI::App& app) {
 const CommandRegistration kRegistration{"fabric", &setup_fabric_command};
 
 }  // namespace
-}  // namespace rdmaqos::cli
+}  // namespace rdmaqos::cli::cmd_fabric

@@ -10,7 +10,7 @@
 #include "rdma-qos/providers/entropy.h"
 #include "rdma-qos/providers/flow_label_mode.h"
 
-namespace rdmaqos::cli {
+namespace rdmaqos::cli::cmd_flow {
 namespace {
 
 using providers::parse_unsigned;
@@ -116,4 +116,4 @@ void setup_flow(CLI::App& app) {
 const CommandRegistration kRegistration{"flow", &setup_flow};
 
 }  // namespace
-}  // namespace rdmaqos::cli
+}  // namespace rdmaqos::cli::cmd_flow

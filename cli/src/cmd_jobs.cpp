@@ -24,7 +24,7 @@
 #include "rdma-qos/slurm/job_env.h"
 #include "stack_knobs.h"
 
-namespace rdmaqos::cli {
+namespace rdmaqos::cli::cmd_jobs {
 namespace {
 
 using nlohmann::json;
@@ -198,4 +198,4 @@ void setup_jobs(CLI::App& app) {
 const CommandRegistration kRegistration{"jobs", &setup_jobs};
 
 }  // namespace
-}  // namespace rdmaqos::cli
+}  // namespace rdmaqos::cli::cmd_jobs

@@ -16,7 +16,7 @@
 #include "rdma-qos/rdmacm-qos/cm_qos.h"
 #include "rdma-qos/sa-responder/control.h"
 
-namespace rdmaqos::cli {
+namespace rdmaqos::cli::cmd_kernel {
 namespace {
 
 struct KernelArgs {
@@ -229,4 +229,4 @@ void setup_kernel(CLI::App& app) {
 const CommandRegistration kRegistration{"kernel", &setup_kernel};
 
 }  // namespace
-}  // namespace rdmaqos::cli
+}  // namespace rdmaqos::cli::cmd_kernel

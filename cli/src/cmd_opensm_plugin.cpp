@@ -12,7 +12,7 @@
 #include "control_reply.h"
 #include "rdma-qos/sa-responder/control.h"
 
-namespace rdmaqos::cli {
+namespace rdmaqos::cli::cmd_opensm_plugin {
 namespace {
 
 constexpr const char* kDefaultSocket = "/run/rdma-qos/opensm-plugin.sock";
@@ -139,4 +139,4 @@ void setup_opensm_plugin(CLI::App& app) {
 const CommandRegistration kRegistration{"opensm-plugin", &setup_opensm_plugin};
 
 }  // namespace
-}  // namespace rdmaqos::cli
+}  // namespace rdmaqos::cli::cmd_opensm_plugin

@@ -18,7 +18,7 @@
 #include "rdma-qos/sa-client/client.h"
 #include "sa_open.h"
 
-namespace rdmaqos::cli {
+namespace rdmaqos::cli::cmd_path {
 namespace {
 
 namespace sa = rdmaqos::sa;
@@ -515,4 +515,4 @@ void setup_path(CLI::App& app) {
 const CommandRegistration kRegistration{"path", &setup_path};
 
 }  // namespace
-}  // namespace rdmaqos::cli
+}  // namespace rdmaqos::cli::cmd_path

@@ -16,7 +16,7 @@
 #include "rdma-qos/policy/opensm_compat.h"
 #include "rdma-qos/policy/opensm_conf.h"
 
-namespace rdmaqos::cli {
+namespace rdmaqos::cli::cmd_policy {
 namespace {
 
 namespace pol = rdmaqos::policy;
@@ -569,4 +569,4 @@ void setup_policy(CLI::App& app) {
 const CommandRegistration kRegistration{"policy", &setup_policy};
 
 }  // namespace
-}  // namespace rdmaqos::cli
+}  // namespace rdmaqos::cli::cmd_policy

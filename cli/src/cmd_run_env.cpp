@@ -30,7 +30,7 @@
 #include "sa_open.h"
 #include "stack_knobs.h"
 
-namespace rdmaqos::cli {
+namespace rdmaqos::cli::cmd_run_env {
 namespace {
 
 namespace fs = std::filesystem;
@@ -349,4 +349,4 @@ void setup_run_env(CLI::App& app) {
 const CommandRegistration kRegistration{"run-env", &setup_run_env};
 
 }  // namespace
-}  // namespace rdmaqos::cli
+}  // namespace rdmaqos::cli::cmd_run_env

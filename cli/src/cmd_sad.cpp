@@ -14,7 +14,7 @@
 #include "rdma-qos/config/host_config.h"
 #include "rdma-qos/sa-responder/control.h"
 
-namespace rdmaqos::cli {
+namespace rdmaqos::cli::cmd_sad {
 namespace {
 
 struct SadArgs {
@@ -122,4 +122,4 @@ void setup_sad(CLI::App& app) {
 const CommandRegistration kRegistration{"sad", &setup_sad};
 
 }  // namespace
-}  // namespace rdmaqos::cli
+}  // namespace rdmaqos::cli::cmd_sad

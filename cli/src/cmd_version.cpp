@@ -6,7 +6,7 @@
 
 #include "command.h"
 
-namespace rdmaqos::cli {
+namespace rdmaqos::cli::cmd_version {
 namespace {
 
 void setup_version(CLI::App& app) {
@@ -24,4 +24,4 @@ void setup_version(CLI::App& app) {
 const CommandRegistration kRegistration{"version", &setup_version};
 
 }  // namespace
-}  // namespace rdmaqos::cli
+}  // namespace rdmaqos::cli::cmd_version
