@@ -76,12 +76,18 @@ size_t count(const std::string& text, const std::string& what) {
 }
 
 // A heavy sweep (OpenSM re-reads its configuration and sweeps on SIGHUP), waited for until the
-// qos-setup hook saw it start and the engine built the model it ends with.
+// qos-setup hook saw it start and the engine built the model it ends with. A SIGHUP that
+// arrives while OpenSM is still finishing the previous sweep can be folded into it, so it is
+// sent again every 5 s of waiting (on a loaded machine one wait used to run out its 60 s).
 nlohmann::json heavy_sweep(const IbFabric& f, const nlohmann::json& before) {
+  int polls = 0;
   ::kill(f.pids()[1], SIGHUP);
   return stats_when(f, [&](const nlohmann::json& s) {
-    return number(s, "qos_setup", "heavy_sweeps") > number(before, "qos_setup", "heavy_sweeps") &&
-           number(s, "fabric", "models") > number(before, "fabric", "models");
+    if (number(s, "qos_setup", "heavy_sweeps") > number(before, "qos_setup", "heavy_sweeps") &&
+        number(s, "fabric", "models") > number(before, "fabric", "models"))
+      return true;
+    if (++polls % 25 == 0) ::kill(f.pids()[1], SIGHUP);
+    return false;
   });
 }
 
