@@ -8,6 +8,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <type_traits>
 
 #include "rdma-qos/common/result.h"
 
@@ -145,21 +146,21 @@ bool read_sm_option(std::string_view key, std::string_view value, SourceLocation
                                fmt::format("{} '{}' is not a number in {}", key, value, range),
                                ""});
   };
+  // A number up to `max` into its (optional) field, or the diagnostic naming `range`.
+  auto bounded = [&](unsigned long long max, std::string_view range, auto& field) {
+    using Value = typename std::remove_reference_t<decltype(field)>::value_type;
+    if (auto v = number(max))
+      field = static_cast<Value>(*v);
+    else
+      bad(range);
+  };
   if (key == "qos_policy_file" || key == "partition_config_file") {
     if (value.empty() || value == "(null)") return true;
     (key == "qos_policy_file" ? sm.qos_policy_file : sm.partition_config_file) = value;
   } else if (key == "subnet_timeout") {
-    auto v = number(31);
-    if (!v)
-      bad("0..31");
-    else
-      sm.subnet_timeout = static_cast<uint8_t>(*v);
+    bounded(31, "0..31", sm.subnet_timeout);
   } else if (key == "sm_sl") {
-    auto v = number(15);
-    if (!v)
-      bad("0..15");
-    else
-      sm.sm_sl = static_cast<uint8_t>(*v);
+    bounded(15, "0..15", sm.sm_sl);
   } else if (key == "routing_engine") {
     sm.routing_engines.clear();
     for (size_t at_comma = 0; at_comma <= value.size();) {
@@ -172,18 +173,10 @@ bool read_sm_option(std::string_view key, std::string_view value, SourceLocation
       at_comma = next + 1;
     }
   } else if (key == "sa_key" || key == "m_key") {
-    auto v = number(~0ULL);
-    if (!v)
-      bad("0..0xffffffffffffffff");
-    else
-      (key == "sa_key" ? sm.sa_key : sm.m_key) = *v;
+    bounded(~0ULL, "0..0xffffffffffffffff", key == "sa_key" ? sm.sa_key : sm.m_key);
   } else if (key == "max_wire_smps") {
     // OpenSM takes 0 as "no bound" and refuses more than 0x7fffffff.
-    auto v = number(0x7FFFFFFF);
-    if (!v)
-      bad("0..0x7fffffff");
-    else
-      sm.max_wire_smps = static_cast<uint32_t>(*v);
+    bounded(0x7FFFFFFF, "0..0x7fffffff", sm.max_wire_smps);
   } else {
     return false;
   }
