@@ -365,41 +365,49 @@ sa::SaMad bounded_response(const AnswerContext& ctx, const sa::SaMad& request, B
 std::vector<sa::PathRecord> path_records(const AnswerContext& ctx, const PathRequest& request,
                                          std::span<const Endpoint> sources,
                                          std::span<const Endpoint> destinations, size_t per_pair,
-                                         size_t total, Budget& budget) {
+                                         size_t total, Budget& budget, PairOrder order) {
   std::vector<sa::PathRecord> out;
   const uint16_t slid_only = has(request.comp_mask, pr::kSlid) ? request.record.slid : 0;
   const uint16_t dlid_only = has(request.comp_mask, pr::kDlid) ? request.record.dlid : 0;
-  for (const Endpoint& s : sources) {
-    for (const Endpoint& d : destinations) {
-      if (out.size() >= total) return out;
-      const size_t limit = std::min(per_pair, total - out.size());
-      if (limit == 0) continue;
-      if (!budget.visit()) return out;
-      if (!requester_allowed(ctx, s, d)) continue;
-      size_t found = 0;
-      // A level's path-bits narrow the DLIDs, keeping OpenSM's order among those left; a DLID
-      // the request names itself is answered as asked.
-      const PortModel& dst = ctx.fabric->port(d);
-      const LidOffsets offsets = dlid_only != 0 ? allowed_dlid_offsets(nullptr, dst.lmc)
-                                                : dlid_offsets(ctx, request, s, d);
-      // Visited one at a time: a Get or a small NumbPath stops after a few of the up to
-      // 2^LMC x 2^LMC combinations.
-      for_each_lid_pair(ctx.fabric->port(s), ctx.fabric->port(d), slid_only, dlid_only,
-                        [&](const LidPair& lp) {
-                          if (!offsets.test(static_cast<size_t>(lp.dlid - dst.lid))) return true;
-                          if (!budget.visit()) return false;
-                          PairAnswer a = answer_lid_pair(ctx, request, s, d, lp.slid, lp.dlid);
-                          if (ctx.observer != nullptr) ctx.observer->pair(a.level, a.rejection);
-                          if (a.record) {
-                            a.record->preference = lp.preference;
-                            out.push_back(*a.record);
-                            ++found;
-                            if (!budget.records(out.size())) return false;
-                          }
-                          return found < limit;
-                        });
-      if (budget.cut()) return out;
-    }
+  // One port pair's records; false: stop (the total reached, the budget spent).
+  auto pair = [&](const Endpoint& s, const Endpoint& d) {
+    if (out.size() >= total) return false;
+    const size_t limit = std::min(per_pair, total - out.size());
+    if (limit == 0) return true;
+    if (!budget.visit()) return false;
+    if (!requester_allowed(ctx, s, d)) return true;
+    size_t found = 0;
+    // A level's path-bits narrow the DLIDs, keeping OpenSM's order among those left; a DLID
+    // the request names itself is answered as asked.
+    const PortModel& dst = ctx.fabric->port(d);
+    const LidOffsets offsets =
+        dlid_only != 0 ? allowed_dlid_offsets(nullptr, dst.lmc) : dlid_offsets(ctx, request, s, d);
+    // Visited one at a time: a Get or a small NumbPath stops after a few of the up to
+    // 2^LMC x 2^LMC combinations.
+    for_each_lid_pair(ctx.fabric->port(s), ctx.fabric->port(d), slid_only, dlid_only,
+                      [&](const LidPair& lp) {
+                        if (!offsets.test(static_cast<size_t>(lp.dlid - dst.lid))) return true;
+                        if (!budget.visit()) return false;
+                        PairAnswer a = answer_lid_pair(ctx, request, s, d, lp.slid, lp.dlid);
+                        if (ctx.observer != nullptr) ctx.observer->pair(a.level, a.rejection);
+                        if (a.record) {
+                          a.record->preference = lp.preference;
+                          out.push_back(*a.record);
+                          ++found;
+                          if (!budget.records(out.size())) return false;
+                        }
+                        return found < limit;
+                      });
+    return !budget.cut();
+  };
+  if (order == PairOrder::kDestinationMajor) {
+    for (const Endpoint& d : destinations)
+      for (const Endpoint& s : sources)
+        if (!pair(s, d)) return out;
+  } else {
+    for (const Endpoint& s : sources)
+      for (const Endpoint& d : destinations)
+        if (!pair(s, d)) return out;
   }
   return out;
 }
@@ -429,11 +437,14 @@ std::vector<sa::PathRecord> unicast_records(const AnswerContext& ctx, const Path
   const std::span<const Endpoint> destinations =
       ends.destination ? std::span<const Endpoint>(&*ends.destination, 1)
                        : std::span<const Endpoint>(all);
+  // Neither end named: OpenSM walks every destination, and every source for each.
+  const PairOrder order =
+      !ends.source && !ends.destination ? PairOrder::kDestinationMajor : PairOrder::kSourceMajor;
   // A Get asks for one path (NumbPath 1, IBA 1.2 erratum): OpenSM stops at the first.
-  if (get) return path_records(ctx, req, sources, destinations, 1, 1, budget);
+  if (get) return path_records(ctx, req, sources, destinations, 1, 1, budget, order);
   const bool numb_path = has(req.comp_mask, pr::kNumbPath);
   return path_records(ctx, req, sources, destinations,
-                      numb_path ? req.record.numb_path : kUnlimited, kUnlimited, budget);
+                      numb_path ? req.record.numb_path : kUnlimited, kUnlimited, budget, order);
 }
 
 // A PathRecord request up to its ends (osm_pr_rcv_process before any path is computed).

@@ -68,10 +68,14 @@ class Budget {
 };
 
 sa::SaMad bounded_response(const AnswerContext& ctx, const sa::SaMad& request, Bound bound);
+// The order port pairs are visited in: by source, then destination (MultiPathRecord, one open
+// end), or by destination, then source (a PathRecord naming neither end: pr_rcv_process_world).
+enum class PairOrder { kSourceMajor, kDestinationMajor };
 std::vector<sa::PathRecord> path_records(const AnswerContext& ctx, const PathRequest& request,
                                          std::span<const Endpoint> sources,
                                          std::span<const Endpoint> destinations, size_t per_pair,
-                                         size_t total, Budget& budget);
+                                         size_t total, Budget& budget,
+                                         PairOrder order = PairOrder::kSourceMajor);
 
 // A MultiPathRecord request up to its ends (osm_mpr_rcv_process before any path is computed).
 struct MultiPathRequest {

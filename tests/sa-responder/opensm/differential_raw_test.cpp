@@ -104,6 +104,9 @@ std::vector<Query> raw_queries() {
   // Baselines: a Get and a GetTable that both answer.
   mads.push_back(path(kGet, 0));
   mads.push_back(path(kGetTable, 0));
+  // Neither end named: every destination, every source for each (pr_rcv_process_world); the
+  // Get answers the first path found, the GetTable's first records fill the one MAD.
+  for (uint8_t method : {kGet, kGetTable}) mads.push_back(sa_mad(method, kPathRecord, 0));
   // Half a Service-ID, either half, Get and GetTable.
   for (uint64_t half : {prm::kServiceIdMsb, prm::kServiceIdLsb}) {
     for (uint8_t method : {kGet, kGetTable}) {
