@@ -10,6 +10,13 @@
 
 namespace rdmaqos::sad {
 
+bool named_ends_inline(const sa::SaMad& request, const FabricModel& model) {
+  namespace pr = sa::pr_mask;
+  const uint64_t m = request.sa.comp_mask;
+  return request.mad.attr_id == sa::attr::kPathRecord && (m & (pr::kSgid | pr::kSlid)) &&
+         (m & (pr::kDgid | pr::kDlid)) && (size_t{1} << (2 * model.subnet_lmc())) <= kInlineWork;
+}
+
 AnswerPool::AnswerPool(size_t threads, size_t capacity, int nice) : capacity_(capacity) {
   threads = std::max<size_t>(threads, 1);
   workers_.reserve(threads);

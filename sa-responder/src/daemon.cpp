@@ -332,7 +332,8 @@ class Daemon::Impl {
     // Created with the signals blocked, which the workers inherit.
     if (options_.answer_threads > 0) {
       pool_ = std::make_unique<rdmaqos::sad::AnswerPool>(
-          options_.answer_threads, options_.answer_threads * kQueuedPerWorker, kWorkerNice);
+          options_.answer_threads, options_.answer_threads * rdmaqos::sad::kQueuedPerWorker,
+          rdmaqos::sad::kWorkerNice);
     }
     while (!g_stop) {
       auto served = agent_->serve_one([this](const rdmaqos::sad::Request& r) { return respond(r); },
@@ -367,14 +368,6 @@ class Daemon::Impl {
   }
 
  private:
-  // Answers that expand to more LID combinations than this (rdmaqos::sad::estimate_work) are
-  // computed on a worker: about half a millisecond of the receiving thread at most.
-  static constexpr size_t kInlineWork = 1024;
-  // Large requests waiting per worker before more are answered BUSY.
-  static constexpr size_t kQueuedPerWorker = 4;
-  // Workers run this much nicer than the receiving thread, which keeps the CPU for small answers.
-  static constexpr int kWorkerNice = 10;
-
   // On the receiving thread: the answer to send now, or nullopt (none, or a worker's later).
   std::optional<rdmaqos::sa::SaMad> respond(const rdmaqos::sad::Request& request) {
     const auto& mad = request.mad;
@@ -386,8 +379,9 @@ class Daemon::Impl {
     counters_.request(mad.mad.method, mad.mad.attr_id);
     const auto received = Clock::now();
     std::shared_ptr<const Snapshot> now = current_.load();
-    if (pool_ && !named_ends_inline(mad, *now->state.model) &&
-        rdmaqos::sad::estimate_work(context(*now, request, received), mad) > kInlineWork) {
+    if (pool_ && !rdmaqos::sad::named_ends_inline(mad, *now->state.model) &&
+        rdmaqos::sad::estimate_work(context(*now, request, received), mad) >
+            rdmaqos::sad::kInlineWork) {
       using Admission = rdmaqos::sad::AnswerPool::Admission;
       switch (pool_->submit({request.slid, mad.mad.tid}, [this, request, received, now] {
         answer_on_worker(request, received, *now);
@@ -404,17 +398,6 @@ class Daemon::Impl {
       }
     }
     return compute(request, received, *now);
-  }
-
-  // A PathRecord request naming both its ends (by GID or LID) looks at no more than 2^LMC x
-  // 2^LMC LID combinations: with the subnet's LMC that is at most kInlineWork, it is answered
-  // inline without estimate_work (most queries; the estimate would decode the record twice).
-  static bool named_ends_inline(const rdmaqos::sa::SaMad& mad,
-                                const rdmaqos::sad::FabricModel& model) {
-    namespace pr = rdmaqos::sa::pr_mask;
-    const uint64_t m = mad.sa.comp_mask;
-    return mad.mad.attr_id == rdmaqos::sa::attr::kPathRecord && (m & (pr::kSgid | pr::kSlid)) &&
-           (m & (pr::kDgid | pr::kDlid)) && (size_t{1} << (2 * model.subnet_lmc())) <= kInlineWork;
   }
 
   // The answering context of a request received at `received`, without an observer.

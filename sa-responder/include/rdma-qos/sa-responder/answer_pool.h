@@ -17,7 +17,24 @@
 #include <utility>
 #include <vector>
 
+#include "rdma-qos/sa-client/mad.h"
+#include "rdma-qos/sa-responder/fabric_model.h"
+
 namespace rdmaqos::sad {
+
+// Where a front end (rdma-qos-sad, the OpenSM plugin) computes an answer. Answers that expand
+// to more LID combinations than this (estimate_work) go to a worker: inline, one costs about
+// half a millisecond of the thread that received it at most.
+inline constexpr size_t kInlineWork = 1024;
+// Large requests waiting per worker before more are answered BUSY.
+inline constexpr size_t kQueuedPerWorker = 4;
+// Workers run this much nicer than the receiving thread, which keeps the CPU for small answers.
+inline constexpr int kWorkerNice = 10;
+
+// A PathRecord request naming both its ends (by GID or LID) looks at no more than 2^LMC x
+// 2^LMC LID combinations: with the subnet's LMC that is at most kInlineWork, so it is answered
+// inline without estimate_work (most queries; the estimate would decode the record twice).
+bool named_ends_inline(const sa::SaMad& request, const FabricModel& model);
 
 class AnswerPool {
  public:
