@@ -2,8 +2,11 @@
 // The C functions of plugin.h over the C++ engine and builder: every exception stops here.
 #include <array>
 #include <cstring>
+#include <memory>
 #include <new>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "rdma-qos/opensm-plugin/engine.h"
 #include "rdma-qos/opensm-plugin/fabric_builder.h"
@@ -93,17 +96,27 @@ int rdma_qos_osmp_ready(const rdma_qos_osmp* plugin) {
 
 rdma_qos_osmp_result rdma_qos_osmp_answer(rdma_qos_osmp* plugin, const uint8_t* mad, size_t len,
                                           uint16_t slid, rdma_qos_osmp_send_fn send,
-                                          void* send_ctx) {
+                                          const void* send_ctx, size_t send_ctx_size) {
   if (plugin == nullptr || mad == nullptr || send == nullptr) return RDMA_QOS_OSMP_FALLBACK;
   try {
+    // A deferred answer is sent after the caller returned: it gets a copy of the context.
+    rdmaqos::osmp::Engine::Send sender = [send, send_ctx](std::span<const uint8_t> bytes) {
+      send(send_ctx, bytes.data(), bytes.size());
+    };
+    if (send_ctx_size > 0) {
+      const auto* first = static_cast<const uint8_t*>(send_ctx);
+      auto copy = std::make_shared<const std::vector<uint8_t>>(first, first + send_ctx_size);
+      sender = [send, copy](std::span<const uint8_t> bytes) {
+        send(copy->data(), bytes.data(), bytes.size());
+      };
+    }
     auto outcome = plugin->engine->answer(std::span<const uint8_t>(mad, len), slid,
-                                          [send, send_ctx](std::span<const uint8_t> bytes) {
-                                            send(send_ctx, bytes.data(), bytes.size());
-                                          });
+                                          std::move(sender), send_ctx_size > 0);
     switch (outcome) {
       case rdmaqos::osmp::Engine::Outcome::kAnswered: return RDMA_QOS_OSMP_ANSWERED;
       case rdmaqos::osmp::Engine::Outcome::kDropped: return RDMA_QOS_OSMP_DROPPED;
       case rdmaqos::osmp::Engine::Outcome::kFallback: return RDMA_QOS_OSMP_FALLBACK;
+      case rdmaqos::osmp::Engine::Outcome::kDeferred: return RDMA_QOS_OSMP_DEFERRED;
     }
   } catch (...) {
   }

@@ -7,6 +7,8 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -45,6 +47,7 @@ uint8_t Engine::RoutingSl::path_sl(uint8_t hint, uint16_t slid, uint16_t dlid) c
 }
 
 Engine::~Engine() {
+  pool_.reset();  // waits for the answers under way, drops the queued
   stop_ = true;
   if (wake_[1] >= 0 && write(wake_[1], "x", 1) < 0) {
   }
@@ -73,6 +76,16 @@ void Engine::start() {
          "OpenSM runs with qos FALSE: it answers every path SL 0 and programs no QoS tables, so "
          "the policy does not apply and OpenSM's own PathRecord and MultiPathRecord handlers "
          "answer (set qos TRUE in opensm.conf to apply it)");
+  }
+  if (options_.answer_threads > 0) {
+    // Started with every signal blocked, which the workers keep: OpenSM's signals stay on
+    // OpenSM's threads.
+    sigset_t all, before;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &before);
+    pool_ = std::make_unique<sad::AnswerPool>(
+        options_.answer_threads, options_.answer_threads * sad::kQueuedPerWorker, sad::kWorkerNice);
+    pthread_sigmask(SIG_SETMASK, &before, nullptr);
   }
   thread_ = std::thread([this] { run(); });
 }
@@ -357,7 +370,39 @@ const char* fallback_name(Engine::Fallback why) {
   return "?";
 }
 
-Engine::Outcome Engine::answer(std::span<const uint8_t> bytes, uint16_t slid, const Send& send) {
+sad::AnswerContext Engine::context(const Snapshot& now, uint16_t slid,
+                                   std::chrono::steady_clock::time_point received) const {
+  sad::AnswerContext ctx;
+  ctx.fabric = now.model.get();
+  ctx.set_requester_lid(slid);
+  ctx.policy = now.policy.get();
+  ctx.partitions = &now.policy_fabric->partitions;
+  ctx.sa_key = osm_.sa_key;
+  ctx.groups = now.groups.get();
+  if (now.model->routing.assigns_sl) ctx.routing = &routing_sl_;
+  // As rdma-qos-sad: a table too long or an answer too late is ERR_NO_RESOURCES (counted in
+  // stats' bounded), so one query cannot hold the thread that answers it for long.
+  ctx.limits.max_records = options_.max_records;
+  if (options_.answer_time_limit.count() > 0)
+    ctx.limits.deadline = received + options_.answer_time_limit;
+  return ctx;
+}
+
+bool Engine::compute(const sa::SaMad& mad, uint16_t slid, const Snapshot& now,
+                     std::chrono::steady_clock::time_point received, const Send& send) {
+  sad::CountingObserver observer(counters_, *now.levels);
+  sad::AnswerContext ctx = context(now, slid, received);
+  ctx.observer = &observer;
+  auto response = sad::answer(ctx, mad);
+  if (!response) return false;
+  counters_.latency(std::chrono::steady_clock::now() - received);
+  counters_.response(response->mad.status);
+  send(sad::encode_answer(std::move(*response), rmpp_, sa::kSaDataSize));
+  return true;
+}
+
+Engine::Outcome Engine::answer(std::span<const uint8_t> bytes, uint16_t slid, Send send,
+                               bool may_defer) {
   if (!osm_.qos) return hand_to_opensm(Fallback::kQosOff);
   if (paused_) return hand_to_opensm(Fallback::kPaused);
   std::shared_ptr<const Snapshot> now = current_.load();
@@ -371,34 +416,42 @@ Engine::Outcome Engine::answer(std::span<const uint8_t> bytes, uint16_t slid, co
       counters_.dropped_sm_key();
       return Outcome::kDropped;
     }
-    sad::AnswerContext ctx;
-    ctx.fabric = now->model.get();
-    ctx.set_requester_lid(slid);
+    const auto received = std::chrono::steady_clock::now();
+    sad::AnswerContext ctx = context(*now, slid, received);
     // OpenSM's handler decides, as without us: it drops the request too when its subnet does
     // not know the LID either (the model is a copy of it), and answers when the copy is behind.
     if (ctx.requester_unknown) return hand_to_opensm(Fallback::kUnknownRequester);
     if (auto why = opensm_decides(*mad, *now, ctx)) return hand_to_opensm(*why);
-    const auto received = std::chrono::steady_clock::now();
     counters_.request(mad->mad.method, mad->mad.attr_id);
-    sad::CountingObserver observer(counters_, *now->levels);
-    ctx.policy = now->policy.get();
-    ctx.partitions = &now->policy_fabric->partitions;
-    ctx.sa_key = osm_.sa_key;
-    ctx.groups = now->groups.get();
-    ctx.observer = &observer;
-    if (now->model->routing.assigns_sl) ctx.routing = &routing_sl_;
-    // As rdma-qos-sad: a table too long or an answer too late is ERR_NO_RESOURCES (counted in
-    // stats' bounded), so one query cannot hold the OpenSM thread that answers it for long.
-    ctx.limits.max_records = options_.max_records;
-    if (options_.answer_time_limit.count() > 0)
-      ctx.limits.deadline = received + options_.answer_time_limit;
-    auto response = sad::answer(ctx, *mad);
-    if (!response) return Outcome::kDropped;
-    counters_.latency(std::chrono::steady_clock::now() - received);
-    counters_.response(response->mad.status);
-    std::vector<uint8_t> out = sad::encode_answer(std::move(*response), rmpp_, sa::kSaDataSize);
-    send(out);
-    return Outcome::kAnswered;
+    // A large answer leaves OpenSM's dispatcher thread, which also carries the SM's own work.
+    if (may_defer && pool_ && !sad::named_ends_inline(*mad, *now->model) &&
+        sad::estimate_work(ctx, *mad) > sad::kInlineWork) {
+      using Admission = sad::AnswerPool::Admission;
+      auto task = [this, request = *mad, slid, now, received, send] {
+        // OpenSM's handler cannot take the request any more (its MAD went back to OpenSM's
+        // pool): on a failure nothing is sent, and the requester's retry comes back.
+        try {
+          compute(request, slid, *now, received, send);
+        } catch (const std::exception& e) {
+          log_(true, std::string("a large answer failed, none sent: ") + e.what());
+        } catch (...) {
+          log_(true, "a large answer failed, none sent");
+        }
+      };
+      switch (pool_->submit({slid, mad->mad.tid}, std::move(task))) {
+        case Admission::kQueued: counters_.deferred(); return Outcome::kDeferred;
+        case Admission::kDuplicate: counters_.dropped_duplicate(); return Outcome::kDropped;
+        case Admission::kFull: {
+          counters_.busy();
+          auto busy = sad::status_response(*mad, sa::status::kBusy);
+          counters_.latency(std::chrono::steady_clock::now() - received);
+          counters_.response(busy.mad.status);
+          send(sad::encode_answer(std::move(busy), rmpp_, sa::kSaDataSize));
+          return Outcome::kAnswered;
+        }
+      }
+    }
+    return compute(*mad, slid, *now, received, send) ? Outcome::kAnswered : Outcome::kDropped;
   } catch (...) {
     return hand_to_opensm(Fallback::kFailed);
   }

@@ -24,7 +24,7 @@ std::string_view trim(std::string_view s) {
 
 constexpr const char* kKeys =
     "policy, partitions, control-socket, control-socket-group, max-records, answer-time-limit, "
-    "config";
+    "answer-threads, config";
 
 // One key and value applied, or what is wrong with them (kInvalidArgument: an unknown key, a
 // bad value); the caller says where.
@@ -91,6 +91,10 @@ Result<void> apply(std::string_view key, std::string_view value, OptionsResult& 
     auto n = number(kMaxAnswerTimeLimitMs, "milliseconds");
     if (!n) return n.error();
     o.answer_time_limit = std::chrono::milliseconds(*n);
+  } else if (k == "answer-threads") {
+    auto n = number(kMaxAnswerThreads, "a number of threads");
+    if (!n) return n.error();
+    o.answer_threads = static_cast<size_t>(*n);
   } else if (k == "config") {
     read_config_file(std::string(value), into, depth);
   } else {

@@ -51,20 +51,25 @@ static void refuse(const char* why) {
   syslog(LOG_ERR, "rdma-qos plugin: not loaded (%s): OpenSM's own SA handlers answer", why);
 }
 
+/* Where a response goes: plain data, which the engine copies when one of its answer threads
+ * sends the response after the dispatcher thread returned (and OpenSM put the request's MAD back
+ * in its pool). The bind handle lives until OpenSM deletes its vendor layer, after the plugin's
+ * delete: OpenSM's SA shutdown only unbinds it, as for its own handlers still answering. */
 struct reply {
   struct plugin* p;
-  osm_madw_t* request;
+  osm_bind_handle_t h_bind;
+  osm_mad_addr_t addr;
 };
 
 /* OpenSM's own response path: a MAD from its pool, addressed to the requester, sent by
- * osm_sa_send (the vendor layer does RMPP for answers longer than one MAD). */
-static void send_response(void* ctx, const uint8_t* mad, size_t len) {
-  struct reply* r = ctx;
+ * osm_sa_send (the vendor layer does RMPP for answers longer than one MAD). Thread-safe, as for
+ * OpenSM's own handlers on its several dispatcher threads. */
+static void send_response(const void* ctx, const uint8_t* mad, size_t len) {
+  const struct reply* r = ctx;
   osm_madw_t* resp;
 
   if (*r->p->exit_flag) return;
-  resp = osm_mad_pool_get(r->p->osm->sa.p_mad_pool, r->request->h_bind, (uint32_t)len,
-                          &r->request->mad_addr);
+  resp = osm_mad_pool_get(r->p->osm->sa.p_mad_pool, r->h_bind, (uint32_t)len, &r->addr);
   if (!resp) {
     say(r->p, 1, "no MAD for a response (OpenSM's pool is exhausted)");
     return;
@@ -74,12 +79,16 @@ static void send_response(void* ctx, const uint8_t* mad, size_t len) {
 }
 
 static void answer(struct plugin* p, osm_madw_t* madw, rcv_fn fallback) {
-  struct reply r = {p, madw};
+  struct reply r;
   const uint8_t* mad = (const uint8_t*)osm_madw_get_mad_ptr(madw);
 
   if (*p->exit_flag) return;
+  memset(&r, 0, sizeof(r));
+  r.p = p;
+  r.h_bind = madw->h_bind;
+  r.addr = madw->mad_addr;
   if (rdma_qos_osmp_answer(p->engine, mad, madw->mad_size, cl_ntoh16(madw->mad_addr.dest_lid),
-                           send_response, &r) == RDMA_QOS_OSMP_FALLBACK)
+                           send_response, &r, sizeof(r)) == RDMA_QOS_OSMP_FALLBACK)
     fallback(&p->osm->sa, madw);
 }
 

@@ -44,10 +44,10 @@ const common::metrics::Table& plugin_metric_table() {
            "SA requests the plugin took, all methods and attributes."},
           {"responses_sent_total", Type::kCounter, "SA responses the plugin sent, all statuses."},
           {"deferred_total", Type::kCounter,
-           "Large answers computed on a worker thread (rdma-qos-sad's; the plugin answers on "
-           "OpenSM's threads)."},
+           "Large answers computed on one of the plugin's answer threads instead of OpenSM's "
+           "dispatcher thread (answer-threads)."},
           {"busy_total", Type::kCounter,
-           "Large requests answered BUSY (rdma-qos-sad's; the plugin has no worker queue)."},
+           "Large requests answered BUSY: every answer thread taken and their queue full."},
           {"policy_rules", Type::kGauge, "Match rules of the policy in force."},
           {"reloads_total", Type::kCounter, "Policy reloads, by result.", {"result"}},
           {"policy_file_reads_total", Type::kCounter,

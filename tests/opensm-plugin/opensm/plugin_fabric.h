@@ -6,14 +6,20 @@
 #include <string>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "rdma-qos/testbed/ib_fabric.h"
+#include "rdma-qos/testbed/process.h"
 
 namespace rdmaqos::osmp::testing {
 
-// The fat tree with OpenSM loading lib<rdma-qos-opensm>.so from the build tree, its control
-// socket in the fabric's directory and `options` appended to event_plugin_options.
-inline testbed::IbFabricOptions plugin_fabric_options(const std::string& options = {}) {
-  testbed::IbFabricOptions o = testbed::fabric_options(testbed::make_fat_tree({}));
+// The fat tree (`tree`, its LMC OpenSM's) with OpenSM loading lib<rdma-qos-opensm>.so from the
+// build tree, its control socket in the fabric's directory and `options` appended to
+// event_plugin_options.
+inline testbed::IbFabricOptions plugin_fabric_options(const std::string& options = {},
+                                                      const testbed::FatTreeSpec& tree = {}) {
+  testbed::IbFabricOptions o = testbed::fabric_options(testbed::make_fat_tree(tree));
+  o.lmc = tree.lmc;
   // force_log_flush: the plugin's informational lines reach osm.log at once (tests wait for them).
   o.opensm_conf =
       "force_log_flush TRUE\nevent_plugin_name rdma-qos-opensm\nevent_plugin_options "
@@ -42,6 +48,16 @@ bool eventually(F want) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   return false;
+}
+
+// `rdma-qos opensm-plugin COMMAND --json` at the plugin's control socket: its JSON reply.
+inline nlohmann::json control(const testbed::IbFabric& f, const std::string& command) {
+  testbed::ProcessOptions p;
+  p.argv = {RDMA_QOS_CLI, "opensm-plugin", command, "--json", "--socket", f.dir() + "/plugin.sock"};
+  auto r = testbed::run(p, std::chrono::seconds(20));
+  size_t start = r.output.find('{');
+  if (start == std::string::npos) return nlohmann::json();
+  return nlohmann::json::parse(r.output.substr(start), nullptr, false);
 }
 
 inline constexpr const char* kAnswering = "rdma-qos plugin: answering PathRecord";

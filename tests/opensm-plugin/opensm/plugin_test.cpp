@@ -20,6 +20,7 @@
 namespace rdmaqos::osmp {
 namespace {
 
+using testing::control;
 using testing::eventually;
 
 using testbed::IbFabric;
@@ -40,16 +41,6 @@ int path_sl(const IbFabric& f) {
   if (r.exit_code != 0 || records.empty()) return -1;
   auto a = testbed::path_answer(records[0]);
   return a ? a->sl : -1;
-}
-
-// `rdma-qos opensm-plugin COMMAND --json` at the plugin's control socket: its JSON reply.
-nlohmann::json control(const IbFabric& f, const std::string& command) {
-  testbed::ProcessOptions p;
-  p.argv = {RDMA_QOS_CLI, "opensm-plugin", command, "--json", "--socket", f.dir() + "/plugin.sock"};
-  auto r = testbed::run(p, std::chrono::seconds(20));
-  size_t start = r.output.find('{');
-  if (start == std::string::npos) return nlohmann::json();
-  return nlohmann::json::parse(r.output.substr(start), nullptr, false);
 }
 
 TEST(PluginInOpenSm, AnswersPathRecordsWithItsOwnPolicy) {

@@ -38,7 +38,7 @@ TEST(PluginOptions, UnknownKeysAndBareWordsAreErrors) {
   ASSERT_EQ(r.errors.size(), 2u);
   EXPECT_EQ(r.errors[0],
             "event_plugin_options: unknown key 'polcy' (policy, partitions, control-socket, "
-            "control-socket-group, max-records, answer-time-limit, config)");
+            "control-socket-group, max-records, answer-time-limit, answer-threads, config)");
   EXPECT_EQ(r.errors[1], "event_plugin_options: 'bare' is not key=value");
 }
 
@@ -66,9 +66,10 @@ TEST(PluginOptions, ConfigFileErrorsNameFileAndLine) {
   std::ofstream(path) << "policy /a.conf\nsocket /x\npartitions\n";
   OptionsResult r = parse_options("config=" + path);
   ASSERT_EQ(r.errors.size(), 2u);
-  EXPECT_EQ(r.errors[0], path +
-                             ":2: unknown key 'socket' (policy, partitions, control-socket, "
-                             "control-socket-group, max-records, answer-time-limit, config)");
+  EXPECT_EQ(r.errors[0],
+            path +
+                ":2: unknown key 'socket' (policy, partitions, control-socket, "
+                "control-socket-group, max-records, answer-time-limit, answer-threads, config)");
   EXPECT_EQ(r.errors[1], path + ":3: expected 'key value'");
   std::remove(path.c_str());
 }
@@ -108,6 +109,18 @@ TEST(PluginOptions, BadAnswerBoundsAreErrorsThatKeepTheDefault) {
             "18446744073709551615");
   EXPECT_EQ(r.options.max_records, 262144u);
   EXPECT_EQ(r.options.answer_time_limit, std::chrono::milliseconds(2000));
+}
+
+TEST(PluginOptions, AnswerThreadsDefaultToRdmaQosSadsAndZeroKeepsAnswersOnOpenSmsThreads) {
+  EXPECT_EQ(parse_options("").options.answer_threads, 2u);
+  OptionsResult none = parse_options("answer_threads=0");
+  EXPECT_TRUE(none.errors.empty());
+  EXPECT_EQ(none.options.answer_threads, 0u);
+  OptionsResult many = parse_options("answer-threads=65");
+  ASSERT_EQ(many.errors.size(), 1u);
+  EXPECT_EQ(many.errors[0],
+            "event_plugin_options: answer-threads: '65' is not a number of threads from 0 to 64");
+  EXPECT_EQ(many.options.answer_threads, 2u);
 }
 
 TEST(PluginOptions, AMissingConfigFileIsAnError) {

@@ -28,6 +28,7 @@
 #include "rdma-qos/opensm-plugin/policy_source.h"
 #include "rdma-qos/policy/compiled_policy.h"
 #include "rdma-qos/sa-responder/answer.h"
+#include "rdma-qos/sa-responder/answer_pool.h"
 #include "rdma-qos/sa-responder/counters.h"
 #include "rdma-qos/sa-responder/fabric_model.h"
 #include "rdma-qos/sa-responder/multicast.h"
@@ -84,7 +85,8 @@ class Engine {
   void refresh();
   bool ready() const { return current_.load() != nullptr; }
 
-  enum class Outcome { kAnswered, kDropped, kFallback };
+  // kDeferred: a worker of the plugin's computes the answer and calls `send` later.
+  enum class Outcome { kAnswered, kDropped, kFallback, kDeferred };
   // Why a request went to OpenSM's own handler (stats' fallback_reasons).
   enum class Fallback {
     kNoModel,             // no model of the current subnet (none yet, or it cannot be built)
@@ -100,8 +102,12 @@ class Engine {
     kInactivePort,        // a path query that may touch a port or link not yet Active
     kFailed,              // the answer failed (an exception)
   };
-  // One request MAD; `send` gets the response bytes. Thread-safe.
-  Outcome answer(std::span<const uint8_t> mad, uint16_t slid, const Send& send);
+  // One request MAD; `send` gets the response bytes. Thread-safe. With `may_defer`, a request
+  // that expands to many pairs (sad::estimate_work) is computed on one of the plugin's answer
+  // threads (kDeferred: `send` is called there later, so it must own what it refers to), or
+  // answered BUSY when they are all taken and their queue is full; a retry of a request still
+  // queued or computed (the same requester and TID) is dropped.
+  Outcome answer(std::span<const uint8_t> mad, uint16_t slid, Send send, bool may_defer = false);
 
   // Compiles `inputs` against `model` (pure: no state changes); the policy as parsed there.
   LoadResult load(std::shared_ptr<const sad::FabricModel> model, const PolicyInputs& inputs) const;
@@ -171,6 +177,12 @@ class Engine {
   std::pair<uint64_t, uint64_t> logged_versions_{0, 0};
   std::set<std::string> logged_;
   Outcome hand_to_opensm(Fallback why);
+  // The context of an answer from `now` to `slid`, received at `received`, without observer.
+  sad::AnswerContext context(const Snapshot& now, uint16_t slid,
+                             std::chrono::steady_clock::time_point received) const;
+  // Computes the answer to `mad` from `now` and sends it (counted); false: no response is due.
+  bool compute(const sa::SaMad& mad, uint16_t slid, const Snapshot& now,
+               std::chrono::steady_clock::time_point received, const Send& send);
   common::metrics::Snapshot metrics(const sad::CounterSnapshot& counts) const;
   std::array<std::atomic<uint64_t>, 12> fallback_reasons_{};
   // How long the last and the longest copy of OpenSM's subnet took (under OpenSM's lock).
@@ -181,6 +193,9 @@ class Engine {
   std::atomic<std::shared_ptr<const sad::RoutingFacts>> routing_;  // of the last model built
   std::unique_ptr<sad::ControlServer> control_;
   std::thread thread_;
+  // Large answers (options_.answer_threads; null: none). The destructor stops it first: its
+  // tasks use the members above.
+  std::unique_ptr<sad::AnswerPool> pool_;
   int wake_[2] = {-1, -1};
   std::atomic<bool> stop_{false}, refresh_{false};
   std::atomic<uint64_t> fallbacks_{0}, models_{0}, model_failures_{0}, reloads_{0},

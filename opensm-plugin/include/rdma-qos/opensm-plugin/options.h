@@ -29,7 +29,15 @@ struct Options {
   // ERR_NO_RESOURCES (0: no bound, as OpenSM's own handlers).
   size_t max_records = sad::kDefaultMaxRecords;
   std::chrono::milliseconds answer_time_limit = sad::kDefaultAnswerTimeLimit;
+  // Threads of the plugin's own that compute large answers (open-ended GetTables), so that
+  // OpenSM's dispatcher threads, which also carry the SM's own work, return at once; when they
+  // are all busy and their queue is full, a large request is answered BUSY, as by rdma-qos-sad
+  // (--answer-threads). 0: every answer on OpenSM's dispatcher thread.
+  size_t answer_threads = 2;
 };
+
+// The most answer threads the plugin starts.
+inline constexpr uint64_t kMaxAnswerThreads = 64;
 
 // The longest answer-time-limit (rdma-qos-sad's bound too): an hour.
 inline constexpr uint64_t kMaxAnswerTimeLimitMs = 3600000;

@@ -26,7 +26,7 @@ typedef int (*rdma_qos_osmp_snapshot_fn)(void* ctx, rdma_qos_osmp_builder* build
 typedef int (*rdma_qos_osmp_path_sl_fn)(void* ctx, uint8_t hint, uint16_t slid, uint16_t dlid);
 /* Sends one response MAD (`len` bytes, MAD header first) to the requester of the request being
  * answered. */
-typedef void (*rdma_qos_osmp_send_fn)(void* ctx, const uint8_t* mad, size_t len);
+typedef void (*rdma_qos_osmp_send_fn)(const void* ctx, const uint8_t* mad, size_t len);
 
 /* What OpenSM's own configuration says, for defaults the plugin's options override. */
 struct rdma_qos_osmp_osm_config {
@@ -53,12 +53,18 @@ int rdma_qos_osmp_ready(const rdma_qos_osmp* plugin);
 enum rdma_qos_osmp_result {
   RDMA_QOS_OSMP_ANSWERED = 0, /* the response went through `send` */
   RDMA_QOS_OSMP_DROPPED = 1,  /* no response is due (as OpenSM: bad SM_Key, a response) */
-  RDMA_QOS_OSMP_FALLBACK = 2  /* not ready or failed: let OpenSM's own handler answer */
+  RDMA_QOS_OSMP_FALLBACK = 2, /* not ready or failed: let OpenSM's own handler answer */
+  RDMA_QOS_OSMP_DEFERRED = 3  /* one of the plugin's answer threads sends the response later */
 };
-/* Answers one SA request (`len` bytes from the MAD header on) from `slid` (host order). */
+/* Answers one SA request (`len` bytes from the MAD header on) from `slid` (host order).
+ * `send_ctx_size` non-zero lets a large request (an open-ended GetTable) leave the calling
+ * thread: the `send_ctx_size` bytes at `send_ctx` are copied and `send` is called later, on an
+ * answer thread, with the copy, so they must be plain data that stays meaningful (OpenSM's bind
+ * handle and the requester's address, not the request's MAD). 0: always on this thread. */
 enum rdma_qos_osmp_result rdma_qos_osmp_answer(rdma_qos_osmp* plugin, const uint8_t* mad,
                                                size_t len, uint16_t slid,
-                                               rdma_qos_osmp_send_fn send, void* send_ctx);
+                                               rdma_qos_osmp_send_fn send, const void* send_ctx,
+                                               size_t send_ctx_size);
 
 /* The fabric builder: facts read from OpenSM's structures, turned into the engine's model. */
 struct rdma_qos_osmp_port {
