@@ -77,15 +77,23 @@ void Engine::start() {
          "the policy does not apply and OpenSM's own PathRecord and MultiPathRecord handlers "
          "answer (set qos TRUE in opensm.conf to apply it)");
   }
+  // The plugin's threads start with every signal blocked, and keep them so: OpenSM's signals
+  // (SIGHUP to re-read its configuration, SIGTERM) stay on OpenSM's own threads.
+  // The calling thread (OpenSM's) gets its own mask back however this ends.
+  struct BlockedHere {
+    sigset_t before;
+    BlockedHere() {
+      sigset_t all;
+      sigfillset(&all);
+      pthread_sigmask(SIG_SETMASK, &all, &before);
+    }
+    ~BlockedHere() { pthread_sigmask(SIG_SETMASK, &before, nullptr); }
+    BlockedHere(const BlockedHere&) = delete;
+    BlockedHere& operator=(const BlockedHere&) = delete;
+  } blocked;
   if (options_.answer_threads > 0) {
-    // Started with every signal blocked, which the workers keep: OpenSM's signals stay on
-    // OpenSM's threads.
-    sigset_t all, before;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &before);
     pool_ = std::make_unique<sad::AnswerPool>(
         options_.answer_threads, options_.answer_threads * sad::kQueuedPerWorker, sad::kWorkerNice);
-    pthread_sigmask(SIG_SETMASK, &before, nullptr);
   }
   thread_ = std::thread([this] { run(); });
 }
