@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 # The build accepts the build types distributions pass (None, empty), builds no tests and no
-# -Werror outside a developer build, and takes the unit and udev directories from systemd's and
-# udev's pkg-config files relative to the install prefix.
+# -Werror outside a developer build, takes the unit and udev directories from systemd's and
+# udev's pkg-config files relative to the install prefix, and finds another OpenSM's headers
+# through CMAKE_PREFIX_PATH.
 set -euo pipefail
 src=$1
 work=$(mktemp -d)
@@ -42,6 +43,26 @@ configure dev -DCMAKE_BUILD_TYPE=Release -DRDMA_QOS_DEVELOPER=ON
 expect dev RDMA_QOS_BUILD_TESTS ON
 expect dev RDMA_QOS_BUILD_BENCH ON
 expect dev RDMA_QOS_WERROR ON
+
+# Another OpenSM build's headers and libraries, installed under their own prefix (here links to
+# this machine's libopensm-dev): CMAKE_PREFIX_PATH finds them before the system's.
+osm_header=$(ls /usr/include/infiniband/opensm/osm_event_plugin.h 2>/dev/null || true)
+osm_lib=$(ls /usr/lib/*/libopensm.so 2>/dev/null | head -n1 || true)
+if [ -n "$osm_header" ] && [ -n "$osm_lib" ]; then
+    prefix=$work/opensm-prefix
+    mkdir -p "$prefix/include/infiniband" "$prefix/lib"
+    ln -s /usr/include/infiniband/opensm "$prefix/include/infiniband/opensm"
+    ln -s /usr/include/infiniband/complib "$prefix/include/infiniband/complib"
+    ln -s /usr/include/infiniband/vendor "$prefix/include/infiniband/vendor"
+    ln -s /usr/include/infiniband/iba "$prefix/include/infiniband/iba"
+    for lib in opensm osmcomp osmvendor; do
+        ln -s "$(dirname "$osm_lib")/lib$lib.so" "$prefix/lib/lib$lib.so"
+    done
+    configure osm -DCMAKE_BUILD_TYPE=Release "-DCMAKE_PREFIX_PATH=$prefix"
+    expect osm OPENSM_INCLUDE_DIR "$prefix/include/infiniband"
+    expect osm OPENSM_LIBRARY "$prefix/lib/libopensm.so"
+    expect osm OSMVENDOR_LIBRARY "$prefix/lib/libosmvendor.so"
+fi
 
 if cmake -S "$src" -B "$work/bad" -G Ninja -DCMAKE_BUILD_TYPE=Fast >"$work/bad.log" 2>&1; then
     fail "an unknown build type was accepted"
