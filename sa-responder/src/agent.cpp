@@ -130,9 +130,11 @@ struct UmadPort final : public MadPort {
     return errno != 0 ? -errno : rc;
   }
 
-  int send(std::span<uint8_t> buffer, int length) override {
+  int send(std::span<uint8_t> buffer, int length, int response_timeout_ms) override {
     errno = 0;
-    int rc = umad_send(portid, agent, buffer.data(), length, 0, 0);
+    // A request of ours is sent once more when its response is late.
+    int rc = umad_send(portid, agent, buffer.data(), length, response_timeout_ms,
+                       response_timeout_ms > 0 ? 1 : 0);
     if (rc >= 0) return 0;
     // umad_send returns -EIO whatever the kernel refused; errno says what it was (EINVAL for a
     // TID still queued, EIO once the device is gone).
@@ -171,6 +173,7 @@ rdmaqos::Result<std::unique_ptr<SaAgent>> SaAgent::open(const AgentOptions& opti
   if (rc < 0) return umad_error("umad_get_port", -rc);
   const auto lid = static_cast<uint16_t>(port.base_lid);
   const auto sm_lid = static_cast<uint16_t>(port.sm_lid);
+  const auto sm_sl = static_cast<uint8_t>(port.sm_sl);
   std::string ca_name = port.ca_name;
   int portnum = port.portnum;
   umad_release_port(&port);
@@ -201,6 +204,7 @@ rdmaqos::Result<std::unique_ptr<SaAgent>> SaAgent::open(const AgentOptions& opti
   auto agent = std::make_unique<SaAgent>(std::move(umad), options);
   agent->lid_ = lid;
   agent->sm_lid_ = sm_lid;
+  agent->sm_sl_ = sm_sl;
   agent->ca_ = ca_name;
   agent->port_ = portnum;
   return agent;
@@ -246,7 +250,15 @@ rdmaqos::Result<Served> SaAgent::serve_one(const Responder& responder,
   }
   receive_errors_in_a_row_ = 0;
   if (int status = umad_status(buffer.data()); status != 0) {
-    // A send of ours the MAD layer gave up on, returned to us.
+    // A send of ours the MAD layer gave up on, returned to us: a request of ours that got no
+    // response (the only sends with a timeout), or an answer it could not deliver.
+    const auto* sent = static_cast<const uint8_t*>(umad_get_mad(buffer.data()));
+    if (length > 3 && (sent[3] & sa::method::kResponseBit) == 0) {
+      return Served{Served::Kind::kUnanswered,
+                    rdmaqos::make_error(rdmaqos::ErrorCode::kTimeout,
+                                        fmt::format("a request of ours got no response: {}",
+                                                    std::strerror(status)))};
+    }
     return Served{Served::Kind::kSendError,
                   rdmaqos::make_error(rdmaqos::ErrorCode::kTransport,
                                       fmt::format("umad send status: {}", std::strerror(status)))};
@@ -273,6 +285,13 @@ rdmaqos::Result<Served> SaAgent::send(const Request& request, sa::SaMad answer) 
   return send_built(request.reply.lid, out, length);
 }
 
+rdmaqos::Result<Served> SaAgent::send_request(const ReplyAddress& to, sa::SaMad request,
+                                              std::chrono::milliseconds response_timeout) {
+  std::vector<uint8_t> out;
+  const size_t length = build(to, std::move(request), out);
+  return send_built(to.lid, out, length, static_cast<int>(response_timeout.count()));
+}
+
 size_t SaAgent::build(const ReplyAddress& to, sa::SaMad answer, std::vector<uint8_t>& out) const {
   std::vector<uint8_t> bytes = encode_answer(std::move(answer), rmpp_, max_data_);
   // Zeros past the MAD too: umad2sim reads beyond the length given to umad_send (the last 24
@@ -284,12 +303,12 @@ size_t SaAgent::build(const ReplyAddress& to, sa::SaMad answer, std::vector<uint
   return bytes.size();
 }
 
-rdmaqos::Result<Served> SaAgent::send_built(uint16_t lid, std::vector<uint8_t>& out,
-                                            size_t length) {
+rdmaqos::Result<Served> SaAgent::send_built(uint16_t lid, std::vector<uint8_t>& out, size_t length,
+                                            int response_timeout_ms) {
   int rc = 0;
   {
     std::lock_guard lock(send_mutex_);
-    rc = mad_port_->send(out, static_cast<int>(length));
+    rc = mad_port_->send(out, static_cast<int>(length), response_timeout_ms);
   }
   if (rc < 0) {
     std::string what = fmt::format("umad_send to LID {}: {}", lid, std::strerror(-rc));

@@ -207,6 +207,12 @@ const common::metrics::Table& sad_metric_table() {
           {"reloads_total", Type::kCounter, "Policy reloads, by result.", {"result"}},
           {"fabric_endpoints", Type::kGauge, "Endpoints of the fabric model in force."},
           {"discoveries_total", Type::kCounter, "Fabric discoveries, by result.", {"result"}},
+          {"sm_traps_subscribed", Type::kGauge,
+           "SM traps this SA is subscribed to (InformInfo accepted by the SM)."},
+          {"sm_trap_reports_total",
+           Type::kCounter,
+           "Reports (notices) from the SM, by trap.",
+           {"trap"}},
       });
   return table;
 }
@@ -251,6 +257,9 @@ common::metrics::Snapshot sad_metrics(const CounterSnapshot& s, const SadFigures
   m.add("fabric_endpoints", {}, n(f.fabric_endpoints));
   m.add("discoveries_total", {"ok"}, n(f.discoveries));
   m.add("discoveries_total", {"failed"}, n(f.discovery_failures));
+  m.add("sm_traps_subscribed", {}, n(f.traps_subscribed));
+  for (const auto& [trap, count] : f.trap_reports)
+    m.add("sm_trap_reports_total", {std::to_string(trap)}, n(count));
   return m;
 }
 

@@ -32,6 +32,7 @@
 #include "rdma-qos/sa-responder/explain.h"
 #include "rdma-qos/sa-responder/path_bits.h"
 #include "rdma-qos/sa-responder/rediscovery_trigger.h"
+#include "rdma-qos/sa-responder/trap_subscription.h"
 #include "rediscovery_child.h"
 
 namespace rdmaqos::sad {
@@ -187,6 +188,10 @@ struct Snapshot {
 
 // How often the control thread reads the port's LIDs (cheap sysfs reads).
 constexpr std::chrono::seconds kLidCheckInterval{2};
+// How long the MAD layer waits for the SM's answer to one of our Sets (it sends it once more).
+constexpr std::chrono::milliseconds kSetResponseTimeout{1000};
+// How long the exit waits for the SM's answers to the unsubscriptions.
+constexpr std::chrono::milliseconds kUnsubscribeWait{500};
 
 // Per-MAD port errors in the log: the first at once, then at most one line a minute saying how
 // many came meanwhile (a burst of refused sends must not flood the journal; stats counts all).
@@ -358,6 +363,7 @@ class Daemon::Impl {
       status = 1;
     }
     control.join();
+    if (status == 0) unsubscribe_traps();
     if (child_) {
       kill(child_->pid, SIGKILL);
       child_result(*child_);
@@ -371,6 +377,14 @@ class Daemon::Impl {
   // On the receiving thread: the answer to send now, or nullopt (none, or a worker's later).
   std::optional<rdmaqos::sa::SaMad> respond(const rdmaqos::sad::Request& request) {
     const auto& mad = request.mad;
+    if (options_.sm_traps) {
+      // The SM's answers to our subscription, and its reports: never answered as queries.
+      auto trap = traps_.received(mad, request.slid, Clock::now());
+      if (trap.kind != rdmaqos::sad::TrapSubscription::Received::kNotOurs) {
+        if (!trap.log.empty()) log(trap.log);
+        return std::move(trap.reply);
+      }
+    }
     if ((mad.mad.method & rdmaqos::sa::method::kResponseBit) != 0) return std::nullopt;
     if (!rdmaqos::sad::sm_key_accepted(mad, config_.sa_key)) {
       counters_.dropped_sm_key();
@@ -474,6 +488,7 @@ class Daemon::Impl {
       // Cleared as read: a signal arriving in between is kept for the next turn.
       if (g_reload.exchange(false)) reload();
       if (g_rediscover.exchange(false)) start_rediscovery(std::nullopt);
+      if (options_.sm_traps) serve_traps();
       // Automatic re-discoveries only where the period is on (0: only on request).
       if (options_.rediscover_interval.count() > 0) {
         if (Clock::now() >= next_discovery_) start_rediscovery(std::nullopt);
@@ -654,6 +669,60 @@ class Daemon::Impl {
     start_rediscovery(std::nullopt);
   }
 
+  // The SM's traps: the subscription's Sets when due, and a re-discovery when its reports ask
+  // for one. One that comes while a re-discovery runs waits for it to end: the running one may
+  // have passed the change.
+  void serve_traps() {
+    const auto now = Clock::now();
+    std::string line;
+    const rdmaqos::sad::PortLids lids = trigger_->known();
+    for (auto& set : traps_.due(now, lids.sm_lid, lids.lid, &line)) {
+      auto sent = agent_->send_request({lids.sm_lid, rdmaqos::sa::kSaQp, agent_->sm_sl(), 0},
+                                       std::move(set), kSetResponseTimeout);
+      // The device gone: the SA thread stops at its next receive.
+      if (sent && sent->kind == rdmaqos::sad::Served::Kind::kSendError)
+        mad_error(sent->kind, *sent->error);
+    }
+    if (!line.empty()) logger().warning(line);
+    std::string why;
+    if (!child_ && traps_.rediscovery_due(now, &why)) {
+      log(why + ": re-discovering");
+      start_rediscovery(std::nullopt);
+    }
+  }
+
+  // At exit: the SM stops sending reports here. Its answers are waited for a moment (the port
+  // is still served), so the SM does not find their requester gone.
+  void unsubscribe_traps() {
+    if (!options_.sm_traps) return;
+    uint16_t sm_lid = 0;
+    for (auto& set : traps_.unsubscribe(&sm_lid)) {
+      auto sent = agent_->send_request({sm_lid, rdmaqos::sa::kSaQp, agent_->sm_sl(), 0},
+                                       std::move(set), kSetResponseTimeout);
+      if (!sent) return;
+    }
+    const auto until = Clock::now() + kUnsubscribeWait;
+    while (traps_.waiting() && Clock::now() < until) {
+      auto served = agent_->serve_one([this](const rdmaqos::sad::Request& r) { return respond(r); },
+                                      std::chrono::milliseconds(50));
+      if (!served) return;
+    }
+  }
+
+  nlohmann::json traps_json() const {
+    if (!options_.sm_traps) return {{"enabled", false}};
+    const auto t = traps_.status();
+    nlohmann::json reports = nlohmann::json::object();
+    for (const auto& [trap, n] : t.reports) reports[std::to_string(trap)] = n;
+    return {{"enabled", true},
+            {"sm_lid", t.sm_lid},
+            {"subscribed", t.subscribed},
+            {"problem", t.problem ? nlohmann::json(*t.problem) : nlohmann::json(nullptr)},
+            {"reports", reports},
+            {"reports_not_from_sm", t.not_from_sm},
+            {"rediscoveries", t.rediscoveries}};
+  }
+
   // A host that came up since the last discovery gets no paths until the model has it: a
   // dropped query re-discovers (RediscoveryTrigger paces it).
   void check_unknown_requester() {
@@ -695,6 +764,7 @@ class Daemon::Impl {
                    {"last_discovery_full", last_full_},
                    {"full_rediscover_every", options_.full_rediscovery_every},
                    {"rediscover_interval_seconds", options_.rediscover_interval.count()}};
+    j["sm_traps"] = traps_json();
     rdmaqos::sad::SadFigures figures;
     figures.ca = agent_->ca();
     figures.port = agent_->port();
@@ -707,6 +777,11 @@ class Daemon::Impl {
     figures.fabric_endpoints = now->state.model->endpoints().size();
     figures.discoveries = discoveries_;
     figures.discovery_failures = discovery_failures_;
+    if (options_.sm_traps) {
+      const auto t = traps_.status();
+      figures.traps_subscribed = t.subscribed.size();
+      figures.trap_reports = t.reports;
+    }
     j["metrics"] = rdmaqos::common::metrics::to_json(rdmaqos::sad::sad_metrics(counts, figures));
     return j;
   }
@@ -779,6 +854,9 @@ class Daemon::Impl {
   std::mutex mad_error_mutex_;  // guards the two below: the receiving thread and the workers
   MadErrorLog mad_error_log_;
   std::optional<std::string> port_gone_;  // a worker's send found the device gone
+  // The SM's traps (options_.sm_traps): Sets from the control thread, answers and reports on
+  // the receiving thread; it locks itself.
+  rdmaqos::sad::TrapSubscription traps_;
   // Large answers (run() owns it; declared after what its workers use, so destroyed first).
   std::unique_ptr<rdmaqos::sad::AnswerPool> pool_;
   // The rest belongs to the control thread (after start()).

@@ -58,6 +58,9 @@ struct Config {
 
 struct DaemonOptions {
   std::chrono::seconds rediscover_interval{300};
+  // Subscribe to the SM's traps 64, 65, 128 and 144 (InformInfo) and re-discover within seconds
+  // of a report, whatever the period.
+  bool sm_traps = true;
   // Re-discoveries are incremental; every Nth one (and one asked for with "full") reads the
   // whole fabric. 1: every one is full; 0: only on request.
   unsigned full_rediscovery_every = 12;

@@ -259,6 +259,12 @@ int main(int argc, char** argv) {
   app.add_option("--control-socket-group", control_group,
                  "let this group read the stats through the control socket (mode 0660), so "
                  "monitoring needs no root; reload and rediscover stay with root");
+  std::string sm_traps = "on";
+  app.add_option("--sm-traps", sm_traps,
+                 "subscribe to the SM's traps 64, 65, 128 and 144 and re-discover within seconds "
+                 "of its reports: on, off")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
   std::string issm_mode = "auto";
   app.add_option("--issm", issm_mode,
                  "hold the port's issm device (advertises an SM at the port): auto (only under "
@@ -392,6 +398,7 @@ int main(int argc, char** argv) {
     }
   }
   options.rediscover_interval = std::chrono::seconds(rediscover_interval);
+  options.sm_traps = sm_traps == "on";
   options.answer_time_limit = std::chrono::milliseconds(answer_time_limit_ms);
   options.control_socket_given = app.count("--control-socket") > 0;
   options.issm =

@@ -182,7 +182,7 @@ nlohmann::json daemon_metrics() {
   c.latency.buckets.back() = 2;
   c.latency.count = 10;
   c.latency.sum_seconds = 0.0012;
-  sad::SadFigures f{"mlx5_0", 1, 7, 5, 0, 3, 2, 1, 12, 1, 0};
+  sad::SadFigures f{"mlx5_0", 1, 7, 5, 0, 3, 2, 1, 12, 1, 0, 4, {}};
   return common::metrics::to_json(sad::sad_metrics(c, f));
 }
 

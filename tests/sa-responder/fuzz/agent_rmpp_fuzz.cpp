@@ -54,7 +54,7 @@ class OneRequestPort final : public sad::MadPort {
     return 0;
   }
 
-  int send(std::span<uint8_t> buffer, int length) override {
+  int send(std::span<uint8_t> buffer, int length, int /*response_timeout_ms*/) override {
     check(length > 0 && umad_size() + static_cast<size_t>(length) <= buffer.size());
     const auto* p = static_cast<const uint8_t*>(umad_get_mad(buffer.data()));
     sent.emplace_back(p, p + length);

@@ -29,11 +29,13 @@ class ScriptedPort final : public MadPort {
     std::vector<uint8_t> mad;
     uint16_t slid = 0;
     uint32_t qpn = 1;
+    int status = 0;  // the umad status: a send of ours the MAD layer handed back
   };
   std::deque<Incoming> incoming;  // empty: the receive times out
   std::deque<int> send_results;   // 0 or -errno per send; empty: accepted
   std::vector<std::vector<uint8_t>> sent;
   std::vector<std::pair<uint16_t, uint32_t>> sent_to;  // LID and QPN of each send
+  std::vector<int> timeouts;                           // response timeout of each send
   std::vector<size_t> buffer_sizes;                    // of each receive
   bool device_present = true;
 
@@ -54,12 +56,14 @@ class ScriptedPort final : public MadPort {
     std::memcpy(umad_get_mad(buffer.data()), in.mad.data(), in.mad.size());
     umad_set_addr(buffer.data(), in.slid, static_cast<int>(in.qpn), 0,
                   static_cast<int>(sa::kSaQkey));
+    reinterpret_cast<ib_user_mad*>(buffer.data())->status = in.status;
     length = static_cast<int>(in.mad.size());
     incoming.pop_front();
     return 0;
   }
 
-  int send(std::span<uint8_t> buffer, int length) override {
+  int send(std::span<uint8_t> buffer, int length, int response_timeout_ms) override {
+    timeouts.push_back(response_timeout_ms);
     int rc = 0;
     if (!send_results.empty()) {
       rc = send_results.front();
@@ -275,6 +279,52 @@ TEST_F(AgentServing, ALaterSendTheKernelRefusesIsReported) {
   port->send_results = {-EIO};
   port->device_present = false;
   EXPECT_FALSE(agent.send(*kept, *echo(*kept)));
+}
+
+// A request of the SA's own (its subscription to the SM's traps) goes out with a response
+// timeout, so the MAD layer matches the SM's answer to it; handed back without one it is
+// kUnanswered, an answer handed back stays a send error.
+TEST(AgentOwnRequests, GoWithATimeoutAndComeBackUnansweredOrAnswered) {
+  auto* port = new ScriptedPort();
+  SaAgent agent{std::unique_ptr<MadPort>(port), AgentOptions{}};
+  sa::SaMad set;
+  set.mad.method = sa::method::kSet;
+  set.mad.attr_id = sa::attr::kInformInfo;
+  set.mad.tid = 5;
+  set.data.assign(36, 0);
+  auto sent = agent.send_request({1, sa::kSaQp, 0, 0}, set, milliseconds(1000));
+  ASSERT_TRUE(sent);
+  EXPECT_EQ(sent->kind, Kind::kHandled);
+  ASSERT_EQ(port->timeouts.size(), 1u);
+  EXPECT_EQ(port->timeouts[0], 1000);
+  EXPECT_EQ(port->sent_to[0], (std::pair<uint16_t, uint32_t>{1, 1}));
+  // Answers go with none.
+  port->incoming.push_back(mad(6));
+  ASSERT_TRUE(agent.serve_one(echo, milliseconds(0)));
+  EXPECT_EQ(port->timeouts.back(), 0);
+
+  ScriptedPort::Incoming back;
+  back.mad = sa::encode_sa_mad(set);
+  back.slid = 1;
+  back.status = ETIMEDOUT;
+  port->incoming.push_back(back);
+  bool asked = false;
+  auto served = agent.serve_one(
+      [&](const Request&) {
+        asked = true;
+        return std::optional<sa::SaMad>();
+      },
+      milliseconds(0));
+  ASSERT_TRUE(served);
+  EXPECT_EQ(served->kind, Kind::kUnanswered);
+  EXPECT_FALSE(asked);
+
+  ScriptedPort::Incoming answer = back;
+  answer.mad[3] = sa::method::kGetResp;
+  port->incoming.push_back(answer);
+  served = agent.serve_one(echo, milliseconds(0));
+  ASSERT_TRUE(served);
+  EXPECT_EQ(served->kind, Kind::kSendError);
 }
 
 }  // namespace

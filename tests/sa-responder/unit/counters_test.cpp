@@ -193,7 +193,7 @@ TEST(SadMetrics, EveryFamilyFromCountersAndFigures) {
   c.pair(*b, &policy->default_level(), Rejection::kNone);
   c.pair(*b, &policy->default_level(), Rejection::kSelector);
   c.latency(std::chrono::microseconds(50));
-  SadFigures f{"mlx5_0", 1, 7, 5, 3, 2, 4, 1, 12, 6, 0};
+  SadFigures f{"mlx5_0", 1, 7, 5, 3, 2, 4, 1, 12, 6, 0, 4, {{65, 2}}};
   const common::metrics::Snapshot m = sad_metrics(c.snapshot(), f);
   EXPECT_TRUE(m.problems().empty()) << ::testing::PrintToString(m.problems());
   for (const auto& family : m.families()) EXPECT_FALSE(family.samples.empty()) << family.name;
@@ -214,6 +214,8 @@ TEST(SadMetrics, EveryFamilyFromCountersAndFigures) {
            "rdma_qos_sad_reloads_total{ca=\"mlx5_0\",port=\"1\",result=\"failed\"} 1\n",
            "rdma_qos_sad_fabric_endpoints{ca=\"mlx5_0\",port=\"1\"} 12\n",
            "rdma_qos_sad_discoveries_total{ca=\"mlx5_0\",port=\"1\",result=\"ok\"} 6\n",
+           "rdma_qos_sad_sm_traps_subscribed{ca=\"mlx5_0\",port=\"1\"} 4\n",
+           "rdma_qos_sad_sm_trap_reports_total{ca=\"mlx5_0\",port=\"1\",trap=\"65\"} 2\n",
        })
     EXPECT_NE(text.find(line), std::string::npos) << line << "in\n" << text;
   if (std::system("command -v promtool >/dev/null") != 0) GTEST_SKIP() << "no promtool";

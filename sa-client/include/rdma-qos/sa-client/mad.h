@@ -30,7 +30,10 @@ constexpr uint32_t kSaQkey = 0x80010000;
 
 namespace method {
 constexpr uint8_t kGet = 0x01;
+constexpr uint8_t kSet = 0x02;
 constexpr uint8_t kGetResp = 0x81;
+constexpr uint8_t kReport = 0x06;
+constexpr uint8_t kReportResp = 0x86;
 constexpr uint8_t kGetTable = 0x12;
 constexpr uint8_t kGetTableResp = 0x92;
 constexpr uint8_t kGetMulti = 0x14;
@@ -40,6 +43,8 @@ constexpr uint8_t kResponseBit = 0x80;
 
 namespace attr {
 constexpr uint16_t kClassPortInfo = 0x0001;
+constexpr uint16_t kNotice = 0x0002;
+constexpr uint16_t kInformInfo = 0x0003;
 constexpr uint16_t kPathRecord = 0x0035;
 constexpr uint16_t kMultiPathRecord = 0x003A;
 }  // namespace attr

@@ -89,7 +89,10 @@ class MadPort {
   // buffer of `length` MAD bytes (it stays queued), anything else a failure.
   virtual int recv(std::span<uint8_t> buffer, int& length, std::chrono::milliseconds timeout) = 0;
   // Sends the `length` MAD bytes of `buffer` (umad header first, addressed): 0 or -errno.
-  virtual int send(std::span<uint8_t> buffer, int length) = 0;
+  // `response_timeout_ms` 0 for an answer; for a request of ours, how long the MAD layer waits
+  // for its response (it matches the response to the request, and hands the request back with
+  // a status when none came).
+  virtual int send(std::span<uint8_t> buffer, int length, int response_timeout_ms) = 0;
   // False once the device behind the port is gone (unplugged, its driver unloaded): the kernel
   // then flags the port file with POLLERR and fails every call on it.
   virtual bool alive() = 0;
@@ -103,6 +106,7 @@ struct Served {
     kReceiveError,  // one receive failed; the port still works
     kSendError,     // the port refused one answer (e.g. its TID still queued): that requester
                     // gets none, as if the MAD were lost
+    kUnanswered,    // a request of ours (send_request) came back without a response
   };
   Kind kind = Kind::kNothing;
   std::optional<rdmaqos::Error> error;  // what failed (kReceiveError, kSendError): kTransport
@@ -131,12 +135,20 @@ class SaAgent {
   // answer, or the error result when the port is gone, as serve_one.
   rdmaqos::Result<Served> send(const Request& request, sa::SaMad answer);
 
+  // Sends a request of the SA's own (a SubnAdmSet to the SM) to `to`, from any thread. Its
+  // response comes back through serve_one's responder like any MAD; a request the MAD layer
+  // gave up on comes back as kUnanswered. kHandled, kSendError, or the error result when the
+  // port is gone.
+  rdmaqos::Result<Served> send_request(const ReplyAddress& to, sa::SaMad request,
+                                       std::chrono::milliseconds response_timeout);
+
   // Receive failures in a row, with the port still there, that count as the port gone: a port
   // that fails every read would otherwise be served in a busy loop.
   static constexpr int kMaxReceiveErrorsInARow = 100;
 
   uint16_t lid() const { return lid_; }
   uint16_t sm_lid() const { return sm_lid_; }  // the port's SM LID when opened
+  uint8_t sm_sl() const { return sm_sl_; }     // the SL towards it (PortInfo's MasterSMSL)
   // The CA and port the agent answers at (resolved when the options left them open).
   const std::string& ca() const { return ca_; }
   int port() const { return port_; }
@@ -148,6 +160,7 @@ class SaAgent {
   std::unique_ptr<MadPort> mad_port_;
   uint16_t lid_ = 0;
   uint16_t sm_lid_ = 0;
+  uint8_t sm_sl_ = 0;
   std::string ca_;
   int port_ = 0;
   std::atomic<uint64_t> undecodable_{0};
@@ -155,7 +168,8 @@ class SaAgent {
   // Builds the umad buffer of `answer` to `to` in `out` (reused by serve_one's thread).
   size_t build(const ReplyAddress& to, sa::SaMad answer, std::vector<uint8_t>& out) const;
   // Sends `length` MAD bytes of `out` under send_mutex_: kHandled, kSendError or port gone.
-  rdmaqos::Result<Served> send_built(uint16_t lid, std::vector<uint8_t>& out, size_t length);
+  rdmaqos::Result<Served> send_built(uint16_t lid, std::vector<uint8_t>& out, size_t length,
+                                     int response_timeout_ms = 0);
 
   std::vector<uint8_t> recv_buffer_;  // umad buffers reused from one MAD to the next
   std::vector<uint8_t> send_buffer_;  // serve_one's thread only

@@ -94,6 +94,8 @@ struct SadFigures {
   uint64_t reloads = 0, reload_failures = 0;
   size_t fabric_endpoints = 0;
   uint64_t discoveries = 0, discovery_failures = 0;
+  size_t traps_subscribed = 0;                // traps the SM accepted our subscription to
+  std::map<uint16_t, uint64_t> trap_reports;  // the SM's reports, by trap number
 };
 
 // rdma-qos-sad's metrics against sad_metric_table().
