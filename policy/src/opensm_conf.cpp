@@ -174,6 +174,8 @@ bool read_sm_option(std::string_view key, std::string_view value, SourceLocation
     }
   } else if (key == "sa_key" || key == "m_key") {
     bounded(~0ULL, "0..0xffffffffffffffff", key == "sa_key" ? sm.sa_key : sm.m_key);
+  } else if (key == "use_original_extended_sa_rates_only") {
+    sm.original_extended_rates_only = value == "TRUE";
   } else if (key == "max_wire_smps") {
     // OpenSM takes 0 as "no bound" and refuses more than 0x7fffffff.
     bounded(0x7FFFFFFF, "0..0x7fffffff", sm.max_wire_smps);

@@ -168,6 +168,7 @@ LoadResult load(const Config& config, std::shared_ptr<const rdmaqos::sad::Fabric
 // The model discovery found, with the configured packet life.
 std::shared_ptr<const rdmaqos::sad::FabricModel> model_of(Discovery& d, const Config& config) {
   d.model.subnet_timeout = static_cast<uint8_t>(config.subnet_timeout);
+  d.model.original_extended_rates_only = config.original_extended_rates_only;
   return std::make_shared<const rdmaqos::sad::FabricModel>(std::move(d.model));
 }
 

@@ -52,6 +52,8 @@ struct Config {
   std::string policy_path, partitions_path, opensm_conf_path;
   bool no_policy = false;
   int subnet_timeout = 18;
+  // OpenSM's use_original_extended_sa_rates_only (from --opensm-conf).
+  bool original_extended_rates_only = false;
   uint64_t sa_key = kDefaultSaKey;
   std::optional<policy::QosConfig> qos;  // from --opensm-conf
 };

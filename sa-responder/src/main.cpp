@@ -101,6 +101,7 @@ bool apply_opensm_conf(Config& config, rdmaqos::sad::DiscoveryOptions& discovery
       access(r.sm.partition_config_file->c_str(), F_OK) == 0)
     config.partitions_path = *r.sm.partition_config_file;
   if (!subnet_timeout_given && r.sm.subnet_timeout) config.subnet_timeout = *r.sm.subnet_timeout;
+  config.original_extended_rates_only = r.sm.original_extended_rates_only.value_or(false);
   if (!sa_key_given && r.sm.sa_key) config.sa_key = *r.sm.sa_key;
   if (!smp_window_given && r.sm.max_wire_smps)
     discovery.smp_window = window_of_max_wire_smps(config.opensm_conf_path, *r.sm.max_wire_smps);
@@ -227,7 +228,8 @@ int main(int argc, char** argv) {
   app.add_option(
          "--opensm-conf", config.opensm_conf_path,
          "opensm.conf: qos_policy_file, partition_config_file, subnet_timeout, sa_key, m_key, "
-         "max_wire_smps and the qos_* SL2VL defaults (the command line wins)")
+         "max_wire_smps, use_original_extended_sa_rates_only and the qos_* SL2VL defaults (the "
+         "command line wins)")
       ->check(CLI::ExistingFile);
   auto* timeout_opt =
       rdmaqos::add_number(app, "--subnet-timeout", config.subnet_timeout,

@@ -47,6 +47,16 @@ TEST(OpenSmConf, MaxWireSmpsIsReadWithOpenSmsZeroForNoBound) {
   EXPECT_FALSE(r.sm.max_wire_smps);
 }
 
+TEST(OpenSmConf, OriginalExtendedRatesOnlyIsTrueOnlyAsOpenSmSpellsIt) {
+  EXPECT_EQ(parse_opensm_conf("use_original_extended_sa_rates_only TRUE\n")
+                .sm.original_extended_rates_only,
+            true);
+  EXPECT_EQ(parse_opensm_conf("use_original_extended_sa_rates_only true\n")
+                .sm.original_extended_rates_only,
+            false);
+  EXPECT_FALSE(parse_opensm_conf("qos TRUE\n").sm.original_extended_rates_only);
+}
+
 TEST(OpenSmConf, MKeyIsRead) {
   EXPECT_EQ(parse_opensm_conf("m_key 0x00000000000000fe\n").sm.m_key, 0xFEu);
   EXPECT_FALSE(parse_opensm_conf("m_key_protection_level 2\n").sm.m_key);

@@ -56,6 +56,9 @@ struct SmOptions {
   // The M_Key OpenSM gives every port (0: none); what an SA's own SMPs must carry where the
   // ports are M_Key-protected.
   std::optional<uint64_t> m_key;
+  // use_original_extended_sa_rates_only: records carry only the rates drivers knew before the
+  // extended speeds (OpenSM reads exactly "TRUE" as true).
+  std::optional<bool> original_extended_rates_only;
   // routing_engine: the engines OpenSM tries in order (falling back to minhop); empty: minhop.
   std::vector<std::string> routing_engines;
 };
