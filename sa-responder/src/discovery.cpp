@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // Discovery over SMPs. libibnetdisc walks the topology and keeps each node's NodeInfo,
 // SwitchInfo and each port's PortInfo; the tables it does not read (PKey, SL2VL, LFT) are
-// queried here, LID-routed, once the SM has assigned LIDs, many in flight at once. Both that and
-// the incremental re-discovery (discovery_incremental.cpp) fill a Scan, which assemble() turns
-// into the model.
+// queried here, LID-routed (by directed route where no route leads), once the SM has assigned
+// LIDs, many in flight at once. Both that and the incremental re-discovery
+// (discovery_incremental.cpp) fill a Scan, which assemble() turns into the model.
 #include "rdma-qos/sa-responder/discovery.h"
 
 #include <infiniband/ibnetdisc.h>
@@ -166,7 +166,26 @@ rdmaqos::Result<Discovery> discover_fabric(const DiscoveryOptions& options) {
                               node.is_switch() ? static_cast<uint32_t>(t.in << 8 | t.port) : 0));
   }
   progress(fmt::format("tables: {} SMPs ({} PKey and SL2VL tables)", gets.size(), plan.size()));
-  const auto answers = smp.get(gets);
+  auto answers = smp.get(gets);
+  // A node the forwarding tables do not lead to from this port (a route missing, or a switch
+  // not yet routed) answers no LID-routed SMP: its tables are read by directed route, as the
+  // SM reads them.
+  std::vector<size_t> unanswered;
+  std::vector<SmpGet> directed;
+  for (size_t i = 0; i < gets.size(); ++i) {
+    if (answers[i]) continue;
+    unanswered.push_back(i);
+    SmpGet g = gets[i];
+    g.directed = true;
+    g.path = scan.nodes[reads[i].table.node].path;
+    directed.push_back(std::move(g));
+  }
+  if (!directed.empty()) {
+    progress(fmt::format("tables: {} SMPs not answered LID-routed: sent again by directed route",
+                         directed.size()));
+    const auto again = smp.get(directed);
+    for (size_t k = 0; k < unanswered.size(); ++k) answers[unanswered[k]] = again[k];
+  }
   for (size_t i = 0; i < reads.size(); ++i) {
     const Read& r = reads[i];
     ScanNode& node = scan.nodes[r.table.node];

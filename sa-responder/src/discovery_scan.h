@@ -48,7 +48,7 @@ struct ScanNode {
   std::string description;
   std::vector<ScanPort> ports;  // NumPorts + 1, by port number
   std::vector<uint8_t> lft;     // switches: LinearFDBTop + 1 entries, 0xFF where unread
-  std::vector<uint8_t> path;    // incremental discovery: the directed route that reached it
+  std::vector<uint8_t> path;    // the directed route that reached it
   bool is_switch() const { return ni.type == kNodeTypeSwitch; }
   // NodeInfo and a port array of its size.
   void set_node_info(const SmpBytes& b) {
