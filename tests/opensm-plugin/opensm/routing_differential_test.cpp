@@ -4,6 +4,8 @@
 // with the plugin paused (OpenSM's own handlers answer, on the same routing), and every answer
 // must be the same to the byte. On a looped fabric LASH, DFSSSP and Nue give paths different SLs
 // (their deadlock-free layers); a fat tree, where every engine gives SL 0, cannot show a wrong SL.
+// Then rdma-qos-sad on the same files: refused under an engine that gives paths SLs, and
+// elsewhere (QoS on) in OpenSM's place at sm01, answering as OpenSM's own handlers did.
 // The CI slice is one ring under five engines and `file` (LFTs OpenSM dumped), a 3x3 torus under
 // torus-2QoS and a 40-switch random graph (sampled pairs); the soak matrix adds tori (torus-2QoS
 // in 2D and 3D), meshes, dragonfly-like groups, random graphs, LMC 1, every engine, and fabrics
@@ -25,6 +27,7 @@
 #include <tuple>
 #include <vector>
 
+#include "rdma-qos/policy/opensm_conf.h"
 #include "rdma-qos/testbed/ib_fabric.h"
 #include "rdma-qos/testbed/process.h"
 #include "rdma-qos/testbed/raw_mad.h"
@@ -97,9 +100,10 @@ struct Case {
   // A fat tree instead of `spec`.
   std::optional<testbed::FatTreeSpec> tree = {};
   // routing_engine file: the LFTs OpenSM dumped from a first run under this engine, and with
-  // lft_holes, without the routes to node002 but on its own switch (one-way and missing paths).
+  // lft_holes, without the routes to `hole` but on its own switch (one-way and missing paths).
   std::string lfts_from = {};
   bool lft_holes = false;
+  std::string hole = "node002";
   // The engine that routes (OpenSM falls back along its list when one fails); empty: unchecked.
   std::string routed_by = {};
 };
@@ -116,10 +120,20 @@ std::ostream& operator<<(std::ostream& os, const Case& c) {
 // The alias GUID node001 registers before the queries, as an SR-IOV virtual function does.
 constexpr uint64_t kAlias = 0x0002c903abcd0001ULL;
 
-std::vector<std::string> queries(const testbed::Topology& t, int sampled_pairs) {
+struct Queries {
+  std::vector<std::string> mads;
+  // [live_begin, live_end): the queries answered from the SA's live state (multicast groups
+  // joined, alias GUIDs registered), which rdma-qos-sad does not keep: its documented decisions
+  // (rdma-qos-sad(8)). Every other answer depends only on the fabric, policy and partitions.
+  size_t live_begin = 0, live_end = 0;
+  bool live(size_t i) const { return i >= live_begin && i < live_end; }
+};
+
+Queries queries(const testbed::Topology& t, int sampled_pairs) {
   using raw::Mad;
   using Node = testbed::TopoNode;
-  std::vector<std::string> out;
+  Queries q;
+  std::vector<std::string>& out = q.mads;
   std::vector<const Node*> cas, switches, all;
   for (const auto& n : t.nodes) {
     all.push_back(&n);
@@ -172,6 +186,7 @@ std::vector<std::string> queries(const testbed::Topology& t, int sampled_pairs) 
     for (int i = 0; i < 32; ++i) multipath_to.push_back(any(cas));
   }
   const testbed::TopoNode& from = t.node("node001");
+  q.live_begin = out.size();
   // node001 joins the IPoIB broadcast group (a live member OpenSM knows, no SA but OpenSM's
   // does), then PathRecords to it and to no group, from a member and a non-member: OpenSM
   // answers them from its live groups.
@@ -211,6 +226,7 @@ std::vector<std::string> queries(const testbed::Topology& t, int sampled_pairs) 
     m.gid(raw::kData + 40, raw::kLinkLocal, other.port_guid);
     out.push_back(m.hex());
   }
+  q.live_end = out.size();
   for (const auto* d : multipath_to) {
     Mad m = raw::sa_mad(raw::kGetMulti, raw::kMultiPathRecord,
                         raw::mprm::kSgidCount | raw::mprm::kDgidCount | raw::mprm::kNumbPath);
@@ -222,7 +238,7 @@ std::vector<std::string> queries(const testbed::Topology& t, int sampled_pairs) 
     m.gid(raw::kData + 40, raw::kLinkLocal, d->port_guid);
     out.push_back(m.hex());
   }
-  return out;
+  return q;
 }
 
 // UPDN and DNUP (routing, or making the LFTs `file` reads) run with switch 0 named as their root
@@ -268,7 +284,7 @@ void route_from_file(const Case& c, IbFabricOptions& o) {
   first.opensm_conf = rooted(c) ? "root_guid_file @DIR@/roots\n" : "";
   std::string dump = dump_lfts(first, c.lfts_from);
   if (c.lft_holes) {
-    const testbed::TopoNode& to = o.topology.node("node002");
+    const testbed::TopoNode& to = o.topology.node(c.hole);
     dump = without_routes_to(dump, o.topology.node(to.leaf).node_guid, to.lid, 1 << c.lmc);
   }
   o.files["lfts.dump"] = dump;
@@ -319,6 +335,82 @@ bool answered_reversible(const std::string& line) {
 
 class RoutingDifferential : public ::testing::TestWithParam<Case> {};
 
+// Where rdma-qos-sad is meant to run: QoS on (with qos FALSE OpenSM applies no policy, the
+// daemon the one it is given: a documented decision), routed by an engine that gives no path its
+// own SL.
+bool sad_runs_here(const Case& c) {
+  return c.qos && !rdmaqos::policy::routing_engine_assigns_sls(c.engine) &&
+         !rdmaqos::policy::routing_engine_assigns_sls(c.lfts_from);
+}
+
+// rdma-qos-sad on the same fabric and files: where it is meant to run it takes over the SM's
+// port once OpenSM stops and answers every query OpenSM answered from the fabric, policy and
+// partitions as OpenSM did (`opensm`: OpenSM's own handlers' answers); where the engine gives
+// paths their own SLs it refuses to start (exit 78), since it cannot see them.
+void check_rdma_qos_sad(IbFabric& f, const Case& c, const IbFabricOptions& o, const Queries& q,
+                        const std::vector<std::string>& opensm) {
+  const std::string dir = f.dir() + "/";
+  // The opensm.conf OpenSM read (the test bed writes it with @DIR@ filled in).
+  testbed::ProcessOptions p;
+  p.argv = {RDMA_QOS_SAD,        "--foreground", "--opensm-conf",
+            dir + "opensm.conf", "--partitions", dir + "sad-partitions.conf"};
+  std::ofstream(dir + "sad-partitions.conf") << kPartitions;
+  if (c.policy) {
+    std::ofstream(dir + "sad-policy.conf") << policy(c.bulk_sl);
+    p.argv.insert(p.argv.end(), {"--policy", dir + "sad-policy.conf"});
+  } else {
+    p.argv.push_back("--no-policy");
+  }
+  p.env = f.client_env(o.topology.sm_node().id);
+  p.cwd = f.dir();
+  p.output_path = dir + "sad.log";
+  if (rdmaqos::policy::routing_engine_assigns_sls(c.engine) ||
+      rdmaqos::policy::routing_engine_assigns_sls(c.lfts_from)) {
+    // Refused before it touches the fabric, so OpenSM may go on running.
+    p.output_path.clear();
+    auto r = testbed::run(p, std::chrono::seconds(30));
+    EXPECT_EQ(r.exit_code, 78) << r.output;
+    EXPECT_NE(r.output.find("gives each path its own SL, which rdma-qos-sad cannot see"),
+              std::string::npos)
+        << r.output;
+    return;
+  }
+  if (!sad_runs_here(c)) return;
+  f.stop_sm();
+  auto started = f.start_until_answering(p, {"saquery", "-c"});
+  ASSERT_EQ(started.probe.exit_code, 0) << started.probe.output;
+  // Not compared: the queries about live state, and those OpenSM answered naming node001's
+  // alias GUID (it may put an alias in a record's SGID or DGID even for a query by LID).
+  std::vector<std::string> fabric_only;
+  std::vector<size_t> index;
+  const std::string alias = fmt::format("{:016x}", kAlias);
+  size_t aliased = 0;
+  for (size_t i = 0; i < q.mads.size(); ++i) {
+    if (q.live(i)) continue;
+    if (opensm[i].find(alias) != std::string::npos) {
+      ++aliased;
+      continue;
+    }
+    fabric_only.push_back(q.mads[i]);
+    index.push_back(i);
+  }
+  const std::vector<std::string> ours = ask(f, fabric_only);
+  started.daemon->stop();
+  ASSERT_EQ(ours.size(), fabric_only.size());
+  size_t differ = 0;
+  for (size_t k = 0; k < ours.size(); ++k) {
+    if (opensm[index[k]] == ours[k]) continue;
+    if (++differ <= 5) {
+      ADD_FAILURE() << "query " << index[k] << ": " << fabric_only[k].substr(0, 160)
+                    << "\n  OpenSM:       " << opensm[index[k]] << "\n  rdma-qos-sad: " << ours[k];
+    }
+  }
+  std::cout << c.name << ": rdma-qos-sad: " << ours.size() << " queries (" << aliased
+            << " answered with the alias GUID left out), " << differ << " answers differ\n";
+  EXPECT_GT(ours.size(), q.mads.size() / 2);
+  EXPECT_EQ(differ, 0u) << differ << " of " << ours.size() << " answers of rdma-qos-sad differ";
+}
+
 // `rdma-qos opensm-plugin COMMAND --json` against the fabric's plugin; its exit code.
 int plugin_command(const IbFabric& f, const std::string& command, std::string* output = nullptr) {
   testbed::ProcessOptions p;
@@ -335,7 +427,8 @@ TEST_P(RoutingDifferential, ThePluginAnswersAsOpenSmsOwnHandlers) {
   const Case& c = GetParam();
   IbFabricOptions o = options(c);
   if (!c.lfts_from.empty()) route_from_file(c, o);
-  const std::vector<std::string> mads = queries(o.topology, c.sampled_pairs);
+  const Queries asked = queries(o.topology, c.sampled_pairs);
+  const std::vector<std::string>& mads = asked.mads;
   o.opensm_conf +=
       "force_log_flush TRUE\nevent_plugin_name rdma-qos-opensm\n"
       "event_plugin_options control-socket=@DIR@/plugin.sock" +
@@ -415,7 +508,7 @@ TEST_P(RoutingDifferential, ThePluginAnswersAsOpenSmsOwnHandlers) {
     EXPECT_GT(sls.size(), 1u) << c.engine << " gave every path one SL: the case tests nothing";
   }
   if (c.lft_holes) {
-    // The holes show: paths to node002 not found, paths from it not reversible.
+    // The holes show: paths to the hole not found, paths from it not reversible.
     size_t missing = 0, one_way = 0;
     for (const auto& line : opensm) {
       if (line.find("\"comp_mask\":\"0x30\"") == std::string::npos) continue;
@@ -464,6 +557,7 @@ TEST_P(RoutingDifferential, ThePluginAnswersAsOpenSmsOwnHandlers) {
   }
   EXPECT_EQ(differ, 0u) << differ << " of " << mads.size() << " answers differ (" << c.engine
                         << ", qos " << c.qos << ")";
+  check_rdma_qos_sad(f, c, o, asked, opensm);
 }
 
 std::vector<Case> ci_cases() {
@@ -500,12 +594,13 @@ std::vector<Case> ci_cases() {
     c.sampled_pairs = 500;
     out.push_back(c);
   }
-  // `file` routing on the ring, from UPDN's LFTs, whole and with node002 reachable only from its
-  // own switch.
+  // `file` routing on the ring, from UPDN's LFTs, whole and with node003 reachable only from its
+  // own switch (not sm01's: rdma-qos-sad there reads its tables by directed route).
   for (bool holes : {false, true}) {
     Case c{holes ? "ring6_file_holes_qos" : "ring6_file_qos", ring, "file"};
     c.lfts_from = "updn";
     c.lft_holes = holes;
+    c.hole = "node003";
     out.push_back(c);
   }
   return out;
@@ -571,6 +666,8 @@ std::vector<Case> soak_cases() {
       {"torus3x3", testbed::torus_spec(3, 3), {3, 3, 1}},
       {"torus4x4", testbed::torus_spec(4, 4), {4, 4, 1}},
       {"torus3x3x3", testbed::torus3d_spec(3, 3, 3), {3, 3, 3}},
+      {"mesh3x3", testbed::mesh_spec(3, 3), {3, 3, 1, true}},
+      {"mesh4x4", testbed::mesh_spec(4, 4), {4, 4, 1, true}},
   };
   for (const auto& [shape, spec, radix] : tori) {
     const std::string engine = "torus-2QoS", name = shape + "_torus2qos";

@@ -13,7 +13,8 @@ std::string torus_2qos_conf(const Topology& topology, TorusRadix radix) {
     const int s = (k * radix.y + j) * radix.x + i;
     return topology.node(fmt::format("sw{:02d}", s + 1)).node_guid;
   };
-  std::string out = fmt::format("torus {} {} {}\n", radix.x, radix.y, radix.z);
+  std::string out =
+      fmt::format("{} {} {} {}\n", radix.mesh ? "mesh" : "torus", radix.x, radix.y, radix.z);
   const uint64_t origin = guid(0, 0, 0);
   const struct {
     char axis;
@@ -27,7 +28,7 @@ std::string torus_2qos_conf(const Topology& topology, TorusRadix radix) {
   for (const auto& d : dims) {
     if (d.radix < 2) continue;
     out += fmt::format("{}p_link 0x{:x} 0x{:x}\n", d.axis, origin, d.plus);
-    out += fmt::format("{}m_link 0x{:x} 0x{:x}\n", d.axis, origin, d.minus);
+    if (!radix.mesh) out += fmt::format("{}m_link 0x{:x} 0x{:x}\n", d.axis, origin, d.minus);
   }
   return out;
 }

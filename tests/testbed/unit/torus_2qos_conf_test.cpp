@@ -47,7 +47,8 @@ TEST(Torus2QosConf, A3DTorusSeedsZToo) {
 TEST(Torus2QosConf, EverySeedLinkIsALinkOfTheFabric) {
   for (auto [spec, radix] : {std::pair{torus_spec(3, 3), TorusRadix{3, 3, 1}},
                              std::pair{torus_spec(5, 4), TorusRadix{5, 4, 1}},
-                             std::pair{torus3d_spec(3, 4, 3), TorusRadix{3, 4, 3}}}) {
+                             std::pair{torus3d_spec(3, 4, 3), TorusRadix{3, 4, 3}},
+                             std::pair{mesh_spec(4, 3), TorusRadix{4, 3, 1, true}}}) {
     std::istringstream in(torus_2qos_conf(make_switch_graph(spec), radix));
     std::string keyword, from, to;
     std::getline(in, keyword);  // the radices
@@ -59,8 +60,15 @@ TEST(Torus2QosConf, EverySeedLinkIsALinkOfTheFabric) {
       EXPECT_TRUE(linked(spec, a, b)) << keyword << " " << from << " " << to;
       ++seeds;
     }
-    EXPECT_EQ(seeds, radix.z > 1 ? 6 : 4);
+    EXPECT_EQ(seeds, (radix.z > 1 ? 6 : 4) / (radix.mesh ? 2 : 1));
   }
+}
+
+TEST(Torus2QosConf, AMeshIsSeededAtItsCornerInThePlusDirections) {
+  // 4x3 mesh: (0, 0)'s neighbours are 1 (x) and 4 (y); nothing wraps to 3 or 8.
+  EXPECT_EQ(torus_2qos_conf(make_switch_graph(mesh_spec(4, 3)), {4, 3, 1, true}),
+            "mesh 4 3 1\nxp_link " + guid(0) + " " + guid(1) + "\nyp_link " + guid(0) + " " +
+                guid(4) + "\n");
 }
 
 TEST(Torus2QosConf, A3DTorusHasSixNeighboursPerSwitch) {
