@@ -432,8 +432,8 @@ Engine::Outcome Engine::answer(std::span<const uint8_t> bytes, uint16_t slid, Se
     if (auto why = opensm_decides(*mad, *now, ctx)) return hand_to_opensm(*why);
     counters_.request(mad->mad.method, mad->mad.attr_id);
     // A large answer leaves OpenSM's dispatcher thread, which also carries the SM's own work.
-    if (may_defer && pool_ && !sad::named_ends_inline(*mad, *now->model) &&
-        sad::estimate_work(ctx, *mad) > sad::kInlineWork) {
+    if (may_defer && pool_ &&
+        sad::on_a_worker(*mad, *now->model, [&]() -> const sad::AnswerContext& { return ctx; })) {
       using Admission = sad::AnswerPool::Admission;
       auto task = [this, request = *mad, slid, now, received, send] {
         // OpenSM's handler cannot take the request any more (its MAD went back to OpenSM's

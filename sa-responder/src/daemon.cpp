@@ -394,9 +394,8 @@ class Daemon::Impl {
     counters_.request(mad.mad.method, mad.mad.attr_id);
     const auto received = Clock::now();
     std::shared_ptr<const Snapshot> now = current_.load();
-    if (pool_ && !rdmaqos::sad::named_ends_inline(mad, *now->state.model) &&
-        rdmaqos::sad::estimate_work(context(*now, request, received), mad) >
-            rdmaqos::sad::kInlineWork) {
+    if (pool_ && rdmaqos::sad::on_a_worker(mad, *now->state.model,
+                                           [&] { return context(*now, request, received); })) {
       using Admission = rdmaqos::sad::AnswerPool::Admission;
       switch (pool_->submit({request.slid, mad.mad.tid}, [this, request, received, now] {
         answer_on_worker(request, received, *now);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "rdma-qos/sa-client/mad.h"
+#include "rdma-qos/sa-responder/answer.h"
 #include "rdma-qos/sa-responder/fabric_model.h"
 
 namespace rdmaqos::sad {
@@ -35,6 +36,14 @@ inline constexpr int kWorkerNice = 10;
 // 2^LMC LID combinations: with the subnet's LMC that is at most kInlineWork, so it is answered
 // inline without estimate_work (most queries; the estimate would decode the record twice).
 bool named_ends_inline(const sa::SaMad& request, const FabricModel& model);
+
+// Whether both front ends compute `request` on a worker rather than on the thread that received
+// it: it names no two ends, and estimate_work over the context `context()` gives (asked only
+// then, since a front end may build it just for this) is above kInlineWork.
+template <class MakeContext>
+bool on_a_worker(const sa::SaMad& request, const FabricModel& model, MakeContext&& context) {
+  return !named_ends_inline(request, model) && estimate_work(context(), request) > kInlineWork;
+}
 
 class AnswerPool {
  public:
