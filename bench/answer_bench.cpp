@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
 // The SA answer engine in-process, without transport: PathRecord answers per second per core on
 // a 1,000-CA two-level fat tree (32 CAs per leaf, 4 spines, min-hop LFTs, SL2VL tables on every
-// port pair), with and without a policy, and a GetTable that expands to every destination.
-// Target: at least 1 M PathRecord answers/s per core.
+// port pair), with and without a policy, and a GetTable that expands to every destination, with
+// LMC 0 and 2 (each CA port 4 LIDs, its LIDs spread over the spines), the policy matched once per
+// port pair and direction against once per LID combination (the engine's former way) side by
+// side. Target: at least 1 M PathRecord answers/s per core.
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
 
@@ -22,14 +24,19 @@ constexpr int kPerLeaf = 32;
 constexpr int kSpines = 4;
 constexpr sad::Sl2Vl kIdentity = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 14};
 
-// LIDs: CA c = 1 + c, then leaves, then spines. Nodes in the same order.
-sad::FabricModel fat_tree() {
+// LIDs: CA c = (1 + c) << lmc (2^lmc of them), then leaves, then spines, one each. Nodes in the
+// same order.
+sad::FabricModel fat_tree(int lmc) {
   const int leaves = (kCas + kPerLeaf - 1) / kPerLeaf;
   const int leaf0 = kCas, spine0 = kCas + leaves;
-  const uint16_t top = static_cast<uint16_t>(kCas + leaves + kSpines);
+  const int per_ca = 1 << lmc;
+  auto lid_of = [&](int node) {
+    return static_cast<uint16_t>(node < kCas ? (node + 1) * per_ca
+                                             : (kCas + 1) * per_ca + (node - kCas));
+  };
+  const uint16_t top = lid_of(kCas + leaves + kSpines - 1);
   sad::FabricModel f;
   f.nodes.resize(static_cast<size_t>(kCas + leaves + kSpines));
-  auto lid_of = [](int node) { return static_cast<uint16_t>(node + 1); };
   const uint8_t rates[] = {16, 12, 7, 17};  // EDR, FDR, QDR, HDR at 4x
   for (int c = 0; c < kCas; ++c) {
     sad::NodeModel& n = f.nodes[static_cast<size_t>(c)];
@@ -40,6 +47,7 @@ sad::FabricModel fat_tree() {
     p.present = true;
     p.guid = n.guid + 1;
     p.lid = lid_of(c);
+    p.lmc = static_cast<uint8_t>(lmc);
     p.rate = rates[c % 4];
     p.pkeys = {0xFFFF};
     p.sl2vl = {kIdentity};
@@ -76,13 +84,15 @@ sad::FabricModel fat_tree() {
       n->ports[static_cast<size_t>(1 + c % kPerLeaf)].peer_port = 1;
     }
     for (int d = 0; d < kCas + leaves + kSpines; ++d) {
-      uint16_t dlid = lid_of(d);
-      if (d == leaf0 + l) {
-        n->lft[dlid] = 0;
-      } else if (d < kCas && d / kPerLeaf == l) {
-        n->lft[dlid] = static_cast<uint8_t>(1 + d % kPerLeaf);
-      } else {
-        n->lft[dlid] = static_cast<uint8_t>(kPerLeaf + 1 + d % kSpines);
+      for (int o = 0; o < (d < kCas ? per_ca : 1); ++o) {
+        const auto dlid = static_cast<uint16_t>(lid_of(d) + o);
+        if (d == leaf0 + l) {
+          n->lft[dlid] = 0;
+        } else if (d < kCas && d / kPerLeaf == l) {
+          n->lft[dlid] = static_cast<uint8_t>(1 + d % kPerLeaf);
+        } else {
+          n->lft[dlid] = static_cast<uint8_t>(kPerLeaf + 1 + (d + o) % kSpines);
+        }
       }
     }
   }
@@ -93,15 +103,17 @@ sad::FabricModel fat_tree() {
       n->ports[static_cast<size_t>(1 + l)].peer_port = static_cast<uint8_t>(kPerLeaf + 1 + s);
     }
     for (int d = 0; d < kCas + leaves + kSpines; ++d) {
-      uint16_t dlid = lid_of(d);
-      if (d == spine0 + s) {
-        n->lft[dlid] = 0;
-      } else if (d < kCas) {
-        n->lft[dlid] = static_cast<uint8_t>(1 + d / kPerLeaf);
-      } else if (d < spine0) {
-        n->lft[dlid] = static_cast<uint8_t>(1 + d - leaf0);
-      } else {
-        n->lft[dlid] = 1;  // another spine: through leaf 1
+      for (int o = 0; o < (d < kCas ? per_ca : 1); ++o) {
+        const auto dlid = static_cast<uint16_t>(lid_of(d) + o);
+        if (d == spine0 + s) {
+          n->lft[dlid] = 0;
+        } else if (d < kCas) {
+          n->lft[dlid] = static_cast<uint8_t>(1 + d / kPerLeaf);
+        } else if (d < spine0) {
+          n->lft[dlid] = static_cast<uint8_t>(1 + d - leaf0);
+        } else {
+          n->lft[dlid] = 1;  // another spine: through leaf 1
+        }
       }
     }
   }
@@ -130,7 +142,8 @@ end-qos-match-rules
 )";
 
 struct Setup {
-  sad::FabricModel fabric = fat_tree();
+  explicit Setup(int lmc) : fabric(fat_tree(lmc)) {}
+  sad::FabricModel fabric;
   pol::Fabric policy_fabric = fabric.policy_fabric();
   std::shared_ptr<const pol::CompiledPolicy> policy =
       pol::load_policy(kPolicy, &policy_fabric).policy;
@@ -145,9 +158,9 @@ struct Setup {
   }
 };
 
-const Setup& setup() {
-  static const Setup s;
-  return s;
+const Setup& setup(int lmc = 0) {
+  static const Setup lmc0(0), lmc2(2);
+  return lmc == 0 ? lmc0 : lmc2;
 }
 
 sa::SaMad path_request(uint8_t method, uint16_t slid, uint16_t dlid, uint64_t sid) {
@@ -195,12 +208,15 @@ void BM_PathRecordGet(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 
-// A GetTable from one CA to every port: 1,000+ records in one answer (what a table query costs
-// the thread that answers it).
+// A GetTable from one CA to every port: 1,000+ records in one answer with LMC 0, 16,000+ with
+// LMC 2 (what a table query costs the thread that answers it). Arguments: the LMC, and 1 to
+// match the policy per LID combination (the engine's former way) instead of once per pair.
 void BM_PathRecordGetTableAllDestinations(benchmark::State& state) {
-  const Setup& s = setup();
+  const int lmc = static_cast<int>(state.range(0));
+  const Setup& s = setup(lmc);
   sad::AnswerContext ctx = s.context(true);
-  sa::SaMad req = path_request(sa::method::kGetTable, 2, 0, 0);
+  ctx.match_per_lid_combination = state.range(1) != 0;
+  sa::SaMad req = path_request(sa::method::kGetTable, static_cast<uint16_t>(2 << lmc), 0, 0);
   size_t records = 0;
   for (auto _ : state) {
     auto resp = sad::answer(ctx, req);
@@ -272,6 +288,12 @@ BENCHMARK(BM_PathRecordGet)->Arg(0)->Arg(1)->ArgName("policy");
 BENCHMARK(BM_PathRecordGetBounded);
 BENCHMARK(BM_EstimateGet);
 BENCHMARK(BM_EstimateOpenGetTable);
-BENCHMARK(BM_PathRecordGetTableAllDestinations)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PathRecordGetTableAllDestinations)
+    ->ArgNames({"lmc", "per_combination"})
+    ->Args({0, 0})
+    ->Args({0, 1})
+    ->Args({2, 0})
+    ->Args({2, 1})
+    ->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

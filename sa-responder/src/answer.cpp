@@ -87,9 +87,11 @@ struct Direction {
 };
 
 // pr_rcv_get_path_parms for one direction, from `slid` (in the source's LID range) to `dlid`
-// (in the destination's).
+// (in the destination's). `matched`: the direction's level when the caller has it (nullopt:
+// matched here).
 Direction path_parms(const AnswerContext& ctx, const PathRequest& request, Endpoint source,
-                     Endpoint destination, uint16_t slid, uint16_t dlid) {
+                     Endpoint destination, uint16_t slid, uint16_t dlid,
+                     std::optional<const policy::Level*> matched) {
   Direction d;
   const FabricModel& fabric = *ctx.fabric;
   const PortModel& src = fabric.port(source);
@@ -106,7 +108,9 @@ Direction path_parms(const AnswerContext& ctx, const PathRequest& request, Endpo
   const uint64_t mask = request.comp_mask;
   const sa::PathRecord& req = request.record;
 
-  if (ctx.policy != nullptr) {
+  if (matched) {
+    d.level = *matched;
+  } else if (ctx.policy != nullptr) {
     d.level = ctx.policy->match(match_query(ctx, request, source, destination)).level;
   }
   const policy::Level* level = d.level;
@@ -339,14 +343,15 @@ uint16_t request_status(const PathRequest& request) {
 }
 
 // The destination LIDs a port pair's paths may use: those of its level's path-bits
-// (path_bits.h), or every LID of the range. The level is matched once more here only for a
-// destination with LMC > 0, where the pair's LID combinations cost more than this match.
+// (path_bits.h), or every LID of the range. The level is looked at only for a destination with
+// LMC > 0 (`levels`: the pair's, else matched here).
 LidOffsets dlid_offsets(const AnswerContext& ctx, const PathRequest& request, Endpoint source,
-                        Endpoint destination) {
+                        Endpoint destination, const PairLevels* levels) {
   const uint8_t lmc = ctx.fabric->port(destination).lmc;
   if (ctx.policy == nullptr || lmc == 0) return allowed_dlid_offsets(nullptr, lmc);
   const policy::Level* level =
-      ctx.policy->match(match_query(ctx, request, source, destination)).level;
+      levels != nullptr ? levels->forward()
+                        : ctx.policy->match(match_query(ctx, request, source, destination)).level;
   return allowed_dlid_offsets(level != nullptr ? level_path_bits(*ctx.policy, *level) : nullptr,
                               lmc);
 }
@@ -369,6 +374,17 @@ std::vector<sa::PathRecord> path_records(const AnswerContext& ctx, const PathReq
   std::vector<sa::PathRecord> out;
   const uint16_t slid_only = has(request.comp_mask, pr::kSlid) ? request.record.slid : 0;
   const uint16_t dlid_only = has(request.comp_mask, pr::kDlid) ? request.record.dlid : 0;
+  {
+    // Room for the records the pairs may give (capped): growing a table of thousands one
+    // doubling at a time cost a third of its answer in copies and fresh pages.
+    const size_t lids = size_t{1} << ctx.fabric->subnet_lmc();
+    const size_t per =
+        std::min(per_pair, (slid_only != 0 ? 1 : lids) * (dlid_only != 0 ? 1 : lids));
+    constexpr size_t kMostReserved = 65536;
+    const size_t pairs = sources.size() * destinations.size();
+    out.reserve(
+        std::min({total, kMostReserved, pairs > kMostReserved ? kMostReserved : pairs * per}));
+  }
   // One port pair's records; false: stop (the total reached, the budget spent).
   auto pair = [&](const Endpoint& s, const Endpoint& d) {
     if (out.size() >= total) return false;
@@ -377,27 +393,31 @@ std::vector<sa::PathRecord> path_records(const AnswerContext& ctx, const PathReq
     if (!budget.visit()) return false;
     if (!requester_allowed(ctx, s, d)) return true;
     size_t found = 0;
+    // The pair's levels, shared by its LID combinations.
+    std::optional<PairLevels> levels;
+    if (!ctx.match_per_lid_combination) levels.emplace(ctx, request, s, d);
+    const PairLevels* pair_levels = levels ? &*levels : nullptr;
     // A level's path-bits narrow the DLIDs, keeping OpenSM's order among those left; a DLID
     // the request names itself is answered as asked.
     const PortModel& dst = ctx.fabric->port(d);
-    const LidOffsets offsets =
-        dlid_only != 0 ? allowed_dlid_offsets(nullptr, dst.lmc) : dlid_offsets(ctx, request, s, d);
+    const LidOffsets offsets = dlid_only != 0 ? allowed_dlid_offsets(nullptr, dst.lmc)
+                                              : dlid_offsets(ctx, request, s, d, pair_levels);
     // Visited one at a time: a Get or a small NumbPath stops after a few of the up to
     // 2^LMC x 2^LMC combinations.
-    for_each_lid_pair(ctx.fabric->port(s), ctx.fabric->port(d), slid_only, dlid_only,
-                      [&](const LidPair& lp) {
-                        if (!offsets.test(static_cast<size_t>(lp.dlid - dst.lid))) return true;
-                        if (!budget.visit()) return false;
-                        PairAnswer a = answer_lid_pair(ctx, request, s, d, lp.slid, lp.dlid);
-                        if (ctx.observer != nullptr) ctx.observer->pair(a.level, a.rejection);
-                        if (a.record) {
-                          a.record->preference = lp.preference;
-                          out.push_back(*a.record);
-                          ++found;
-                          if (!budget.records(out.size())) return false;
-                        }
-                        return found < limit;
-                      });
+    for_each_lid_pair(
+        ctx.fabric->port(s), ctx.fabric->port(d), slid_only, dlid_only, [&](const LidPair& lp) {
+          if (!offsets.test(static_cast<size_t>(lp.dlid - dst.lid))) return true;
+          if (!budget.visit()) return false;
+          PairAnswer a = answer_lid_pair(ctx, request, s, d, lp.slid, lp.dlid, pair_levels);
+          if (ctx.observer != nullptr) ctx.observer->pair(a.level, a.rejection);
+          if (a.record) {
+            a.record->preference = lp.preference;
+            out.push_back(*a.record);
+            ++found;
+            if (!budget.records(out.size())) return false;
+          }
+          return found < limit;
+        });
     return !budget.cut();
   };
   if (order == PairOrder::kDestinationMajor) {
@@ -514,6 +534,8 @@ std::optional<sa::SaMad> answer_path_record(const AnswerContext& ctx, const sa::
   }
   sa::SaMad resp = response_to(request, response_method(method), 0);
   resp.sa.attr_offset = records_offset(records);
+  // Grown once: a table of thousands of records otherwise moves its bytes a dozen times.
+  resp.data.reserve(records.size() * sa::kPathRecordSize);
   for (const sa::PathRecord& r : records) {
     auto bytes = sa::encode_path_record(r);
     if (bytes) resp.data.insert(resp.data.end(), bytes->begin(), bytes->end());
@@ -578,16 +600,29 @@ PairAnswer answer_pair(const AnswerContext& ctx, const PathRequest& request, End
                          ctx.fabric->port(destination).lid);
 }
 
+const policy::Level* PairLevels::get(std::optional<const policy::Level*>& slot, Endpoint from,
+                                     Endpoint to) const {
+  if (!slot) {
+    slot = ctx_.policy != nullptr ? ctx_.policy->match(match_query(ctx_, request_, from, to)).level
+                                  : nullptr;
+  }
+  return *slot;
+}
+
 PairAnswer answer_lid_pair(const AnswerContext& ctx, const PathRequest& request, Endpoint source,
-                           Endpoint destination, uint16_t slid, uint16_t dlid) {
+                           Endpoint destination, uint16_t slid, uint16_t dlid,
+                           const PairLevels* levels) {
+  using Matched = std::optional<const policy::Level*>;
   PairAnswer out;
-  Direction forward = path_parms(ctx, request, source, destination, slid, dlid);
+  Direction forward = path_parms(ctx, request, source, destination, slid, dlid,
+                                 levels != nullptr ? Matched(levels->forward()) : std::nullopt);
   out.level = forward.level;
   if (forward.rejection != Rejection::kNone) {
     out.rejection = forward.rejection;
     return out;
   }
-  Direction reverse = path_parms(ctx, request, destination, source, dlid, slid);
+  Direction reverse = path_parms(ctx, request, destination, source, dlid, slid,
+                                 levels != nullptr ? Matched(levels->reverse()) : std::nullopt);
   const bool reversible = reverse.rejection == Rejection::kNone;
   if (!reversible && has(request.comp_mask, pr::kReversible) && request.record.reversible) {
     out.rejection = reverse.rejection;

@@ -34,8 +34,9 @@ sa::SaMad response_to(const sa::SaMad& request, uint8_t method, uint16_t status)
 uint16_t records_offset(const std::vector<sa::PathRecord>& records);
 sa::SaMad error_response(const sa::SaMad& request, uint16_t status);
 uint16_t request_status(const PathRequest& request);
+// `levels`: the pair's (null: matched inside).
 LidOffsets dlid_offsets(const AnswerContext& ctx, const PathRequest& request, Endpoint source,
-                        Endpoint destination);
+                        Endpoint destination, const PairLevels* levels);
 
 // What one answer may still spend (AnswerContext::limits), and the bound that cut it.
 class Budget {

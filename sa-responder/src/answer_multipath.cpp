@@ -73,7 +73,10 @@ PairAnswer apm_pair(const AnswerContext& ctx, const PathRequest& request, Endpoi
   // A level's path-bits: only the combinations whose DLID they allow, and then every DLID
   // offset is tried once from the hashed one (the source offset wrapping along), so that an
   // allowed DLID past the shorter range is still reached.
-  const LidOffsets offsets = dlid_offsets(ctx, request, source, destination);
+  std::optional<PairLevels> levels;
+  if (!ctx.match_per_lid_combination) levels.emplace(ctx, request, source, destination);
+  const PairLevels* pair_levels = levels ? &*levels : nullptr;
+  const LidOffsets offsets = dlid_offsets(ctx, request, source, destination, pair_levels);
   const unsigned tries = offsets.count() < destination_lids
                              ? destination_lids
                              : std::min(source_lids, destination_lids);
@@ -85,7 +88,7 @@ PairAnswer apm_pair(const AnswerContext& ctx, const PathRequest& request, Endpoi
       continue;
     }
     last = answer_lid_pair(ctx, request, source, destination, static_cast<uint16_t>(s.lid + so),
-                           static_cast<uint16_t>(d.lid + doff));
+                           static_cast<uint16_t>(d.lid + doff), pair_levels);
     if (ctx.observer != nullptr) ctx.observer->pair(last.level, last.rejection);
     if (last.record) {
       last.record->preference = 0;

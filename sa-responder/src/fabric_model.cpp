@@ -127,6 +127,20 @@ void FabricModel::index() {
   auto by_key = [](const auto& a, const auto& b) { return a.first < b.first; };
   std::sort(lids_.begin(), lids_.end(), by_key);
   std::sort(guids_.begin(), guids_.end(), by_key);
+  // A LID belongs to the entry with the greatest base LID at or below it, when that entry's
+  // range (2^LMC LIDs) reaches it: from each base up to the next base, as far as the range goes.
+  lid_entry_.clear();
+  if (!lids_.empty()) {
+    const PortModel& last = port(lids_.back().second);
+    lid_entry_.assign(size_t{lids_.back().first} + (size_t{1} << last.lmc), -1);
+    for (size_t i = 0; i < lids_.size(); ++i) {
+      const size_t base = lids_[i].first;
+      const size_t next = i + 1 < lids_.size() ? lids_[i + 1].first : lid_entry_.size();
+      const size_t end = std::min(next, base + (size_t{1} << port(lids_[i].second).lmc));
+      for (size_t lid = base; lid < end && lid < lid_entry_.size(); ++lid)
+        lid_entry_[lid] = static_cast<int32_t>(i);
+    }
+  }
 
   guid_map_order_ = endpoints();
   std::stable_sort(guid_map_order_.begin(), guid_map_order_.end(), [this](Endpoint x, Endpoint y) {
@@ -156,15 +170,8 @@ std::vector<Endpoint> FabricModel::endpoints() const {
 }
 
 std::optional<Endpoint> FabricModel::by_lid(uint16_t lid) const {
-  if (lid == 0) return std::nullopt;
-  auto it = std::upper_bound(lids_.begin(), lids_.end(), lid,
-                             [](uint16_t l, const auto& entry) { return l < entry.first; });
-  if (it == lids_.begin()) return std::nullopt;
-  --it;
-  const PortModel& p = port(it->second);
-  uint32_t count = 1u << p.lmc;
-  if (lid >= it->first + count) return std::nullopt;
-  return it->second;
+  if (lid == 0 || lid >= lid_entry_.size() || lid_entry_[lid] < 0) return std::nullopt;
+  return lids_[static_cast<size_t>(lid_entry_[lid])].second;
 }
 
 std::optional<Endpoint> FabricModel::by_guid(uint64_t port_guid) const {

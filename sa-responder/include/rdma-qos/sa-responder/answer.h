@@ -132,6 +132,10 @@ struct AnswerContext {
   AnswerLimits limits;
   // The routing engine's SLs; null: the SL is the request's, the level's or the partition's.
   const RoutingSl* routing = nullptr;
+  // Match the policy for every LID combination of a port pair, as the engine once did, instead
+  // of once per pair and direction: the same answers, slower with LMC > 0. Only answer_bench
+  // sets it, to print both ways side by side.
+  bool match_per_lid_combination = false;
 
   // Sets `requester` and `requester_unknown` for a request from `slid` (`fabric` set first).
   void set_requester_lid(uint16_t slid);
@@ -160,10 +164,32 @@ struct PairAnswer {
 // record of the forward direction with the reversible bit from the reverse one.
 PairAnswer answer_pair(const AnswerContext& ctx, const PathRequest& request, Endpoint source,
                        Endpoint destination);
+// The policy's levels of one port pair for one request, each direction matched at most once:
+// a match depends on the ports and the request, never on which LIDs of their ranges a path
+// uses, so the 2^LMC x 2^LMC combinations of a pair share it.
+class PairLevels {
+ public:
+  PairLevels(const AnswerContext& ctx, const PathRequest& request, Endpoint source,
+             Endpoint destination)
+      : ctx_(ctx), request_(request), source_(source), destination_(destination) {}
+  const policy::Level* forward() const { return get(forward_, source_, destination_); }
+  const policy::Level* reverse() const { return get(reverse_, destination_, source_); }
+
+ private:
+  const policy::Level* get(std::optional<const policy::Level*>& slot, Endpoint from,
+                           Endpoint to) const;
+  const AnswerContext& ctx_;
+  const PathRequest& request_;
+  Endpoint source_, destination_;
+  mutable std::optional<const policy::Level*> forward_, reverse_;
+};
+
 // The same for one LID of each end's range (LMC > 0): the path from `slid` to `dlid`, checked
-// back from `dlid` to `slid`.
+// back from `dlid` to `slid`. `levels`: the pair's levels when the caller visits several of
+// its combinations (null: matched here).
 PairAnswer answer_lid_pair(const AnswerContext& ctx, const PathRequest& request, Endpoint source,
-                           Endpoint destination, uint16_t slid, uint16_t dlid);
+                           Endpoint destination, uint16_t slid, uint16_t dlid,
+                           const PairLevels* levels = nullptr);
 
 // The (SLID, DLID, preference) combinations OpenSM tries for one port pair, in its order: the
 // "fully redundant" pairs at equal offsets into both LID ranges first (preference 0), then every

@@ -163,7 +163,10 @@ class FabricModel {
   policy::Fabric policy_fabric() const;
 
  private:
-  std::vector<std::pair<uint16_t, Endpoint>> lids_;   // base LID -> endpoint, sorted
+  std::vector<std::pair<uint16_t, Endpoint>> lids_;  // base LID -> endpoint, sorted
+  // Every LID up to the highest in use -> its entry in lids_ (-1: none): by_lid in O(1), since
+  // every path of an answer looks up its DLID at least twice.
+  std::vector<int32_t> lid_entry_;
   std::vector<std::pair<uint64_t, Endpoint>> guids_;  // sorted
   std::vector<Endpoint> guid_map_order_;
   uint8_t subnet_lmc_ = 0;
