@@ -25,6 +25,7 @@
 #include "rdma-qos/testbed/process.h"
 #include "rdma-qos/testbed/sample_policy.h"
 #include "rdma-qos/testbed/saquery.h"
+#include "sad_at_another_port.h"
 
 namespace rdmaqos::sad {
 namespace {
@@ -565,20 +566,7 @@ TEST_F(SadAtAnotherPort, ClientsPointedAtItGetOurPolicyOthersOpenSms) {
   const std::string our_lid = fabric_->lid_arg(node);
   ASSERT_NE(our_lid, fabric_->lid_arg(fabric_->topology().sm_node().id));
 
-  testbed::ProcessOptions p;
-  p.argv = {RDMA_QOS_SAD,
-            "--policy",
-            policy,
-            "--control-socket",
-            fabric_->dir() + "/sad.sock",
-            "--foreground",
-            "--rediscover-interval",
-            "0"};
-  p.env = fabric_->client_env(node);
-  p.cwd = fabric_->dir();
-  p.output_path = fabric_->dir() + "/sad.log";
-  auto started =
-      fabric_->start_until_answering(p, {RDMA_QOS_CLI, "path", "cpi", "--sa-lid", our_lid});
+  auto started = start_sad_at(*fabric_, node, policy, fabric_->dir() + "/sad.sock");
   sad_ = std::move(started.daemon);
   const RunResult& probe = started.probe;
   ASSERT_EQ(probe.exit_code, 0) << "rdma-qos-sad did not answer at LID " << our_lid << ": "

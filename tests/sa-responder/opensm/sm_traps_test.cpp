@@ -16,6 +16,7 @@
 #include "rdma-qos/testbed/ib_fabric.h"
 #include "rdma-qos/testbed/process.h"
 #include "rdma-qos/testbed/sample_policy.h"
+#include "sad_at_another_port.h"
 
 namespace rdmaqos::sad {
 namespace {
@@ -51,20 +52,7 @@ class SadSmTraps : public ::testing::Test {
 
   void start_sad() {
     our_lid_ = fabric_->lid_arg(kNode);
-    testbed::ProcessOptions p;
-    p.argv = {RDMA_QOS_SAD,
-              "--policy",
-              fabric_->dir() + "/sad-policy.conf",
-              "--control-socket",
-              socket_,
-              "--foreground",
-              "--rediscover-interval",
-              "0"};
-    p.env = fabric_->client_env(kNode);
-    p.cwd = fabric_->dir();
-    p.output_path = fabric_->dir() + "/sad.log";
-    auto started =
-        fabric_->start_until_answering(p, {RDMA_QOS_CLI, "path", "cpi", "--sa-lid", our_lid_});
+    auto started = start_sad_at(*fabric_, kNode, fabric_->dir() + "/sad-policy.conf", socket_);
     sad_ = std::move(started.daemon);
     ASSERT_EQ(started.probe.exit_code, 0)
         << "rdma-qos-sad did not answer: " << started.probe.output;
