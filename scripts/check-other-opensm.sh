@@ -16,15 +16,15 @@
 #   --tests REGEX  the ctest names to run (default: the plugin inside OpenSM, on a live fabric,
 #                  its answer threads and the routing matrix's ring under lash, dfsssp and updn)
 #   --jobs N       parallel jobs (default: the number of CPUs)
-# Needs autoconf, automake, libtool (and libtool-bin), flex and bison besides the project's own build
-# dependencies (scripts/install-deps.sh). Exit status: 0 when every test passed.
+# Needs autoconf, automake, libtool, libtool-bin, flex and bison besides the project's own
+# build dependencies (scripts/install-deps.sh). Exit status: 0 when every test passed.
 set -euo pipefail
 
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 source_dir="" work="" jobs=$(nproc)
 tests='^opensm-plugin\.(PluginInOpenSm|PluginOnALiveFabric|Threads/PluginAnswerThreads)\.|^opensm-plugin\.routing\.ring6_(lash|dfsssp|updn)$'
 
-usage() { sed -n '3,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '3,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
     case "$1" in
         --source) source_dir=${2:?--source needs a directory}; shift 2 ;;
