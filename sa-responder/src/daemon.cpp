@@ -709,20 +709,6 @@ class Daemon::Impl {
     }
   }
 
-  nlohmann::json traps_json() const {
-    if (!options_.sm_traps) return {{"enabled", false}};
-    const auto t = traps_.status();
-    nlohmann::json reports = nlohmann::json::object();
-    for (const auto& [trap, n] : t.reports) reports[std::to_string(trap)] = n;
-    return {{"enabled", true},
-            {"sm_lid", t.sm_lid},
-            {"subscribed", t.subscribed},
-            {"problem", t.problem ? nlohmann::json(*t.problem) : nlohmann::json(nullptr)},
-            {"reports", reports},
-            {"reports_not_from_sm", t.not_from_sm},
-            {"rediscoveries", t.rediscoveries}};
-  }
-
   // A host that came up since the last discovery gets no paths until the model has it: a
   // dropped query re-discovers (RediscoveryTrigger paces it).
   void check_unknown_requester() {
@@ -764,7 +750,8 @@ class Daemon::Impl {
                    {"last_discovery_full", last_full_},
                    {"full_rediscover_every", options_.full_rediscovery_every},
                    {"rediscover_interval_seconds", options_.rediscover_interval.count()}};
-    j["sm_traps"] = traps_json();
+    j["sm_traps"] = options_.sm_traps ? rdmaqos::sad::to_json(traps_.status())
+                                      : nlohmann::json{{"enabled", false}};
     rdmaqos::sad::SadFigures figures;
     figures.ca = agent_->ca();
     figures.port = agent_->port();

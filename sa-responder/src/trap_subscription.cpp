@@ -291,4 +291,16 @@ TrapSubscription::Status TrapSubscription::status() const {
   return Status{sm_lid_, subscribed_, problem_, reports_, not_from_sm_, rediscoveries_};
 }
 
+nlohmann::json to_json(const TrapSubscription::Status& t) {
+  nlohmann::json reports = nlohmann::json::object();
+  for (const auto& [trap, n] : t.reports) reports[std::to_string(trap)] = n;
+  return {{"enabled", true},
+          {"sm_lid", t.sm_lid},
+          {"subscribed", t.subscribed},
+          {"problem", t.problem ? nlohmann::json(*t.problem) : nlohmann::json(nullptr)},
+          {"reports", reports},
+          {"reports_not_from_sm", t.not_from_sm},
+          {"rediscoveries", t.rediscoveries}};
+}
+
 }  // namespace rdmaqos::sad

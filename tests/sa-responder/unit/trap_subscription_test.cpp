@@ -243,6 +243,21 @@ TEST(TrapSubscription, QueriesAreNotOurs) {
   EXPECT_EQ(s.received(inform_info_set(64, true, 1), kSm, Clock::now()).kind, Received::kNotOurs);
 }
 
+TEST(TrapSubscription, StatusIsTheStatsObject) {
+  const auto t0 = Clock::now();
+  TrapSubscription s;
+  subscribe(s, t0);
+  s.received(report(65), kSm, t0);
+  const nlohmann::json j = to_json(s.status());
+  EXPECT_EQ(j["enabled"], true);
+  EXPECT_EQ(j["sm_lid"], kSm);
+  EXPECT_EQ(j["subscribed"], nlohmann::json({64, 65, 128, 144}));
+  EXPECT_TRUE(j["problem"].is_null());
+  EXPECT_EQ(j["reports"], nlohmann::json({{"65", 1}}));
+  EXPECT_EQ(j["reports_not_from_sm"], 0);
+  EXPECT_EQ(j["rediscoveries"], 0);
+}
+
 TEST(TrapSubscription, UnsubscribesWhatTheSmAccepted) {
   const auto t0 = Clock::now();
   TrapSubscription s;

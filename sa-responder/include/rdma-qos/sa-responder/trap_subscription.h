@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "rdma-qos/common/result.h"
 #include "rdma-qos/sa-client/mad.h"
 
@@ -139,5 +141,9 @@ class TrapSubscription {
   std::optional<Clock::time_point> settle_at_, follow_up_at_;
   std::vector<uint16_t> burst_;
 };
+
+// The stats' "sm_traps" object of a daemon that subscribes: enabled, sm_lid, subscribed, problem
+// (null when none), reports by trap number, reports_not_from_sm, rediscoveries.
+nlohmann::json to_json(const TrapSubscription::Status& status);
 
 }  // namespace rdmaqos::sad
