@@ -419,7 +419,8 @@ json policy_json(const pol::CompiledPolicy& p) {
   }
   json levels = json::array();
   for (const auto& l : pol_.levels) {
-    json j = level_json({l.name, l.sl, l.mtu_limit, l.rate_limit, l.packet_life, l.pkeys, {}});
+    json j = level_json(
+        {l.name, l.sl, l.mtu_limit, l.rate_limit, l.packet_life, l.pkeys, {}, l.path_bits});
     j["line"] = l.location.line;
     if (!l.path_bits.empty()) j["path_bits"] = ranges_json(l.path_bits);
     levels.push_back(j);
@@ -451,8 +452,10 @@ void print_dump_text(const pol::CompiledPolicy& p) {
           g.node_types & pol::kNodeTypeRouter ? " ROUTER" : "", g.self ? " SELF" : "");
   }
   for (const auto& l : pol_.levels)
-    std::cout << level_text({l.name, l.sl, l.mtu_limit, l.rate_limit, l.packet_life, l.pkeys, {}})
-              << fmt::format(" (line {})\n", l.location.line);
+    std::cout
+        << level_text(
+               {l.name, l.sl, l.mtu_limit, l.rate_limit, l.packet_life, l.pkeys, {}, l.path_bits})
+        << fmt::format(" (line {})\n", l.location.line);
   for (size_t i = 0; i < p.rules().size(); ++i) {
     const pol::MatchRule& r = *p.rules()[i];
     std::string c;

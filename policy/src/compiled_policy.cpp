@@ -368,10 +368,10 @@ CompileResult CompiledPolicy::compile(Policy policy, const Fabric* fabric) {
   // Levels: the full ones, then OpenSM's simple levels for qos-ulps.
   for (const auto& l : p.levels)
     cp->levels_.push_back(
-        {l.name, l.sl, l.mtu_limit, l.rate_limit, l.packet_life, l.pkeys, l.location});
+        {l.name, l.sl, l.mtu_limit, l.rate_limit, l.packet_life, l.pkeys, l.location, l.path_bits});
   const size_t simple_base = cp->levels_.size();
   for (uint8_t sl = 0; sl < 16; ++sl)
-    cp->levels_.push_back({fmt::format("SimpleQoSLevel_SL{}", sl), sl, {}, {}, {}, {}, {}});
+    cp->levels_.push_back({fmt::format("SimpleQoSLevel_SL{}", sl), sl, {}, {}, {}, {}, {}, {}});
   auto level_index = [&](std::string_view name) -> std::optional<size_t> {
     for (size_t i = 0; i < p.levels.size(); ++i)
       if (iequals(p.levels[i].name, name)) return i;
@@ -380,7 +380,7 @@ CompileResult CompiledPolicy::compile(Policy policy, const Fabric* fabric) {
   if (auto d = level_index("DEFAULT")) {
     cp->default_level_ = *d;
   } else if (p.ulp_default_sl) {
-    cp->levels_.push_back({"SimpleQoSLevel_DEFAULT", *p.ulp_default_sl, {}, {}, {}, {}, {}});
+    cp->levels_.push_back({"SimpleQoSLevel_DEFAULT", *p.ulp_default_sl, {}, {}, {}, {}, {}, {}});
     cp->default_level_ = cp->levels_.size() - 1;
   } else {
     out.diagnostics.push_back({Severity::kError, {1, 1}, "no DEFAULT qos-level", ""});

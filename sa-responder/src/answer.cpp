@@ -352,8 +352,7 @@ LidOffsets dlid_offsets(const AnswerContext& ctx, const PathRequest& request, En
   const policy::Level* level =
       levels != nullptr ? levels->forward()
                         : ctx.policy->match(match_query(ctx, request, source, destination)).level;
-  return allowed_dlid_offsets(level != nullptr ? level_path_bits(*ctx.policy, *level) : nullptr,
-                              lmc);
+  return allowed_dlid_offsets(level != nullptr ? level_path_bits(*level) : nullptr, lmc);
 }
 
 // The answer to a request cut by a bound: ERR_NO_RESOURCES, told to the observer.

@@ -160,7 +160,7 @@ std::string reason_text(const AnswerContext& ctx, const ExplainRequest& r,
   return "";
 }
 
-json level_json(const policy::CompiledPolicy& p, const policy::Level& l, const std::string& file) {
+json level_json(const policy::Level& l, const std::string& file) {
   json out = {{"name", l.name}, {"sl", l.sl}};
   const bool simple = l.name.rfind("SimpleQoSLevel", 0) == 0;
   out["location"] = simple ? json("qos-ulps") : json(location(file, l.location));
@@ -168,7 +168,7 @@ json level_json(const policy::CompiledPolicy& p, const policy::Level& l, const s
   if (l.rate_limit) out["rate_limit"] = *l.rate_limit;
   if (l.packet_life) out["packet_life"] = *l.packet_life;
   json bits = json::array();
-  if (const policy::RangeList* b = level_path_bits(p, l)) {
+  if (const policy::RangeList* b = level_path_bits(l)) {
     for (const policy::Range& r : *b) bits.push_back({r.low, r.high});
   }
   out["path_bits"] = bits;
@@ -410,7 +410,7 @@ json explain(const AnswerContext& ctx, const ExplainRequest& request,
                      {"use", rule.use},
                      {"text", rule.text}};
     }
-    if (level != nullptr) out["level"] = level_json(*ctx.policy, *level, policy_file);
+    if (level != nullptr) out["level"] = level_json(*level, policy_file);
   }
   out["rule_default"] = ctx.policy != nullptr && out["rule"].is_null();
 
@@ -424,7 +424,7 @@ json explain(const AnswerContext& ctx, const ExplainRequest& request,
   const PortModel& dst = f.port(destination);
   LidOffsets offsets = allowed_dlid_offsets(nullptr, dst.lmc);
   if (!request.dlid && ctx.policy != nullptr && level != nullptr) {
-    offsets = allowed_dlid_offsets(level_path_bits(*ctx.policy, *level), dst.lmc);
+    offsets = allowed_dlid_offsets(level_path_bits(*level), dst.lmc);
   }
   json reasons = json::array();
   for_each_lid_pair(

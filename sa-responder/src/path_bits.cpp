@@ -8,17 +8,6 @@
 
 namespace rdmaqos::sad {
 
-const policy::RangeList* level_path_bits(const policy::CompiledPolicy& policy,
-                                         const policy::Level& level) {
-  for (const policy::QosLevel& l : policy.policy().levels) {
-    if (l.location.line == level.location.line && l.location.column == level.location.column &&
-        l.name == level.name) {
-      return l.path_bits.empty() ? nullptr : &l.path_bits;
-    }
-  }
-  return nullptr;
-}
-
 LidOffsets allowed_dlid_offsets(const policy::RangeList* path_bits, uint8_t lmc) {
   LidOffsets all;
   const uint64_t lids = uint64_t{1} << std::min<uint8_t>(lmc, 7);

@@ -83,6 +83,21 @@ class PathBitsTest : public ::testing::Test {
   }
 };
 
+// The compiled level carries its path-bits, so the answer reads them from the level it matched
+// instead of looking the level up in the policy's text for every pair.
+TEST_F(PathBitsTest, TheCompiledLevelCarriesItsPathBits) {
+  load("path-bits: 1,3\n");
+  ASSERT_TRUE(policy);
+  const policy::Level& pinned = policy->rule_level(0);
+  ASSERT_EQ(pinned.name, "Pinned");
+  const policy::RangeList* bits = level_path_bits(pinned);
+  ASSERT_NE(bits, nullptr);
+  ASSERT_EQ(bits->size(), 2u);
+  EXPECT_EQ((*bits)[0].low, 1u);
+  EXPECT_EQ((*bits)[1].low, 3u);
+  EXPECT_EQ(level_path_bits(policy->default_level()), nullptr);
+}
+
 TEST_F(PathBitsTest, ALevelWithoutPathBitsKeepsOpenSmsFirstLid) {
   load("path-bits: 1\n");
   sa::PathRecord r = get_a_to_b(kOtherService);

@@ -47,6 +47,9 @@ struct Level {
   std::optional<uint8_t> mtu_limit, rate_limit, packet_life;
   RangeList pkeys;
   SourceLocation location;
+  // Which LIDs of a destination's LMC range the level's paths may use (empty: any). OpenSM
+  // parses the field and never uses it; the SA responder does (sa-responder's path_bits.h).
+  RangeList path_bits;
 };
 
 // The criterion a rule failed on, in the order OpenSM checks them.

@@ -16,10 +16,11 @@ namespace rdmaqos::sad {
 // Bit n set: DLID base + n may be answered. At most 2^7 LIDs per port (LMC 7).
 using LidOffsets = std::bitset<128>;
 
-// The path-bits of a matched level, found in the policy by the level's name and location (the
-// compiled level does not carry them); null for a level without any (qos-ulps' simple levels).
-const policy::RangeList* level_path_bits(const policy::CompiledPolicy& policy,
-                                         const policy::Level& level);
+// The path-bits of a matched level, as the compiled level carries them; null for a level
+// without any (qos-ulps' simple levels among them).
+inline const policy::RangeList* level_path_bits(const policy::Level& level) {
+  return level.path_bits.empty() ? nullptr : &level.path_bits;
+}
 
 // The destination LID offsets `path_bits` allow at a port with `lmc`: the values below 2^lmc.
 // All offsets when no value fits (no path-bits, or only values beyond the LMC): OpenSM's
