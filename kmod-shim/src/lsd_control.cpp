@@ -24,11 +24,9 @@ rdmaqos::Result<std::unique_ptr<LsdControl>> LsdControl::start(
     std::shared_ptr<const LsdCounters> counters) {
   auto server = sad::ControlServer::open(path);
   if (!server) return server.error();
-  if (group &&
-      (chown(path.c_str(), static_cast<uid_t>(-1), *group) != 0 || chmod(path.c_str(), 0660) != 0))
-    return rdmaqos::make_error(rdmaqos::ErrorCode::kTransport,
-                               fmt::format("control socket {}: cannot give it to group {}: {}",
-                                           path, *group, std::strerror(errno)));
+  if (group) {
+    if (auto shared = (*server)->share_with_group(*group); !shared) return shared.error();
+  }
   std::unique_ptr<LsdControl> control(new LsdControl());
   control->server_ = std::move(*server);
   control->counters_ = std::move(counters);

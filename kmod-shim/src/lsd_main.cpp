@@ -5,7 +5,6 @@
 // module) over a local socket, one SA query per path for the whole node. Started by systemd
 // through rdma-qos-lsd.socket and/or rdma-qos-paths.socket, or by hand; SIGHUP re-reads
 // rdma-qos.conf.
-#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/eventfd.h>
@@ -35,6 +34,7 @@
 #include "rdma-qos/config/port_values.h"
 #include "rdma-qos/kmod-shim/lsd.h"
 #include "rdma-qos/kmod-shim/path_service.h"
+#include "rdma-qos/sa-responder/control.h"
 
 namespace {
 
@@ -129,13 +129,6 @@ struct CommandLine {
   bool no_kernel = false;
   int sa_agents = 4;
 };
-
-// --control-socket-group: a group name, or a numeric GID.
-std::optional<gid_t> group_id(const std::string& name) {
-  if (const group* g = getgrnam(name.c_str())) return g->gr_gid;
-  if (auto n = rdmaqos::parse_unsigned(name, UINT32_MAX - 1)) return static_cast<gid_t>(*n);
-  return std::nullopt;
-}
 
 struct Settings {
   rdmaqos::kmod::LsdOptions options;
@@ -321,7 +314,8 @@ int main(int argc, char** argv) {
 
   rdmaqos::common::Logger logger("rdma-qos-lsd");
   std::optional<gid_t> control_group;
-  if (!cli.control_group.empty() && !(control_group = group_id(cli.control_group))) {
+  if (!cli.control_group.empty() &&
+      !(control_group = rdmaqos::sad::control_group_id(cli.control_group))) {
     logger.diagnostic(Priority::kError, fmt::format("error: --control-socket-group: no group '{}'",
                                                     cli.control_group));
     return kExitUsage;

@@ -39,6 +39,10 @@ Engine::Engine(Options options, OsmConfig osm, Log log, Snapshotter snapshotter,
       // As rdma-qos-sad: table answers in one buffer the kernel cuts into RMPP segments, except
       // under ibsim's umad2sim, which has no RMPP (answers cut to one MAD, as OpenSM's are there).
       rmpp_(sad::use_rmpp(sad::RmppMode::kAuto)),
+      // As rdma-qos-sad: a table too long or an answer too late is ERR_NO_RESOURCES (counted in
+      // stats' bounded), so one query cannot hold the thread that answers it for long.
+      service_(sad::ServiceOptions{osm_.sa_key, options_.max_records, options_.answer_time_limit,
+                                   options_.answer_threads, &routing_sl_}),
       source_(std::make_unique<PolicySource>(options_, osm_)) {}
 
 uint8_t Engine::RoutingSl::path_sl(uint8_t hint, uint16_t slid, uint16_t dlid) const {
@@ -47,7 +51,7 @@ uint8_t Engine::RoutingSl::path_sl(uint8_t hint, uint16_t slid, uint16_t dlid) c
 }
 
 Engine::~Engine() {
-  pool_.reset();  // waits for the answers under way, drops the queued
+  service_.stop_workers();  // waits for the answers under way, drops the queued
   stop_ = true;
   if (wake_[1] >= 0 && write(wake_[1], "x", 1) < 0) {
   }
@@ -91,10 +95,7 @@ void Engine::start() {
     BlockedHere(const BlockedHere&) = delete;
     BlockedHere& operator=(const BlockedHere&) = delete;
   } blocked;
-  if (options_.answer_threads > 0) {
-    pool_ = std::make_unique<sad::AnswerPool>(
-        options_.answer_threads, options_.answer_threads * sad::kQueuedPerWorker, sad::kWorkerNice);
-  }
+  service_.start_workers();
   thread_ = std::thread([this] { run(); });
 }
 
@@ -106,66 +107,24 @@ void Engine::refresh() {
 
 LoadResult Engine::load(std::shared_ptr<const sad::FabricModel> model,
                         const PolicyInputs& inputs) const {
-  namespace pol = rdmaqos::policy;
-  LoadResult out;
-  auto say = [&out](const rdmaqos::Diagnostic& d, const std::string& file) {
-    out.diagnostics.push_back(rdmaqos::format_diagnostic(d, file));
-    out.errors.push_back(d.severity == rdmaqos::Severity::kError);
+  sad::StateInputs in;
+  auto file = [](const FileContents& f) {
+    return sad::StateFile{f.path, f.text, f.error ? f.error->message : std::string()};
   };
-  bool ok = true;
-  for (const auto* f : {&inputs.partitions, &inputs.policy}) {
-    if (*f && !(*f)->text) {
-      out.diagnostics.push_back(
-          fmt::format("{}: cannot read the file: {}", (*f)->path, (*f)->error->message));
-      out.errors.push_back(true);
-      ok = false;
-    }
-  }
-  if (!ok) return out;
-  auto fabric = std::make_shared<pol::Fabric>(model->policy_fabric());
-  if (!inputs.partitions) {
-    fabric->partitions = pol::default_partitions(*fabric);
-  } else {
-    auto r = pol::parse_partitions(*inputs.partitions->text, *fabric);
-    for (const auto& d : r.diagnostics) say(d, inputs.partitions->path);
-    if (rdmaqos::has_errors(r.diagnostics)) ok = false;
-    fabric->partitions = std::move(r.partitions);
-  }
-  std::shared_ptr<const pol::CompiledPolicy> policy;
-  if (inputs.policy && inputs.parsed) {
-    // The policy as PolicySource parsed it (once for the qos-setup scopes too), compiled here:
-    // load_policy's diagnostics, in file order.
-    rdmaqos::Diagnostics all = inputs.parsed->diagnostics;
-    if (inputs.parsed->ok()) {
-      auto compiled = pol::CompiledPolicy::compile(inputs.parsed->policy, fabric.get());
-      all.insert(all.end(), compiled.diagnostics.begin(), compiled.diagnostics.end());
-      std::stable_sort(all.begin(), all.end(),
-                       [](const rdmaqos::Diagnostic& a, const rdmaqos::Diagnostic& b) {
-                         return std::tie(a.location.line, a.location.column) <
-                                std::tie(b.location.line, b.location.column);
-                       });
-      policy = compiled.policy;
-    }
-    for (const auto& d : all) say(d, inputs.policy->path);
-    if (!policy) ok = false;
-    if (policy) {
-      for (const auto& d : sad::path_bits_warnings(*policy, *model)) say(d, inputs.policy->path);
-    }
-  }
-  auto groups = std::make_shared<const std::vector<sad::MulticastGroup>>(
-      sad::ipoib_broadcast_groups(fabric->partitions, osm_.subnet_timeout));
-  if (ok)
-    out.snapshot = Snapshot{std::move(model), std::move(fabric), std::move(policy),
-                            std::move(groups), nullptr};
-  return out;
+  if (inputs.partitions) in.partitions = file(*inputs.partitions);
+  if (inputs.policy) in.policy = file(*inputs.policy);
+  // Parsed once by PolicySource, for the qos-setup scopes too.
+  in.parsed = inputs.parsed;
+  in.subnet_timeout = osm_.subnet_timeout;
+  return sad::load_answer_state(std::move(model), in);
 }
 
 void Engine::remember(const sad::FabricModel& model, const PolicyInputs& inputs,
                       const LoadResult& r) {
   ++compiles_;
-  if (!r.snapshot) return;
+  if (!r.state) return;
   cache_.store({inputs.policy_version(), inputs.partitions_version(), model.policy_fabric()},
-               {r.snapshot->policy_fabric, r.snapshot->policy, r.snapshot->groups});
+               {r.state->policy_fabric, r.state->policy, r.state->groups});
 }
 
 LoadResult Engine::load_cached(std::shared_ptr<const sad::FabricModel> model,
@@ -174,8 +133,7 @@ LoadResult Engine::load_cached(std::shared_ptr<const sad::FabricModel> model,
           inputs.policy_version(), inputs.partitions_version(), model->policy_fabric())) {
     ++compiles_skipped_;
     LoadResult out;
-    out.snapshot =
-        Snapshot{std::move(model), kept->policy_fabric, kept->policy, kept->groups, nullptr};
+    out.state = sad::AnswerState{std::move(model), kept->policy_fabric, kept->policy, kept->groups};
     return out;
   }
   LoadResult r = load(model, inputs);
@@ -196,7 +154,7 @@ void Engine::log_once(const PolicyInputs& inputs, bool error, const std::string&
 void Engine::hand_over(const std::string& why) {
   // Answers from the previous model would name old LIDs and forwarding tables, and its policy
   // may no longer fit the fabric: OpenSM's own handlers answer until a model can be built.
-  current_.store(nullptr);
+  service_.clear();
   handover_why_.store(std::make_shared<const std::string>(why));
   if (!handed_over_.exchange(true))
     log_(true, why + ": OpenSM's own PathRecord and MultiPathRecord handlers answer");
@@ -208,14 +166,6 @@ nlohmann::json Engine::handover_reason(bool answering) const {
   if (answering) return nullptr;
   if (auto why = handover_why_.load(); why && handed_over_) return *why;
   return "no model of OpenSM's subnet yet";
-}
-
-void Engine::install(Snapshot s) {
-  // OpenSM's live groups, where the model has them, not those the partitions imply.
-  if (s.model->multicast_groups)
-    s.groups = std::make_shared<const std::vector<sad::MulticastGroup>>(*s.model->multicast_groups);
-  s.levels = counters_.bind_policy(s.policy.get());
-  current_.store(std::make_shared<const Snapshot>(std::move(s)));
 }
 
 bool Engine::rebuild() {
@@ -246,27 +196,27 @@ bool Engine::rebuild() {
   // answer on the new fabric. Every diagnostic is logged once per version of the files.
   std::shared_ptr<const PolicyInputs> inputs = source_->current();
   LoadResult r = load_cached(model, *inputs);
-  const bool fresh_ok = r.snapshot.has_value();
+  const bool fresh_ok = r.state.has_value();
   for (size_t i = 0; i < r.diagnostics.size(); ++i)
     log_once(*inputs, !fresh_ok && r.errors[i], r.diagnostics[i]);
   if (!fresh_ok) {
     if (last_good_) r = load_cached(model, *last_good_);
-    if (r.snapshot)
+    if (r.state)
       log_once(*inputs, true,
                "the policy or partitions have errors: the previous ones stay in force");
   } else {
     last_good_ = std::move(inputs);
   }
-  if (!r.snapshot) {
+  if (!r.state) {
     ++model_failures_;
     hand_over("the policy or partitions have errors");
     return false;
   }
   const size_t endpoints = model->endpoints().size();
   const bool first = !ready();
-  const size_t rules = r.snapshot->policy ? r.snapshot->policy->rules().size() : 0;
-  const bool has_policy = r.snapshot->policy != nullptr;
-  install(std::move(*r.snapshot));
+  const size_t rules = r.state->policy ? r.state->policy->rules().size() : 0;
+  const bool has_policy = r.state->policy != nullptr;
+  service_.install(std::move(*r.state));
   ++models_;
   if (handed_over_.exchange(false)) {
     log_(false,
@@ -293,10 +243,10 @@ nlohmann::json Engine::reload() {
   remember(*last_model_, *inputs, r);
   for (const auto& d : r.diagnostics) {
     reply["diagnostics"].push_back(d);
-    log_(!r.snapshot, d);
+    log_(!r.state, d);
   }
-  if (r.snapshot) {
-    install(std::move(*r.snapshot));
+  if (r.state) {
+    service_.install(std::move(*r.state));
     last_good_ = std::move(inputs);
     ++reloads_;
     reply["ok"] = true;
@@ -306,14 +256,14 @@ nlohmann::json Engine::reload() {
     reply["message"] = ready() ? "policy reload failed: the previous policy stays in force"
                                : "policy reload failed: OpenSM's own handlers keep answering";
   }
-  log_(!r.snapshot, reply["message"].get<std::string>());
+  log_(!r.state, reply["message"].get<std::string>());
   return reply;
 }
 
 nlohmann::json Engine::stats() const {
-  const sad::CounterSnapshot counts = counters_.snapshot();
+  const sad::CounterSnapshot counts = service_.counters().snapshot();
   nlohmann::json j = sad::to_json(counts);
-  auto now = current_.load();
+  auto now = service_.current();
   j["plugin"] = {{"pid", getpid()},
                  {"answering", now != nullptr && osm_.qos && !paused_},
                  {"handed_to_opensm", handover_reason(now != nullptr)},
@@ -378,34 +328,12 @@ const char* fallback_name(Engine::Fallback why) {
   return "?";
 }
 
-sad::AnswerContext Engine::context(const Snapshot& now, uint16_t slid,
-                                   std::chrono::steady_clock::time_point received) const {
-  sad::AnswerContext ctx;
-  ctx.fabric = now.model.get();
-  ctx.set_requester_lid(slid);
-  ctx.policy = now.policy.get();
-  ctx.partitions = &now.policy_fabric->partitions;
-  ctx.sa_key = osm_.sa_key;
-  ctx.groups = now.groups.get();
-  if (now.model->routing.assigns_sl) ctx.routing = &routing_sl_;
-  // As rdma-qos-sad: a table too long or an answer too late is ERR_NO_RESOURCES (counted in
-  // stats' bounded), so one query cannot hold the thread that answers it for long.
-  ctx.limits.max_records = options_.max_records;
-  if (options_.answer_time_limit.count() > 0)
-    ctx.limits.deadline = received + options_.answer_time_limit;
-  return ctx;
-}
-
-bool Engine::compute(const sa::SaMad& mad, uint16_t slid, const Snapshot& now,
-                     std::chrono::steady_clock::time_point received, const Send& send) {
-  sad::CountingObserver observer(counters_, *now.levels);
-  sad::AnswerContext ctx = context(now, slid, received);
-  ctx.observer = &observer;
-  auto response = sad::answer(ctx, mad);
-  if (!response) return false;
-  counters_.latency(std::chrono::steady_clock::now() - received);
-  counters_.response(response->mad.status);
-  send(sad::encode_answer(std::move(*response), rmpp_, sa::kSaDataSize));
+bool Engine::compute(const sa::SaMad& mad, const sad::DecodedQuery& decoded, uint16_t slid,
+                     const Snapshot& now, std::chrono::steady_clock::time_point received,
+                     const Send& send) {
+  auto computed = service_.compute(mad, decoded, slid, now, received);
+  if (!computed.answer) return false;
+  send(sad::encode_answer(std::move(*computed.answer), rmpp_, sa::kSaDataSize));
   return true;
 }
 
@@ -413,7 +341,7 @@ Engine::Outcome Engine::answer(std::span<const uint8_t> bytes, uint16_t slid, Se
                                bool may_defer) {
   if (!osm_.qos) return hand_to_opensm(Fallback::kQosOff);
   if (paused_) return hand_to_opensm(Fallback::kPaused);
-  std::shared_ptr<const Snapshot> now = current_.load();
+  std::shared_ptr<const Snapshot> now = service_.current();
   if (!now) return hand_to_opensm(Fallback::kNoModel);
   try {
     auto mad = sa::decode_sa_mad(bytes);
@@ -421,45 +349,46 @@ Engine::Outcome Engine::answer(std::span<const uint8_t> bytes, uint16_t slid, Se
     if (!mad) return hand_to_opensm(Fallback::kUndecodable);
     if ((mad->mad.method & sa::method::kResponseBit) != 0) return Outcome::kDropped;
     if (!sad::sm_key_accepted(*mad, osm_.sa_key)) {
-      counters_.dropped_sm_key();
+      service_.counters().dropped_sm_key();
       return Outcome::kDropped;
     }
     const auto received = std::chrono::steady_clock::now();
-    sad::AnswerContext ctx = context(*now, slid, received);
+    sad::AnswerContext ctx = service_.context(*now, slid, received);
     // OpenSM's handler decides, as without us: it drops the request too when its subnet does
     // not know the LID either (the model is a copy of it), and answers when the copy is behind.
     if (ctx.requester_unknown) return hand_to_opensm(Fallback::kUnknownRequester);
-    if (auto why = opensm_decides(*mad, *now, ctx)) return hand_to_opensm(*why);
-    counters_.request(mad->mad.method, mad->mad.attr_id);
+    // The record decoded once: for OpenSM's rules, the work estimate and the answer.
+    const sad::DecodedQuery decoded = sad::decode_query(*mad);
+    if (auto why = opensm_decides(*mad, decoded, *now, ctx)) return hand_to_opensm(*why);
+    service_.counters().request(mad->mad.method, mad->mad.attr_id);
     // A large answer leaves OpenSM's dispatcher thread, which also carries the SM's own work.
-    if (may_defer && pool_ &&
-        sad::on_a_worker(*mad, *now->model, [&]() -> const sad::AnswerContext& { return ctx; })) {
-      using Admission = sad::AnswerPool::Admission;
-      auto task = [this, request = *mad, slid, now, received, send] {
-        // OpenSM's handler cannot take the request any more (its MAD went back to OpenSM's
-        // pool): on a failure nothing is sent, and the requester's retry comes back.
-        try {
-          compute(request, slid, *now, received, send);
-        } catch (const std::exception& e) {
-          log_(true, std::string("a large answer failed, none sent: ") + e.what());
-        } catch (...) {
-          log_(true, "a large answer failed, none sent");
-        }
+    if (may_defer) {
+      auto make_task = [&]() -> sad::AnswerPool::Task {
+        return [this, request = *mad, decoded, slid, now, received, send] {
+          // OpenSM's handler cannot take the request any more (its MAD went back to OpenSM's
+          // pool): on a failure nothing is sent, and the requester's retry comes back.
+          try {
+            compute(request, decoded, slid, *now, received, send);
+          } catch (const std::exception& e) {
+            log_(true, std::string("a large answer failed, none sent: ") + e.what());
+          } catch (...) {
+            log_(true, "a large answer failed, none sent");
+          }
+        };
       };
-      switch (pool_->submit({slid, mad->mad.tid}, std::move(task))) {
-        case Admission::kQueued: counters_.deferred(); return Outcome::kDeferred;
-        case Admission::kDuplicate: counters_.dropped_duplicate(); return Outcome::kDropped;
-        case Admission::kFull: {
-          counters_.busy();
-          auto busy = sad::status_response(*mad, sa::status::kBusy);
-          counters_.latency(std::chrono::steady_clock::now() - received);
-          counters_.response(busy.mad.status);
-          send(sad::encode_answer(std::move(busy), rmpp_, sa::kSaDataSize));
+      using Placement = sad::AnswerService::Placement;
+      auto placed = service_.place(*mad, decoded, slid, ctx, received, make_task);
+      switch (placed.placement) {
+        case Placement::kHere: break;
+        case Placement::kQueued: return Outcome::kDeferred;
+        case Placement::kDuplicate: return Outcome::kDropped;
+        case Placement::kBusy:
+          send(sad::encode_answer(std::move(*placed.busy), rmpp_, sa::kSaDataSize));
           return Outcome::kAnswered;
-        }
       }
     }
-    return compute(*mad, slid, *now, received, send) ? Outcome::kAnswered : Outcome::kDropped;
+    return compute(*mad, decoded, slid, *now, received, send) ? Outcome::kAnswered
+                                                              : Outcome::kDropped;
   } catch (...) {
     return hand_to_opensm(Fallback::kFailed);
   }
@@ -468,37 +397,17 @@ Engine::Outcome Engine::answer(std::span<const uint8_t> bytes, uint16_t slid, Se
 void Engine::share_control_socket() {
   if (!options_.control_socket_group) return;
   const std::string& name = *options_.control_socket_group;
-  std::vector<char> buf(16384);
-  group g{};
-  group* found = nullptr;
-  if (getgrnam_r(name.c_str(), &g, buf.data(), buf.size(), &found) != 0 || found == nullptr) {
+  auto gid = sad::control_group_id(name);
+  if (!gid) {
     log_(true, fmt::format("control socket: no group '{}': only root may use it", name));
     return;
   }
-  const std::string& path = control_->path();
-  if (chown(path.c_str(), static_cast<uid_t>(-1), found->gr_gid) != 0 ||
-      chmod(path.c_str(), 0660) != 0) {
-    log_(true, fmt::format("control socket {}: cannot give it to group {}: {}", path, name,
-                           std::strerror(errno)));
+  if (auto shared = control_->share_with_group(*gid); !shared) {
+    log_(true, shared.error().message);
     return;
   }
-  log_(false, fmt::format("control socket {}: group {} may read the stats", path, name));
-}
-
-bool Engine::refused_to_group_member(int connection, const std::string& command) {
-  if (command != "reload" && command != "rediscover" && command != "pause" && command != "resume")
-    return false;
-  ucred cred{};
-  socklen_t len = sizeof cred;
-  if (getsockopt(connection, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
-      (cred.uid == 0 || cred.uid == geteuid()))
-    return false;
-  control_->reply(connection,
-                  {{"ok", false},
-                   {"message", fmt::format("{} needs root: the control socket's group may only "
-                                           "read the stats",
-                                           command)}});
-  return true;
+  log_(false,
+       fmt::format("control socket {}: group {} may read the stats", control_->path(), name));
 }
 
 void Engine::handle(int connection, const nlohmann::json& body) {
@@ -508,7 +417,11 @@ void Engine::handle(int connection, const nlohmann::json& body) {
     control_->reply(connection, {{"ok", false}, {"message", command.error().message}});
     return;
   }
-  if (refused_to_group_member(connection, body["command"].get<std::string>())) return;
+  if (auto refused =
+          sad::refusal_for_peer(connection, *command, body["command"].get<std::string>())) {
+    control_->reply(connection, *refused);
+    return;
+  }
   if (command->action == ControlAction::kReload) {
     control_->reply(connection, reload());
   } else if (command->action == ControlAction::kStats) {
@@ -527,7 +440,7 @@ void Engine::handle(int connection, const nlohmann::json& body) {
   } else {
     // No discovery of our own: OpenSM's subnet is read again (`full` changes nothing).
     bool ok = rebuild();
-    auto now = current_.load();
+    auto now = service_.current();
     std::string message =
         ok ? fmt::format("fabric re-discovered: {} endpoints (OpenSM's subnet)",
                          now->model->endpoints().size())

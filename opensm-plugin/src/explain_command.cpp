@@ -14,18 +14,13 @@ nlohmann::json Engine::explain(const nlohmann::json& body) const {
   try {
     auto parsed = sad::parse_explain_request(body);
     if (!parsed) return {{"ok", false}, {"message", parsed.error().message}};
-    std::shared_ptr<const Snapshot> now = current_.load();
+    std::shared_ptr<const Snapshot> now = service_.current();
     if (!now) {
       return {{"ok", false}, {"message", "not answering yet: no fabric model or no usable policy"}};
     }
-    sad::AnswerContext ctx;
-    ctx.fabric = now->model.get();
-    ctx.policy = now->policy.get();
-    ctx.partitions = &now->policy_fabric->partitions;
-    ctx.sa_key = osm_.sa_key;
-    ctx.groups = now->groups.get();
     auto path = policy_path(options_, osm_);
-    nlohmann::json ex = sad::explain(ctx, *parsed, path.value_or("(no policy)"));
+    nlohmann::json ex = service_.explain(*now, *parsed, path.value_or("(no policy)"));
+    const sad::AnswerContext ctx = service_.context(*now, std::nullopt, std::nullopt);
     // What the plugin would answer is shown either way; a query OpenSM's own handler answers
     // (the reasons the stats count) says so first, so the records are not taken for OpenSM's.
     std::optional<Fallback> why;
@@ -33,7 +28,8 @@ nlohmann::json Engine::explain(const nlohmann::json& body) const {
       why = Fallback::kQosOff;
     else if (paused_)
       why = Fallback::kPaused;
-    if (auto mad = sad::explain_query(*parsed); mad && !why) why = opensm_decides(*mad, *now, ctx);
+    if (auto mad = sad::explain_query(*parsed); mad && !why)
+      why = opensm_decides(*mad, sad::decode_query(*mad), *now, ctx);
     if (why) {
       ex["handed_to_opensm"] = fallback_name(*why);
       ex["summary"] = fmt::format(

@@ -43,10 +43,10 @@ std::optional<Fallback> not_active(const sad::FabricModel& model,
   return std::nullopt;
 }
 
-std::optional<Fallback> path_record(const sa::SaMad& mad, const Snapshot& now,
-                                    const sad::AnswerContext& ctx) {
+std::optional<Fallback> path_record(const sa::SaMad& mad, const sad::DecodedQuery& decoded,
+                                    const Snapshot& now, const sad::AnswerContext& ctx) {
   const sad::FabricModel& model = *now.model;
-  auto r = sa::decode_path_record(mad.data);
+  const std::optional<sa::PathRecord>& r = decoded.path;
   if (!r) return empty_pkey_tables(model);
   namespace pm = sa::pr_mask;
   const uint64_t m = mad.sa.comp_mask;
@@ -76,12 +76,12 @@ std::optional<Fallback> path_record(const sa::SaMad& mad, const Snapshot& now,
   return empty_pkey_tables(model);
 }
 
-std::optional<Fallback> multipath_record(const sa::SaMad& mad, const Snapshot& now) {
+std::optional<Fallback> multipath_record(const sad::DecodedQuery& decoded, const Snapshot& now) {
   const sad::FabricModel& model = *now.model;
   // OpenSM 3.3.23's MultiPathRecord handler does not ask the routing engine for the SL (its
   // PathRecord handler does): where the engine assigns SLs, OpenSM's own answer stands.
   if (model.routing.assigns_sl) return Fallback::kMultiPathRoutingSl;
-  auto r = sa::decode_multipath_record(mad.data);
+  const std::optional<sa::MultiPathRecord>& r = decoded.multipath;
   if (!r) return empty_pkey_tables(model);
   auto unknown = [&model](const sa::Gid& g) { return sad::names_unknown_local_port(model, g); };
   if (std::any_of(r->sgids.begin(), r->sgids.end(), unknown) ||
@@ -109,10 +109,10 @@ std::optional<Fallback> multipath_record(const sa::SaMad& mad, const Snapshot& n
 
 }  // namespace
 
-std::optional<Fallback> opensm_decides(const sa::SaMad& mad, const Snapshot& now,
-                                       const sad::AnswerContext& ctx) {
-  if (mad.mad.attr_id == sa::attr::kPathRecord) return path_record(mad, now, ctx);
-  if (mad.mad.attr_id == sa::attr::kMultiPathRecord) return multipath_record(mad, now);
+std::optional<Fallback> opensm_decides(const sa::SaMad& mad, const sad::DecodedQuery& decoded,
+                                       const Snapshot& now, const sad::AnswerContext& ctx) {
+  if (mad.mad.attr_id == sa::attr::kPathRecord) return path_record(mad, decoded, now, ctx);
+  if (mad.mad.attr_id == sa::attr::kMultiPathRecord) return multipath_record(decoded, now);
   return std::nullopt;
 }
 

@@ -15,9 +15,10 @@
 namespace rdmaqos::osmp {
 
 // Why OpenSM's handler must answer `mad` (a decoded request from a requester the model knows,
-// `ctx` set up for it), or nullopt when the plugin's answer is OpenSM's. The request's record is
-// decoded once here; a record that does not decode is the engine's to refuse, as OpenSM does.
-std::optional<Engine::Fallback> opensm_decides(const sa::SaMad& mad, const Snapshot& now,
-                                               const sad::AnswerContext& ctx);
+// `ctx` set up for it, its record `decoded` by sad::decode_query), or nullopt when the plugin's
+// answer is OpenSM's. A record that does not decode is the engine's to refuse, as OpenSM does.
+std::optional<Engine::Fallback> opensm_decides(const sa::SaMad& mad,
+                                               const sad::DecodedQuery& decoded,
+                                               const Snapshot& now, const sad::AnswerContext& ctx);
 
 }  // namespace rdmaqos::osmp

@@ -118,13 +118,13 @@ const common::metrics::Table& plugin_metric_table() {
 }
 
 common::metrics::Snapshot Engine::metrics() const {
-  return metrics(counters_.snapshot());
+  return metrics(service_.counters().snapshot());
 }
 
 common::metrics::Snapshot Engine::metrics(const sad::CounterSnapshot& counts) const {
   common::metrics::Snapshot m(plugin_metric_table());
   auto n = [](uint64_t v) { return static_cast<double>(v); };
-  auto now = current_.load();
+  auto now = service_.current();
   m.add("info", {std::to_string(getpid())}, 1);
   m.add("answering", {}, now != nullptr && osm_.qos && !paused_ ? 1 : 0);
   if (auto routing = routing_.load())

@@ -475,19 +475,19 @@ struct PathRecordRequest {
   Ends ends;
 };
 
-PathRecordRequest path_record_request(const AnswerContext& ctx, const sa::SaMad& request) {
+PathRecordRequest path_record_request(const AnswerContext& ctx, const sa::SaMad& request,
+                                      const DecodedQuery& query) {
   PathRecordRequest out;
   const uint8_t method = request.mad.method;
   if (method != sa::method::kGet && method != sa::method::kGetTable) {
     out.status = mad_status::kUnsupportedMethodAttr;
     return out;
   }
-  auto decoded = sa::decode_path_record(request.data);
-  if (!decoded) {
+  if (!query.path) {
     out.status = mad_status::sa(sa::status::kReqInvalid);
     return out;
   }
-  out.req = PathRequest{*decoded, request.sa.comp_mask};
+  out.req = PathRequest{*query.path, request.sa.comp_mask};
   if (uint16_t status = request_status(out.req)) {
     out.status = status;
     return out;
@@ -506,9 +506,10 @@ PathRecordRequest path_record_request(const AnswerContext& ctx, const sa::SaMad&
   return out;
 }
 
-std::optional<sa::SaMad> answer_path_record(const AnswerContext& ctx, const sa::SaMad& request) {
+std::optional<sa::SaMad> answer_path_record(const AnswerContext& ctx, const sa::SaMad& request,
+                                            const DecodedQuery& decoded) {
   const uint8_t method = request.mad.method;
-  PathRecordRequest parsed = path_record_request(ctx, request);
+  PathRecordRequest parsed = path_record_request(ctx, request, decoded);
   if (parsed.status) return error_response(request, *parsed.status);
   if (parsed.drop) return std::nullopt;
   const PathRequest& req = parsed.req;
@@ -560,7 +561,22 @@ sa::SaMad status_response(const sa::SaMad& request, uint16_t status) {
   return error_response(request, status);
 }
 
+DecodedQuery decode_query(const sa::SaMad& request) {
+  DecodedQuery out;
+  if (request.mad.attr_id == sa::attr::kPathRecord) {
+    if (auto r = sa::decode_path_record(request.data)) out.path = *r;
+  } else if (request.mad.attr_id == sa::attr::kMultiPathRecord) {
+    out.multipath = decode_multipath(request);
+  }
+  return out;
+}
+
 size_t estimate_work(const AnswerContext& ctx, const sa::SaMad& request) {
+  return estimate_work(ctx, request, decode_query(request));
+}
+
+size_t estimate_work(const AnswerContext& ctx, const sa::SaMad& request,
+                     const DecodedQuery& decoded) {
   if ((request.mad.method & sa::method::kResponseBit) != 0) return 0;
   if (!sm_key_accepted(request, ctx.sa_key)) return 0;
   const FabricModel& f = *ctx.fabric;
@@ -572,7 +588,7 @@ size_t estimate_work(const AnswerContext& ctx, const sa::SaMad& request) {
   };
   switch (request.mad.attr_id) {
     case sa::attr::kPathRecord: {
-      const PathRecordRequest parsed = path_record_request(ctx, request);
+      const PathRecordRequest parsed = path_record_request(ctx, request, decoded);
       if (parsed.status || parsed.drop) return 0;
       if (parsed.multicast) return 1;
       if (parsed.ends.unknown) return 0;
@@ -585,7 +601,7 @@ size_t estimate_work(const AnswerContext& ctx, const sa::SaMad& request) {
              end(parsed.ends.destination, has(mask, pr::kDlid));
     }
     case sa::attr::kMultiPathRecord: {
-      const MultiPathRequest parsed = multipath_request(ctx, request);
+      const MultiPathRequest parsed = multipath_request(ctx, request, decoded);
       if (parsed.status || parsed.drop) return 0;
       return sum_lids(parsed.sources) * sum_lids(parsed.destinations);
     }
@@ -668,6 +684,11 @@ sa::ClassPortInfo class_port_info() {
 }
 
 std::optional<sa::SaMad> answer(const AnswerContext& ctx, const sa::SaMad& request) {
+  return answer(ctx, request, decode_query(request));
+}
+
+std::optional<sa::SaMad> answer(const AnswerContext& ctx, const sa::SaMad& request,
+                                const DecodedQuery& decoded) {
   if ((request.mad.method & sa::method::kResponseBit) != 0) return std::nullopt;
   if (!sm_key_accepted(request, ctx.sa_key)) return std::nullopt;
   // The class version is not checked: OpenSM answers a version-1 PathRecord Get as any other.
@@ -681,8 +702,8 @@ std::optional<sa::SaMad> answer(const AnswerContext& ctx, const sa::SaMad& reque
     default: return error_response(request, mad_status::kUnsupportedMethod);
   }
   switch (request.mad.attr_id) {
-    case sa::attr::kPathRecord: return answer_path_record(ctx, request);
-    case sa::attr::kMultiPathRecord: return answer_multipath(ctx, request);
+    case sa::attr::kPathRecord: return answer_path_record(ctx, request, decoded);
+    case sa::attr::kMultiPathRecord: return answer_multipath(ctx, request, decoded);
     case sa::attr::kClassPortInfo: {
       // osm_cpi_rcv_process: any method but Get is an invalid request.
       if (request.mad.method != sa::method::kGet) {

@@ -87,7 +87,11 @@ struct MultiPathRequest {
   std::vector<Endpoint> sources, destinations;
 };
 
-MultiPathRequest multipath_request(const AnswerContext& ctx, const sa::SaMad& request);
-std::optional<sa::SaMad> answer_multipath(const AnswerContext& ctx, const sa::SaMad& request);
+MultiPathRequest multipath_request(const AnswerContext& ctx, const sa::SaMad& request,
+                                   const DecodedQuery& decoded);
+std::optional<sa::SaMad> answer_multipath(const AnswerContext& ctx, const sa::SaMad& request,
+                                          const DecodedQuery& decoded);
+// The MultiPathRecord of `request` as OpenSM reads it: at most 11 GIDs, sources first.
+std::optional<sa::MultiPathRecord> decode_multipath(const sa::SaMad& request);
 
 }  // namespace rdmaqos::sad::detail

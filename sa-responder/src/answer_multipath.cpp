@@ -155,7 +155,22 @@ std::vector<sa::PathRecord> apm_records(const AnswerContext& ctx, const PathRequ
 
 }  // namespace
 
-MultiPathRequest multipath_request(const AnswerContext& ctx, const sa::SaMad& request) {
+std::optional<sa::MultiPathRecord> decode_multipath(const sa::SaMad& request) {
+  // At most 11 GIDs count, sources first (OpenSM's IB_MULTIPATH_MAX_GIDS): the counts are
+  // clamped before decoding, so GIDs announced past the eleventh are never read.
+  std::vector<uint8_t> data = request.data;
+  if (data.size() > kDgidCountOffset) {
+    data[kSgidCountOffset] = std::min<uint8_t>(data[kSgidCountOffset], kMaxMultiPathGids);
+    data[kDgidCountOffset] = std::min<uint8_t>(
+        data[kDgidCountOffset], static_cast<uint8_t>(kMaxMultiPathGids - data[kSgidCountOffset]));
+  }
+  auto decoded = sa::decode_multipath_record(data);
+  if (!decoded) return std::nullopt;
+  return std::move(*decoded);
+}
+
+MultiPathRequest multipath_request(const AnswerContext& ctx, const sa::SaMad& request,
+                                   const DecodedQuery& query) {
   namespace mp = sa::mpr_mask;
   MultiPathRequest out;
   auto fail = [&out](uint16_t status) {
@@ -171,15 +186,7 @@ MultiPathRequest multipath_request(const AnswerContext& ctx, const sa::SaMad& re
       has(mask, mp::kServiceIdMsb) != has(mask, mp::kServiceIdLsb)) {
     return fail(mad_status::sa(sa::status::kInsufComps));
   }
-  // At most 11 GIDs count, sources first (OpenSM's IB_MULTIPATH_MAX_GIDS): the counts are
-  // clamped before decoding, so GIDs announced past the eleventh are never read.
-  std::vector<uint8_t> data = request.data;
-  if (data.size() > kDgidCountOffset) {
-    data[kSgidCountOffset] = std::min<uint8_t>(data[kSgidCountOffset], kMaxMultiPathGids);
-    data[kDgidCountOffset] = std::min<uint8_t>(
-        data[kDgidCountOffset], static_cast<uint8_t>(kMaxMultiPathGids - data[kSgidCountOffset]));
-  }
-  auto decoded = sa::decode_multipath_record(data);
+  const std::optional<sa::MultiPathRecord>& decoded = query.multipath;
   if (!decoded) return fail(mad_status::sa(sa::status::kReqInvalid));
   out.req = from_multipath(*decoded, mask);
   out.numb_path = decoded->numb_path;
@@ -216,9 +223,10 @@ MultiPathRequest multipath_request(const AnswerContext& ctx, const sa::SaMad& re
   return out;
 }
 
-std::optional<sa::SaMad> answer_multipath(const AnswerContext& ctx, const sa::SaMad& request) {
+std::optional<sa::SaMad> answer_multipath(const AnswerContext& ctx, const sa::SaMad& request,
+                                          const DecodedQuery& decoded) {
   namespace mp = sa::mpr_mask;
-  const MultiPathRequest parsed = multipath_request(ctx, request);
+  const MultiPathRequest parsed = multipath_request(ctx, request, decoded);
   if (parsed.status) return error_response(request, *parsed.status);
   if (parsed.drop) return std::nullopt;
   const PathRequest& req = parsed.req;

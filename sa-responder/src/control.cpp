@@ -3,6 +3,7 @@
 #include "rdma-qos/sa-responder/control.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -15,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "rdma-qos/common/number.h"
 #include "rdma-qos/common/unix_address.h"
 
 namespace rdmaqos::sad {
@@ -154,6 +156,50 @@ rdmaqos::Result<ControlCommand> read_control_command(const nlohmann::json& body)
                     command));
   }
   return out;
+}
+
+bool changes_state(ControlAction action) {
+  switch (action) {
+    case ControlAction::kReload:
+    case ControlAction::kRediscover:
+    case ControlAction::kPause:
+    case ControlAction::kResume: return true;
+    case ControlAction::kStats:
+    case ControlAction::kExplain: return false;
+  }
+  return true;
+}
+
+std::optional<nlohmann::json> refusal_for_peer(int connection, const ControlCommand& command,
+                                               std::string_view name) {
+  if (!changes_state(command.action)) return std::nullopt;
+  ucred cred{};
+  socklen_t len = sizeof cred;
+  if (getsockopt(connection, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
+      (cred.uid == 0 || cred.uid == geteuid()))
+    return std::nullopt;
+  return nlohmann::json{
+      {"ok", false},
+      {"message",
+       fmt::format("{} needs root: the control socket's group may only read the stats", name)}};
+}
+
+std::optional<gid_t> control_group_id(const std::string& name) {
+  std::vector<char> buf(16384);
+  group g{};
+  group* found = nullptr;
+  if (getgrnam_r(name.c_str(), &g, buf.data(), buf.size(), &found) == 0 && found != nullptr)
+    return found->gr_gid;
+  if (auto n = rdmaqos::parse_unsigned(name, UINT32_MAX - 1)) return static_cast<gid_t>(*n);
+  return std::nullopt;
+}
+
+rdmaqos::Result<void> ControlServer::share_with_group(gid_t group) const {
+  if (chown(path_.c_str(), static_cast<uid_t>(-1), group) != 0 || chmod(path_.c_str(), 0660) != 0)
+    return rdmaqos::make_error(rdmaqos::ErrorCode::kTransport,
+                               fmt::format("control socket {}: cannot give it to group {}: {}",
+                                           path_, group, std::strerror(errno)));
+  return {};
 }
 
 rdmaqos::Result<std::unique_ptr<ControlServer>> ControlServer::open(const std::string& path) {

@@ -25,7 +25,7 @@
 #include "rdma-qos/common/service.h"
 #include "rdma-qos/config/read_file.h"
 #include "rdma-qos/policy/compiled_policy.h"
-#include "rdma-qos/sa-responder/answer_pool.h"
+#include "rdma-qos/sa-responder/answer_service.h"
 #include "rdma-qos/sa-responder/control.h"
 #include "rdma-qos/sa-responder/counters.h"
 #include "rdma-qos/sa-responder/discovery_json.h"
@@ -101,68 +101,29 @@ rdmaqos::Result<std::string> read_file(const std::string& path) {
 
 namespace {
 
-// What the answers are computed from; replaced as a whole on reload or re-discovery.
-struct State {
-  std::shared_ptr<const rdmaqos::sad::FabricModel> model;
-  std::shared_ptr<const rdmaqos::policy::Fabric> policy_fabric;  // with the partitions
-  std::shared_ptr<const rdmaqos::policy::CompiledPolicy> policy;
-  // The IPoIB broadcast groups OpenSM creates for the partitions (multicast DGIDs).
-  std::shared_ptr<const std::vector<rdmaqos::sad::MulticastGroup>> groups;
-};
-
-struct LoadResult {
-  std::optional<State> state;            // nullopt: errors, the old state stays
-  std::vector<std::string> diagnostics;  // every error and warning, with file and line
-};
+// The files of `config` as they are now, for load_answer_state.
+rdmaqos::sad::StateInputs state_inputs(const Config& config) {
+  rdmaqos::sad::StateInputs in;
+  auto file = [](const std::string& path) {
+    rdmaqos::sad::StateFile f;
+    f.path = path;
+    if (auto text = read_file(path))
+      f.text = std::make_shared<const std::string>(std::move(*text));
+    else
+      f.error = text.error().message;
+    return f;
+  };
+  if (!config.partitions_path.empty()) in.partitions = file(config.partitions_path);
+  if (!config.no_policy) in.policy = file(config.policy_path);
+  in.qos = config.qos;
+  in.subnet_timeout = static_cast<uint8_t>(config.subnet_timeout);
+  return in;
+}
 
 // Partitions and policy against `model`; diagnostics of both files, in order.
-LoadResult load(const Config& config, std::shared_ptr<const rdmaqos::sad::FabricModel> model) {
-  namespace pol = rdmaqos::policy;
-  LoadResult out;
-  auto fabric = std::make_shared<pol::Fabric>(model->policy_fabric());
-  bool ok = true;
-  if (config.partitions_path.empty()) {
-    fabric->partitions = pol::default_partitions(*fabric);
-  } else if (auto text = read_file(config.partitions_path); !text) {
-    out.diagnostics.push_back(
-        fmt::format("{}: cannot read the file: {}", config.partitions_path, text.error().message));
-    ok = false;
-  } else {
-    auto r = pol::parse_partitions(*text, *fabric);
-    for (const auto& d : r.diagnostics)
-      out.diagnostics.push_back(rdmaqos::format_diagnostic(d, config.partitions_path));
-    if (rdmaqos::has_errors(r.diagnostics)) ok = false;
-    fabric->partitions = std::move(r.partitions);
-  }
-  std::shared_ptr<const pol::CompiledPolicy> policy;
-  if (!config.no_policy) {
-    if (auto text = read_file(config.policy_path); !text) {
-      out.diagnostics.push_back(
-          fmt::format("{}: cannot read the file: {}", config.policy_path, text.error().message));
-      ok = false;
-    } else {
-      auto r = pol::load_policy(*text, fabric.get());
-      for (const auto& d : r.diagnostics)
-        out.diagnostics.push_back(rdmaqos::format_diagnostic(d, config.policy_path));
-      if (!r.policy) ok = false;
-      policy = r.policy;
-      if (policy && config.qos) {
-        for (const auto& d : pol::check_level_sls(policy->policy(), *config.qos))
-          out.diagnostics.push_back(rdmaqos::format_diagnostic(d, config.policy_path));
-      }
-      if (policy) {
-        for (const auto& d : rdmaqos::sad::path_bits_warnings(*policy, *model))
-          out.diagnostics.push_back(rdmaqos::format_diagnostic(d, config.policy_path));
-      }
-    }
-  }
-  auto groups = std::make_shared<const std::vector<rdmaqos::sad::MulticastGroup>>(
-      rdmaqos::sad::ipoib_broadcast_groups(fabric->partitions,
-                                           static_cast<uint8_t>(config.subnet_timeout)));
-  if (ok) {
-    out.state = State{std::move(model), std::move(fabric), std::move(policy), std::move(groups)};
-  }
-  return out;
+rdmaqos::sad::StateLoad load(const Config& config,
+                             std::shared_ptr<const rdmaqos::sad::FabricModel> model) {
+  return rdmaqos::sad::load_answer_state(std::move(model), state_inputs(config));
 }
 
 // The model discovery found, with the configured packet life.
@@ -180,12 +141,6 @@ std::string iso_time(std::chrono::system_clock::time_point t) {
   std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
 }
-
-// The answering state with the counters' view of its policy: swapped as one pointer.
-struct Snapshot {
-  State state;
-  std::shared_ptr<const rdmaqos::sad::SaCounters::LevelBinding> levels;
-};
 
 // How often the control thread reads the port's LIDs (cheap sysfs reads).
 constexpr std::chrono::seconds kLidCheckInterval{2};
@@ -224,7 +179,14 @@ class MadErrorLog {
 class Daemon::Impl {
  public:
   Impl(Config config, rdmaqos::sad::DiscoveryOptions discovery, DaemonOptions options)
-      : config_(std::move(config)), discovery_(std::move(discovery)), options_(options) {}
+      : config_(std::move(config)),
+        discovery_(std::move(discovery)),
+        options_(options),
+        service_(rdmaqos::sad::ServiceOptions{config_.sa_key, options_.max_records,
+                                              options_.answer_time_limit, options_.answer_threads,
+                                              nullptr}) {}
+  // The workers' tasks use the agent and the members after the service: they stop first.
+  ~Impl() { service_.stop_workers(); }
 
   int start() {
     // A policy that cannot compile even without the fabric fails at once, before a discovery
@@ -264,7 +226,7 @@ class Daemon::Impl {
     }
     // The model in force as its JSON line: what an incremental re-discovery starts from.
     if (found->missing.empty()) model_json_ = rdmaqos::sad::fabric_json_line(*found);
-    LoadResult loaded = load(config_, model_of(*found, config_));
+    rdmaqos::sad::StateLoad loaded = load(config_, model_of(*found, config_));
     for (const auto& d : loaded.diagnostics) log_diagnostic(d);
     if (!loaded.state) {
       log_error("the policy or partitions have errors: not starting");
@@ -297,12 +259,11 @@ class Daemon::Impl {
       auto server = rdmaqos::sad::ControlServer::open(path);
       if (server) {
         control_ = std::move(*server);
-        if (options_.control_group &&
-            (chown(path.c_str(), static_cast<uid_t>(-1), *options_.control_group) != 0 ||
-             chmod(path.c_str(), 0660) != 0)) {
-          log_error(fmt::format("control socket {}: cannot give it to group {}: {}", path,
-                                *options_.control_group, std::strerror(errno)));
-          return kExitFailure;
+        if (options_.control_group) {
+          if (auto shared = control_->share_with_group(*options_.control_group); !shared) {
+            log_error(shared.error().message);
+            return kExitFailure;
+          }
         }
       } else if (options_.control_socket_given) {
         log_error("control socket: " + server.error().message);
@@ -336,11 +297,7 @@ class Daemon::Impl {
     pthread_sigmask(SIG_BLOCK, &handled, nullptr);
     int status = 0;
     // Created with the signals blocked, which the workers inherit.
-    if (options_.answer_threads > 0) {
-      pool_ = std::make_unique<rdmaqos::sad::AnswerPool>(
-          options_.answer_threads, options_.answer_threads * rdmaqos::sad::kQueuedPerWorker,
-          rdmaqos::sad::kWorkerNice);
-    }
+    service_.start_workers();
     while (!g_stop) {
       auto served = agent_->serve_one([this](const rdmaqos::sad::Request& r) { return respond(r); },
                                       std::chrono::milliseconds(100));
@@ -352,13 +309,13 @@ class Daemon::Impl {
         break;
       }
       using Kind = rdmaqos::sad::Served::Kind;
-      if (served->kind == Kind::kReceiveError) counters_.receive_error();
+      if (served->kind == Kind::kReceiveError) service_.counters().receive_error();
       if (served->kind == Kind::kReceiveError || served->kind == Kind::kSendError) {
         mad_error(served->kind, *served->error);
       }
     }
     // Waits for the answers under way (each bounded by --answer-time-limit); drops the queued.
-    pool_.reset();
+    service_.stop_workers();
     if (port_gone_) {
       log_error(*port_gone_);
       status = 1;
@@ -388,73 +345,47 @@ class Daemon::Impl {
     }
     if ((mad.mad.method & rdmaqos::sa::method::kResponseBit) != 0) return std::nullopt;
     if (!rdmaqos::sad::sm_key_accepted(mad, config_.sa_key)) {
-      counters_.dropped_sm_key();
+      service_.counters().dropped_sm_key();
       return std::nullopt;
     }
-    counters_.request(mad.mad.method, mad.mad.attr_id);
+    service_.counters().request(mad.mad.method, mad.mad.attr_id);
     const auto received = Clock::now();
-    std::shared_ptr<const Snapshot> now = current_.load();
-    if (pool_ && rdmaqos::sad::on_a_worker(mad, *now->state.model,
-                                           [&] { return context(*now, request, received); })) {
-      using Admission = rdmaqos::sad::AnswerPool::Admission;
-      switch (pool_->submit({request.slid, mad.mad.tid}, [this, request, received, now] {
-        answer_on_worker(request, received, *now);
-      })) {
-        case Admission::kQueued: counters_.deferred(); return std::nullopt;
-        case Admission::kDuplicate: counters_.dropped_duplicate(); return std::nullopt;
-        case Admission::kFull: {
-          counters_.busy();
-          auto busy = rdmaqos::sad::status_response(mad, rdmaqos::sa::status::kBusy);
-          counters_.response(busy.mad.status);
-          counters_.latency(Clock::now() - received);
-          return busy;
-        }
-      }
-    }
-    return compute(request, received, *now);
+    std::shared_ptr<const rdmaqos::sad::AnswerSnapshot> now = service_.current();
+    // The record decoded once, for the work estimate and the answer.
+    const rdmaqos::sad::DecodedQuery decoded = rdmaqos::sad::decode_query(mad);
+    using Placement = rdmaqos::sad::AnswerService::Placement;
+    auto placed =
+        service_.place(mad, decoded, request.slid, service_.context(*now, request.slid, received),
+                       received, [&]() -> rdmaqos::sad::AnswerPool::Task {
+                         return [this, request, decoded, received, now] {
+                           answer_on_worker(request, decoded, received, *now);
+                         };
+                       });
+    if (placed.placement == Placement::kBusy) return std::move(placed.busy);
+    if (placed.placement != Placement::kHere) return std::nullopt;
+    return compute(request, decoded, received, *now);
   }
 
-  // The answering context of a request received at `received`, without an observer.
-  rdmaqos::sad::AnswerContext context(const Snapshot& now, const rdmaqos::sad::Request& request,
-                                      Clock::time_point received) const {
-    rdmaqos::sad::AnswerContext ctx;
-    ctx.fabric = now.state.model.get();
-    ctx.policy = now.state.policy.get();
-    ctx.partitions = &now.state.policy_fabric->partitions;
-    ctx.set_requester_lid(request.slid);
-    ctx.sa_key = config_.sa_key;
-    ctx.groups = now.state.groups.get();
-    ctx.limits.max_records = options_.max_records;
-    if (options_.answer_time_limit.count() > 0) {
-      ctx.limits.deadline = received + options_.answer_time_limit;
-    }
-    return ctx;
-  }
-
-  // The answer to `request` from `now`, counted (on whichever thread computes it).
+  // The answer to `request` from `now` (counted); an unknown requester is remembered for the
+  // control thread, which re-discovers.
   std::optional<rdmaqos::sa::SaMad> compute(const rdmaqos::sad::Request& request,
-                                            Clock::time_point received, const Snapshot& now) {
-    rdmaqos::sad::CountingObserver observer(counters_, *now.levels);
-    rdmaqos::sad::AnswerContext ctx = context(now, request, received);
-    ctx.observer = &observer;
-    auto answer = rdmaqos::sad::answer(ctx, request.mad);
-    if (answer) counters_.response(answer->mad.status);
-    // The engine's only other silence (responses, SM_Key) was ruled out above.
-    if (!answer && ctx.requester_unknown) {
-      counters_.dropped_unknown_requester();
+                                            const rdmaqos::sad::DecodedQuery& decoded,
+                                            Clock::time_point received,
+                                            const rdmaqos::sad::AnswerSnapshot& now) {
+    auto computed = service_.compute(request.mad, decoded, request.slid, now, received);
+    if (computed.requester_unknown)
       unknown_requester_.store(request.slid, std::memory_order_relaxed);
-    }
-    counters_.latency(Clock::now() - received);
-    return answer;
+    return std::move(computed.answer);
   }
 
   // On a worker: computes the answer and sends it. The receiving thread goes on meanwhile; a
   // request that waited past its deadline is answered ERR_NO_RESOURCES without any pair.
-  void answer_on_worker(const rdmaqos::sad::Request& request, Clock::time_point received,
-                        const Snapshot& now) {
+  void answer_on_worker(const rdmaqos::sad::Request& request,
+                        const rdmaqos::sad::DecodedQuery& decoded, Clock::time_point received,
+                        const rdmaqos::sad::AnswerSnapshot& now) {
     std::optional<rdmaqos::sa::SaMad> answer;
     try {
-      answer = compute(request, received, now);
+      answer = compute(request, decoded, received, now);
     } catch (const std::exception& e) {
       log_error(fmt::format("answering LID {} on a worker: {}", request.slid, e.what()));
       return;
@@ -473,15 +404,12 @@ class Daemon::Impl {
 
   // A MAD the port failed, from either thread: counted and logged (rate-limited).
   void mad_error(rdmaqos::sad::Served::Kind kind, const rdmaqos::Error& what) {
-    if (kind == rdmaqos::sad::Served::Kind::kSendError) counters_.send_error();
+    if (kind == rdmaqos::sad::Served::Kind::kSendError) service_.counters().send_error();
     std::lock_guard lock(mad_error_mutex_);
     mad_error_log_.failed(what.message, Clock::now());
   }
 
-  void install(State state) {
-    auto levels = counters_.bind_policy(state.policy.get());
-    current_.store(std::make_shared<const Snapshot>(Snapshot{std::move(state), std::move(levels)}));
-  }
+  void install(rdmaqos::sad::AnswerState state) { service_.install(std::move(state)); }
 
   void control_loop() {
     while (!g_stop) {
@@ -522,20 +450,20 @@ class Daemon::Impl {
 
   // What is being served, for systemd's STATUS= (`systemctl status`).
   std::string status() const {
-    std::shared_ptr<const Snapshot> now = current_.load();
-    std::string policy =
-        config_.no_policy ? std::string("no policy (partition SLs)")
-                          : fmt::format("policy {} ({} rules)", config_.policy_path,
-                                        now->state.policy ? now->state.policy->rules().size() : 0);
+    std::shared_ptr<const rdmaqos::sad::AnswerSnapshot> now = service_.current();
+    std::string policy = config_.no_policy
+                             ? std::string("no policy (partition SLs)")
+                             : fmt::format("policy {} ({} rules)", config_.policy_path,
+                                           now->policy ? now->policy->rules().size() : 0);
     return fmt::format("answering at {} port {} LID {}: {}, {} endpoints{}", agent_->ca(),
                        agent_->port(), trigger_->known().lid, policy,
-                       now->state.model->endpoints().size(),
+                       now->model->endpoints().size(),
                        last_reload_failed_ ? "; the last reload failed" : "");
   }
 
   nlohmann::json reload() {
     common::notify_reloading();
-    LoadResult r = load(config_, current_.load()->state.model);
+    rdmaqos::sad::StateLoad r = load(config_, service_.current()->model);
     for (const auto& d : r.diagnostics) log_diagnostic(d);
     nlohmann::json reply = {{"ok", r.state.has_value()}, {"diagnostics", r.diagnostics}};
     if (r.state) {
@@ -619,7 +547,7 @@ class Daemon::Impl {
         reply["message"] =
             "re-discovery " + refused->message + ": the previous model stays in force";
       } else {
-        LoadResult r = load(config_, model_of(*found, config_));
+        rdmaqos::sad::StateLoad r = load(config_, model_of(*found, config_));
         for (const auto& d : r.diagnostics) reply["diagnostics"].push_back(d);
         if (r.state) {
           install(std::move(*r.state));
@@ -722,11 +650,11 @@ class Daemon::Impl {
   }
 
   nlohmann::json stats() const {
-    const rdmaqos::sad::CounterSnapshot counts = counters_.snapshot();
+    const rdmaqos::sad::CounterSnapshot counts = service_.counters().snapshot();
     nlohmann::json j = rdmaqos::sad::to_json(counts);
     j["dropped"]["undecodable"] = agent_->undecodable();
-    std::shared_ptr<const Snapshot> now = current_.load();
-    const auto& pf = now->state.policy;
+    std::shared_ptr<const rdmaqos::sad::AnswerSnapshot> now = service_.current();
+    const auto& pf = now->policy;
     const auto uptime =
         std::chrono::duration_cast<std::chrono::seconds>(Clock::now() - started_).count();
     j["sa"] = {{"pid", getpid()},
@@ -741,7 +669,7 @@ class Daemon::Impl {
         {"reloads", reloads_},
         {"reload_failures", reload_failures_},
         {"last_reload", reloads_ ? nlohmann::json(iso_time(last_reload_)) : nullptr}};
-    j["fabric"] = {{"endpoints", now->state.model->endpoints().size()},
+    j["fabric"] = {{"endpoints", now->model->endpoints().size()},
                    {"discoveries", discoveries_},
                    {"discovery_failures", discovery_failures_},
                    {"last_discovery", iso_time(last_discovery_)},
@@ -761,7 +689,7 @@ class Daemon::Impl {
     figures.policy_rules = pf ? pf->rules().size() : 0;
     figures.reloads = reloads_;
     figures.reload_failures = reload_failures_;
-    figures.fabric_endpoints = now->state.model->endpoints().size();
+    figures.fabric_endpoints = now->model->endpoints().size();
     figures.discoveries = discoveries_;
     figures.discovery_failures = discovery_failures_;
     if (options_.sm_traps) {
@@ -773,29 +701,14 @@ class Daemon::Impl {
     return j;
   }
 
-  // Whether the peer of a control connection may change the daemon's state: root or the
-  // daemon's own user. Members of --control-socket-group only read the stats.
-  static bool may_operate(int connection) {
-    ucred cred{};
-    socklen_t len = sizeof cred;
-    if (getsockopt(connection, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) return false;
-    return cred.uid == 0 || cred.uid == geteuid();
-  }
-
   // What the SA in force answers to one query and why (the answer, the rule, each LID
   // combination's reason for no record), computed on the control thread over the same
   // snapshot the SA thread answers from; read-only, so the stats group may ask.
   nlohmann::json explain(const nlohmann::json& body) const {
     auto parsed = rdmaqos::sad::parse_explain_request(body);
     if (!parsed) return {{"ok", false}, {"message", parsed.error().message}};
-    std::shared_ptr<const Snapshot> now = current_.load();
-    rdmaqos::sad::AnswerContext ctx;
-    ctx.fabric = now->state.model.get();
-    ctx.policy = now->state.policy.get();
-    ctx.partitions = &now->state.policy_fabric->partitions;
-    ctx.sa_key = config_.sa_key;
-    ctx.groups = now->state.groups.get();
-    return {{"ok", true}, {"explain", rdmaqos::sad::explain(ctx, *parsed, config_.policy_path)}};
+    return {{"ok", true},
+            {"explain", service_.explain(*service_.current(), *parsed, config_.policy_path)}};
   }
 
   void handle(const rdmaqos::sad::ControlServer::Request& request) {
@@ -803,14 +716,9 @@ class Daemon::Impl {
     auto command = rdmaqos::sad::read_control_command(request.body);
     if (!command) {
       control_->reply(request.connection, {{"ok", false}, {"message", command.error().message}});
-    } else if ((command->action == ControlAction::kReload ||
-                command->action == ControlAction::kRediscover) &&
-               !may_operate(request.connection)) {
-      control_->reply(request.connection,
-                      {{"ok", false},
-                       {"message", fmt::format("{} needs root: the control socket's group may "
-                                               "only read the stats",
-                                               request.body["command"].get<std::string>())}});
+    } else if (auto refused = rdmaqos::sad::refusal_for_peer(
+                   request.connection, *command, request.body["command"].get<std::string>())) {
+      control_->reply(request.connection, *refused);
     } else if (command->action == ControlAction::kReload) {
       control_->reply(request.connection, reload());
     } else if (command->action == ControlAction::kRediscover) {
@@ -832,8 +740,8 @@ class Daemon::Impl {
   const Config config_;
   const rdmaqos::sad::DiscoveryOptions discovery_;
   const DaemonOptions options_;
-  rdmaqos::sad::SaCounters counters_;
-  std::atomic<std::shared_ptr<const Snapshot>> current_;
+  // The state in force, its counters and the answer workers (run() starts and stops them).
+  rdmaqos::sad::AnswerService service_;
   // The LID of the last path query dropped for an unknown requester (0: none since the control
   // thread looked): set by the SA thread, taken by the control thread.
   std::atomic<uint16_t> unknown_requester_{0};
@@ -844,8 +752,6 @@ class Daemon::Impl {
   // The SM's traps (options_.sm_traps): Sets from the control thread, answers and reports on
   // the receiving thread; it locks itself.
   rdmaqos::sad::TrapSubscription traps_;
-  // Large answers (run() owns it; declared after what its workers use, so destroyed first).
-  std::unique_ptr<rdmaqos::sad::AnswerPool> pool_;
   // The rest belongs to the control thread (after start()).
   std::unique_ptr<rdmaqos::sad::ControlServer> control_;
   std::optional<ChildDiscovery> child_;

@@ -4,7 +4,6 @@
 // signals (SIGHUP reloads, SIGUSR1 re-discovers) and a control socket (`rdma-qos sad`), which
 // also reports the result of a reload and the counters.
 #include <fcntl.h>
-#include <grp.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,6 +23,7 @@
 #include "rdma-qos/common/number.h"
 #include "rdma-qos/common/service.h"
 #include "rdma-qos/policy/opensm_conf.h"
+#include "rdma-qos/sa-responder/control.h"
 #include "rdma-qos/sa-responder/discovery_json.h"
 
 namespace {
@@ -389,11 +389,8 @@ int main(int argc, char** argv) {
     return rdmaqos::sad::kExitConfig;
   }
   if (!control_group.empty()) {
-    const group* g = getgrnam(control_group.c_str());
-    if (g != nullptr) {
-      options.control_group = g->gr_gid;
-    } else if (auto gid = rdmaqos::parse_unsigned(control_group, UINT32_MAX - 1)) {
-      options.control_group = static_cast<gid_t>(*gid);
+    if (auto gid = rdmaqos::sad::control_group_id(control_group)) {
+      options.control_group = *gid;
     } else {
       log_error(fmt::format("--control-socket-group: no group '{}'", control_group));
       return rdmaqos::sad::kExitConfig;

@@ -333,6 +333,12 @@ bool answered_reversible(const std::string& line) {
   return data.size() >= 2 * 50 && (std::stoi(data.substr(2 * 49, 2), nullptr, 16) & 0x80) != 0;
 }
 
+// A 16-bit field of a PathRecord answer's record (SA data byte `at`); -1 when it is cut.
+int answered_u16(const std::string& line, size_t at) {
+  const std::string data = nlohmann::json::parse(line).value("data", "");
+  return data.size() >= 2 * (at + 2) ? std::stoi(data.substr(2 * at, 4), nullptr, 16) : -1;
+}
+
 class RoutingDifferential : public ::testing::TestWithParam<Case> {};
 
 // Where rdma-qos-sad is meant to run: QoS on (with qos FALSE OpenSM applies no policy, the
@@ -493,6 +499,39 @@ TEST_P(RoutingDifferential, ThePluginAnswersAsOpenSmsOwnHandlers) {
   ASSERT_EQ(plugin_command(f, "pause"), 0);
   const std::vector<std::string> opensm = ask(f, mads);
   ASSERT_EQ(plugin_command(f, "resume"), 0);
+  if (c.layered && c.qos) {
+    // `opensm-plugin explain` shows the routing engine's SL, as the answers carry it: for each
+    // SL OpenSM answered a plain query (SLID and DLID alone) with, the first such query.
+    std::set<int> explained;
+    for (size_t i = 0; i < opensm.size(); ++i) {
+      const int sl = answered_sl(opensm[i]);
+      if (sl < 0 || explained.contains(sl) ||
+          opensm[i].find("\"comp_mask\":\"0x30\"") == std::string::npos)
+        continue;
+      const int dlid = answered_u16(opensm[i], 40), slid = answered_u16(opensm[i], 42);
+      if (dlid < 0 || slid < 0) continue;
+      testbed::ProcessOptions p;
+      p.argv = {RDMA_QOS_CLI,
+                "opensm-plugin",
+                "explain",
+                "--socket",
+                f.dir() + "/plugin.sock",
+                "--slid",
+                std::to_string(slid),
+                "--dlid",
+                std::to_string(dlid),
+                "--json"};
+      auto r = testbed::run(p, std::chrono::seconds(30));
+      const auto at = r.output.find('{');
+      ASSERT_NE(at, std::string::npos) << r.output;
+      const auto e = nlohmann::json::parse(r.output.substr(at), nullptr, false);
+      ASSERT_TRUE(e.is_object() && e.contains("records") && !e["records"].empty()) << r.output;
+      EXPECT_EQ(e["records"][0].value("sl", -1), sl)
+          << "explain of " << slid << " -> " << dlid << ": " << r.output;
+      explained.insert(sl);
+    }
+    EXPECT_GT(explained.size(), 1u) << "explained one SL only: the check tests nothing";
+  }
   ASSERT_EQ(ours.size(), mads.size());
   ASSERT_EQ(opensm.size(), mads.size());
 

@@ -28,7 +28,7 @@
 #include "rdma-qos/opensm-plugin/policy_source.h"
 #include "rdma-qos/policy/compiled_policy.h"
 #include "rdma-qos/sa-responder/answer.h"
-#include "rdma-qos/sa-responder/answer_pool.h"
+#include "rdma-qos/sa-responder/answer_service.h"
 #include "rdma-qos/sa-responder/counters.h"
 #include "rdma-qos/sa-responder/fabric_model.h"
 #include "rdma-qos/sa-responder/multicast.h"
@@ -41,21 +41,10 @@ struct rdma_qos_osmp;  // plugin.h
 
 namespace rdmaqos::osmp {
 
-// Everything one answer reads; replaced as a whole.
-struct Snapshot {
-  std::shared_ptr<const sad::FabricModel> model;
-  std::shared_ptr<const policy::Fabric> policy_fabric;   // with the partitions
-  std::shared_ptr<const policy::CompiledPolicy> policy;  // null: partition SLs only
-  std::shared_ptr<const std::vector<sad::MulticastGroup>> groups;
-  std::shared_ptr<const sad::SaCounters::LevelBinding> levels;
-};
-
-// The policy and partitions compiled against `model`; nullopt state when either has errors.
-struct LoadResult {
-  std::optional<Snapshot> snapshot;
-  std::vector<std::string> diagnostics;  // every error and warning, file:line:col first
-  std::vector<bool> errors;              // which of them are errors
-};
+// Everything one answer reads (sad::AnswerService's state in force); replaced as a whole.
+using Snapshot = sad::AnswerSnapshot;
+// The policy and partitions compiled against a model (sad::load_answer_state).
+using LoadResult = sad::StateLoad;
 
 // The qos-setup hooks' counters (qos_apply.cpp runs on OpenSM's sweep thread).
 struct QosSetupCounters {
@@ -83,7 +72,7 @@ class Engine {
   void start();
   // A new model is wanted (never blocks).
   void refresh();
-  bool ready() const { return current_.load() != nullptr; }
+  bool ready() const { return service_.current() != nullptr; }
 
   // kDeferred: a worker of the plugin's computes the answer and calls `send` later.
   enum class Outcome { kAnswered, kDropped, kFallback, kDeferred };
@@ -133,10 +122,6 @@ class Engine {
   void handle(int connection, const nlohmann::json& body);
   // Gives the control socket to options_.control_socket_group (mode 0660); logs why not.
   void share_control_socket();
-  // True (and replies) when `command` changes state and the peer is neither root nor OpenSM's
-  // user: the socket's group may only read the stats.
-  bool refused_to_group_member(int connection, const std::string& command);
-  void install(Snapshot s);
   // No model of the current subnet can be built: OpenSM's handlers answer (said once at ERROR).
   void hand_over(const std::string& why);
   // Why OpenSM's own handlers answer (stats' handed_to_opensm); null while the plugin answers.
@@ -165,8 +150,9 @@ class Engine {
   };
   const RoutingSl routing_sl_;
   const bool rmpp_;
-  mutable sad::SaCounters counters_;
-  std::atomic<std::shared_ptr<const Snapshot>> current_;
+  // The state in force, its counters, the answering context and the answer threads (their
+  // tasks use the members above; the destructor stops them first).
+  sad::AnswerService service_;
   std::shared_ptr<const sad::FabricModel> last_model_;  // the thread's; may lack a policy
   const std::unique_ptr<PolicySource> source_;
   std::shared_ptr<const PolicyInputs>
@@ -177,12 +163,10 @@ class Engine {
   std::pair<uint64_t, uint64_t> logged_versions_{0, 0};
   std::set<std::string> logged_;
   Outcome hand_to_opensm(Fallback why);
-  // The context of an answer from `now` to `slid`, received at `received`, without observer.
-  sad::AnswerContext context(const Snapshot& now, uint16_t slid,
-                             std::chrono::steady_clock::time_point received) const;
   // Computes the answer to `mad` from `now` and sends it (counted); false: no response is due.
-  bool compute(const sa::SaMad& mad, uint16_t slid, const Snapshot& now,
-               std::chrono::steady_clock::time_point received, const Send& send);
+  bool compute(const sa::SaMad& mad, const sad::DecodedQuery& decoded, uint16_t slid,
+               const Snapshot& now, std::chrono::steady_clock::time_point received,
+               const Send& send);
   common::metrics::Snapshot metrics(const sad::CounterSnapshot& counts) const;
   std::array<std::atomic<uint64_t>, 12> fallback_reasons_{};
   // How long the last and the longest copy of OpenSM's subnet took (under OpenSM's lock).
@@ -193,9 +177,6 @@ class Engine {
   std::atomic<std::shared_ptr<const sad::RoutingFacts>> routing_;  // of the last model built
   std::unique_ptr<sad::ControlServer> control_;
   std::thread thread_;
-  // Large answers (options_.answer_threads; null: none). The destructor stops it first: its
-  // tasks use the members above.
-  std::unique_ptr<sad::AnswerPool> pool_;
   int wake_[2] = {-1, -1};
   std::atomic<bool> stop_{false}, refresh_{false};
   std::atomic<uint64_t> fallbacks_{0}, models_{0}, model_failures_{0}, reloads_{0},

@@ -15,6 +15,7 @@
 #include "rdma-qos/policy/fabric.h"
 #include "rdma-qos/sa-client/class_port_info.h"
 #include "rdma-qos/sa-client/mad.h"
+#include "rdma-qos/sa-client/multipath_record.h"
 #include "rdma-qos/sa-client/path_record.h"
 #include "rdma-qos/sa-responder/fabric_model.h"
 #include "rdma-qos/sa-responder/multicast.h"
@@ -235,6 +236,20 @@ void for_each_lid_pair(const PortModel& source, const PortModel& destination, ui
 // sends none for SubnAdmSet(PathRecord): a deliberate difference).
 std::optional<sa::SaMad> answer(const AnswerContext& ctx, const sa::SaMad& request);
 
+// The record of a PathRecord or MultiPathRecord request decoded once, by the front end that
+// received it, for every step that reads it: the plugin's rules for what OpenSM answers, the
+// work estimate and the answer (each decoded it again before).
+struct DecodedQuery {
+  std::optional<sa::PathRecord> path;  // a PathRecord request whose record decodes
+  // A MultiPathRecord request whose record decodes, with at most 11 GIDs in all, sources first
+  // (OpenSM's IB_MULTIPATH_MAX_GIDS: the counts are clamped before the GIDs are read).
+  std::optional<sa::MultiPathRecord> multipath;
+};
+DecodedQuery decode_query(const sa::SaMad& request);
+// answer() with `request`'s record as decode_query(request) gave it.
+std::optional<sa::SaMad> answer(const AnswerContext& ctx, const sa::SaMad& request,
+                                const DecodedQuery& decoded);
+
 // An upper bound, computed before any pair is expanded, on the LID combinations (one path
 // each way) `answer` would look at for `request`: the product of the two ends' LID counts, an
 // open end counting every LID of the fabric (a SLID or DLID component narrows its end to one),
@@ -244,6 +259,8 @@ std::optional<sa::SaMad> answer(const AnswerContext& ctx, const sa::SaMad& reque
 // Cheap (no pair is expanded; an open end sums the endpoints' LID ranges once): a front end
 // decides by it where to compute an answer (rdma-qos-sad: larger ones on a worker thread).
 size_t estimate_work(const AnswerContext& ctx, const sa::SaMad& request);
+size_t estimate_work(const AnswerContext& ctx, const sa::SaMad& request,
+                     const DecodedQuery& decoded);
 
 // The request sent back with `status` and no records, as OpenSM's osm_sa_send_error: what
 // `answer` gives for every refused request (a front end uses it for the BUSY it answers itself).

@@ -37,13 +37,10 @@ inline constexpr int kWorkerNice = 10;
 // inline without estimate_work (most queries; the estimate would decode the record twice).
 bool named_ends_inline(const sa::SaMad& request, const FabricModel& model);
 
-// Whether both front ends compute `request` on a worker rather than on the thread that received
-// it: it names no two ends, and estimate_work over the context `context()` gives (asked only
-// then, since a front end may build it just for this) is above kInlineWork.
-template <class MakeContext>
-bool on_a_worker(const sa::SaMad& request, const FabricModel& model, MakeContext&& context) {
-  return !named_ends_inline(request, model) && estimate_work(context(), request) > kInlineWork;
-}
+// Whether both front ends compute `request` (its record `decoded`) on a worker rather than on
+// the thread that received it: it names no two ends, and estimate_work over `ctx` is above
+// kInlineWork.
+bool on_a_worker(const sa::SaMad& request, const DecodedQuery& decoded, const AnswerContext& ctx);
 
 class AnswerPool {
  public:

@@ -6,10 +6,12 @@
 #pragma once
 
 #include <poll.h>
+#include <sys/types.h>
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -50,6 +52,17 @@ struct ControlCommand {
 // that is not true or false (reading it as a bool threw, and ended the daemon).
 rdmaqos::Result<ControlCommand> read_control_command(const nlohmann::json& body);
 
+// Who may ask what, the same for every front end: an action that changes the serving process's
+// state (reload, rediscover, pause, resume) only root and the process's own user; the socket's
+// group (--control-socket-group, mode 0660) only reads (stats, explain).
+bool changes_state(ControlAction action);
+// The reply refusing `command` (named `name`) to the peer of `connection`, or nullopt when the
+// peer may ask it (SO_PEERCRED; a peer whose credentials cannot be read may only read).
+std::optional<nlohmann::json> refusal_for_peer(int connection, const ControlCommand& command,
+                                               std::string_view name);
+// A --control-socket-group value: a group name, or a numeric GID; nullopt when it is neither.
+std::optional<gid_t> control_group_id(const std::string& name);
+
 class ControlServer {
  public:
   // Listens at `path` (mode 0600; the directory is created 0755 when missing). A stale socket
@@ -60,6 +73,8 @@ class ControlServer {
   ControlServer& operator=(const ControlServer&) = delete;
 
   const std::string& path() const { return path_; }
+  // Lets `group` use the socket (group ownership, mode 0660); the message says why not.
+  rdmaqos::Result<void> share_with_group(gid_t group) const;
 
   struct Request {
     int connection = -1;  // pass to reply()
