@@ -347,13 +347,13 @@ void Client::execute_stream(const RequestSource& next_request, const ResponseHan
         break;
       }
       const SaRequest& req = *pulled_request;
+      // The headers only: the data goes from the request into the MAD's bytes, copied once.
       SaMad m;
       m.mad.method = req.method;
       m.mad.attr_id = req.attr_id;
       uint32_t tid = ++next_tid_;
       m.mad.tid = tid;
       m.sa.comp_mask = req.comp_mask;
-      m.data = req.data;
       if (req.rmpp) {
         m.rmpp.version = rmpp::kVersion;
         m.rmpp.type = rmpp::kTypeData;
@@ -363,7 +363,7 @@ void Client::execute_stream(const RequestSource& next_request, const ResponseHan
       }
       Pending p;
       p.index = pulled++;
-      p.bytes = encode_sa_mad(m);
+      p.bytes = encode_sa_mad(m, req.data);
       p.first_sent = Clock::now();
       auto [it, inserted] = active.emplace(tid, std::move(p));
       (void)inserted;

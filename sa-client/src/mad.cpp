@@ -42,7 +42,11 @@ std::string mad_status_name(uint16_t mad_status) {
 }
 
 std::vector<uint8_t> encode_sa_mad(const SaMad& m) {
-  std::vector<uint8_t> out(std::max(kMadSize, kSaDataOffset + m.data.size()), 0);
+  return encode_sa_mad(m, m.data);
+}
+
+std::vector<uint8_t> encode_sa_mad(const SaMad& m, std::span<const uint8_t> data) {
+  std::vector<uint8_t> out(std::max(kMadSize, kSaDataOffset + data.size()), 0);
   uint8_t* p = out.data();
   p[0] = m.mad.base_version;
   p[1] = m.mad.mgmt_class;
@@ -62,7 +66,7 @@ std::vector<uint8_t> encode_sa_mad(const SaMad& m) {
   put64(p + 36, m.sa.sm_key);
   put16(p + 44, m.sa.attr_offset);
   put64(p + 48, m.sa.comp_mask);
-  std::copy(m.data.begin(), m.data.end(), out.begin() + kSaDataOffset);
+  std::copy(data.begin(), data.end(), out.begin() + kSaDataOffset);
   return out;
 }
 

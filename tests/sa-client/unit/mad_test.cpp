@@ -57,6 +57,14 @@ TEST(SaMad, EncodesToHandBuiltHeaders) {
   EXPECT_EQ(encode_sa_mad(*m), table_response_image());
 }
 
+TEST(SaMad, HeadersAndDataApartEncodeAsOneMad) {
+  auto m = decode_sa_mad(table_response_image());
+  ASSERT_TRUE(m);
+  SaMad headers = *m;
+  headers.data = {0xEE};  // not read: the data given apart is
+  EXPECT_EQ(encode_sa_mad(headers, m->data), table_response_image());
+}
+
 TEST(SaMad, EncodedRequestIsAtLeastOneMad) {
   SaMad m;
   m.mad.method = method::kGet;

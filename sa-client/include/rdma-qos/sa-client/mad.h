@@ -127,6 +127,9 @@ struct SaMad {
 // Bytes of an SA MAD: at least 256 (data padded with zeros), longer when data exceeds 200 bytes
 // (a payload the transport sends RMPP-active).
 std::vector<uint8_t> encode_sa_mad(const SaMad& mad);
+// The same with `data` as the MAD's data (mad.data is not read): a request is encoded from its
+// fields without being copied into an SaMad first.
+std::vector<uint8_t> encode_sa_mad(const SaMad& headers, std::span<const uint8_t> data);
 // Decodes an SA MAD of at least 56 bytes. Rejects a wrong management class or base version.
 Result<SaMad> decode_sa_mad(std::span<const uint8_t> bytes);
 
