@@ -273,6 +273,9 @@ struct LocalServiceDaemon::Impl {
               auto request = sa::make_path_request(job->query);
               if (request) {
                 ids.emplace_back(job->id, job->leg);
+                // Past it the socket thread has answered F_ERR: the request stops taking a
+                // place in the window (and sending retries) then, not after its attempts.
+                request->deadline = job->deadline;
                 return std::move(*request);
               }
               post(Done{job->id, job->leg, request.error()});

@@ -251,6 +251,8 @@ struct Pending {
   bool waiting_resend = false;
   uint16_t last_status = 0;  // BUSY seen on the previous attempt
   Clock::time_point first_sent;
+  // The earlier of the request's own deadline and the client's; nullopt: neither.
+  std::optional<Clock::time_point> deadline;
 };
 
 }  // namespace
@@ -309,15 +311,15 @@ void Client::execute_stream(const RequestSource& next_request, const ResponseHan
       }
       p.waiting_resend = true;
       p.due = now + backoff(p.attempts);
-      if (deadline_) p.due = std::min(p.due, *deadline_);
+      if (p.deadline) p.due = std::min(p.due, *p.deadline);
       return;
     }
     p.waiting_resend = false;
     p.due = now + timeout;
-    if (deadline_) p.due = std::min(p.due, *deadline_);
+    if (p.deadline) p.due = std::min(p.due, *p.deadline);
   };
   // After a timeout or BUSY: resend after a backoff, or give up.
-  auto past_deadline = [&] { return deadline_ && Clock::now() >= *deadline_; };
+  auto past_deadline = [](const Pending& p) { return p.deadline && Clock::now() >= *p.deadline; };
   auto deadline_error = [&](const Pending& p) {
     return make_error(ErrorCode::kTimeout,
                       fmt::format("no answer from SA LID {} within the caller's deadline ({} "
@@ -325,7 +327,7 @@ void Client::execute_stream(const RequestSource& next_request, const ResponseHan
                                   dlid, p.attempts));
   };
   auto retry_or_fail = [&](uint32_t tid, Pending& p, Error why) {
-    if (past_deadline()) {
+    if (past_deadline(p)) {
       finish(tid, deadline_error(p));
       return;
     }
@@ -335,7 +337,7 @@ void Client::execute_stream(const RequestSource& next_request, const ResponseHan
     }
     p.waiting_resend = true;
     p.due = Clock::now() + backoff(p.attempts - 1);
-    if (deadline_) p.due = std::min(p.due, *deadline_);
+    if (p.deadline) p.due = std::min(p.due, *p.deadline);
   };
 
   for (;;) {
@@ -365,9 +367,11 @@ void Client::execute_stream(const RequestSource& next_request, const ResponseHan
       p.index = pulled++;
       p.bytes = encode_sa_mad(m, req.data);
       p.first_sent = Clock::now();
+      p.deadline = deadline_;
+      if (req.deadline && (!p.deadline || *req.deadline < *p.deadline)) p.deadline = req.deadline;
       auto [it, inserted] = active.emplace(tid, std::move(p));
       (void)inserted;
-      if (past_deadline())  // the caller's time is up: nothing more is sent
+      if (past_deadline(it->second))  // the caller's time is up: nothing more is sent
         finish(tid, deadline_error(it->second));
       else
         transmit(tid, it->second);
@@ -441,7 +445,7 @@ void Client::execute_stream(const RequestSource& next_request, const ResponseHan
       if (p.due <= now) expired.push_back(tid);
     for (uint32_t tid : expired) {
       Pending& p = active.at(tid);
-      if (past_deadline()) {
+      if (past_deadline(p)) {
         finish(tid, deadline_error(p));
       } else if (p.waiting_resend) {
         transmit(tid, p);

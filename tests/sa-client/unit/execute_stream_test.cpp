@@ -54,6 +54,36 @@ TEST(ExecuteStream, LaterRequestsCompleteWhileAnEarlierOneWaits) {
   EXPECT_EQ(order[2], std::make_pair(size_t{0}, false));  // the silent one times out last
 }
 
+// Each request carries its own deadline in one stream: the one whose asker's time is short gives
+// up at it, the other keeps its attempts (the client-wide deadline is not set).
+TEST(ExecuteStream, EachRequestGivesUpAtItsOwnDeadline) {
+  auto t = std::make_unique<FakeTransport>(answer_all_but_99);
+  ClientOptions o;
+  o.timeout = 400ms;
+  o.retries = 0;
+  Client c(std::move(t), o);
+  std::vector<SaRequest> requests = {path_get(99), path_get(99), path_get(3)};
+  requests[1].deadline = std::chrono::steady_clock::now() + 20ms;
+  size_t next = 0;
+  std::vector<std::pair<size_t, std::string>> order;  // (index, error message) by completion
+  c.execute_stream(
+      [&]() -> std::optional<SaRequest> {
+        if (next == requests.size()) return std::nullopt;
+        return requests[next++];
+      },
+      [&](size_t i, Result<SaMad> r) {
+        order.emplace_back(i, r ? std::string() : r.error().message);
+      },
+      1ms);
+  ASSERT_EQ(order.size(), 3u);
+  EXPECT_EQ(order[0].first, 2u);  // answered
+  EXPECT_EQ(order[1].first, 1u);  // its own deadline
+  EXPECT_NE(order[1].second.find("within the caller's deadline"), std::string::npos)
+      << order[1].second;
+  EXPECT_EQ(order[2].first, 0u);  // its attempt's timeout
+  EXPECT_NE(order[2].second.find("after 1 attempt(s)"), std::string::npos) << order[2].second;
+}
+
 TEST(ExecuteStream, ReturnsAtOnceWithAnEmptySource) {
   Client c(std::make_unique<FakeTransport>(answer_all_but_99), ClientOptions{});
   int calls = 0;

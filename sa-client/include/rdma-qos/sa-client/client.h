@@ -70,6 +70,10 @@ struct SaRequest {
   uint64_t comp_mask = 0;
   std::vector<uint8_t> data;
   bool rmpp = false;  // send RMPP-active (GetMulti)
+  // This request's own bound, besides the client's (set_deadline): one stream may carry the
+  // questions of many askers, each with its own time. Unanswered then: kTimeout. Not part of
+  // what a cache keys on.
+  std::optional<std::chrono::steady_clock::time_point> deadline;
 };
 
 // One port's ClassPortInfo (or its last failure), shared by the clients of a pool
