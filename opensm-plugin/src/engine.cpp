@@ -377,7 +377,9 @@ Engine::Outcome Engine::answer(std::span<const uint8_t> bytes, uint16_t slid, Se
         };
       };
       using Placement = sad::AnswerService::Placement;
-      auto placed = service_.place(*mad, decoded, slid, ctx, received, make_task);
+      auto placed = service_.place(
+          *mad, decoded, slid, *now, [&]() -> const sad::AnswerContext& { return ctx; }, received,
+          make_task);
       switch (placed.placement) {
         case Placement::kHere: break;
         case Placement::kQueued: return Outcome::kDeferred;

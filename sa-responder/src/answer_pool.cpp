@@ -17,11 +17,6 @@ bool named_ends_inline(const sa::SaMad& request, const FabricModel& model) {
          (m & (pr::kDgid | pr::kDlid)) && (size_t{1} << (2 * model.subnet_lmc())) <= kInlineWork;
 }
 
-bool on_a_worker(const sa::SaMad& request, const DecodedQuery& decoded, const AnswerContext& ctx) {
-  return !named_ends_inline(request, *ctx.fabric) &&
-         estimate_work(ctx, request, decoded) > kInlineWork;
-}
-
 AnswerPool::AnswerPool(size_t threads, size_t capacity, int nice) : capacity_(capacity) {
   threads = std::max<size_t>(threads, 1);
   workers_.reserve(threads);

@@ -354,13 +354,14 @@ class Daemon::Impl {
     // The record decoded once, for the work estimate and the answer.
     const rdmaqos::sad::DecodedQuery decoded = rdmaqos::sad::decode_query(mad);
     using Placement = rdmaqos::sad::AnswerService::Placement;
-    auto placed =
-        service_.place(mad, decoded, request.slid, service_.context(*now, request.slid, received),
-                       received, [&]() -> rdmaqos::sad::AnswerPool::Task {
-                         return [this, request, decoded, received, now] {
-                           answer_on_worker(request, decoded, received, *now);
-                         };
-                       });
+    auto placed = service_.place(
+        mad, decoded, request.slid, *now,
+        [&] { return service_.context(*now, request.slid, received); }, received,
+        [&]() -> rdmaqos::sad::AnswerPool::Task {
+          return [this, request, decoded, received, now] {
+            answer_on_worker(request, decoded, received, *now);
+          };
+        });
     if (placed.placement == Placement::kBusy) return std::move(placed.busy);
     if (placed.placement != Placement::kHere) return std::nullopt;
     return compute(request, decoded, received, *now);

@@ -182,16 +182,22 @@ TEST(AnswerService, WithoutWorkersOrForAQueryNamingBothEndsTheAnswerIsComputedHe
     service.install(*load_answer_state(small(), {}).state);
     auto now = service.current();
     const auto received = AnswerService::Clock::now();
-    bool made = false;
+    bool made = false, asked_context = false;
     const sa::SaMad request = get(2, 4);
-    auto placed =
-        service.place(request, decode_query(request), 2, service.context(*now, 2, received),
-                      received, [&made]() -> AnswerPool::Task {
-                        made = true;
-                        return [] {};
-                      });
+    auto placed = service.place(
+        request, decode_query(request), 2, *now,
+        [&] {
+          asked_context = true;
+          return service.context(*now, 2, received);
+        },
+        received,
+        [&made]() -> AnswerPool::Task {
+          made = true;
+          return [] {};
+        });
     EXPECT_EQ(placed.placement, AnswerService::Placement::kHere) << workers;
     EXPECT_FALSE(made) << "the task is made only for a worker";
+    EXPECT_FALSE(asked_context) << "a query naming both ends needs no estimate";
   }
 }
 

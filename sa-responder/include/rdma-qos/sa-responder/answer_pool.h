@@ -37,11 +37,6 @@ inline constexpr int kWorkerNice = 10;
 // inline without estimate_work (most queries; the estimate would decode the record twice).
 bool named_ends_inline(const sa::SaMad& request, const FabricModel& model);
 
-// Whether both front ends compute `request` (its record `decoded`) on a worker rather than on
-// the thread that received it: it names no two ends, and estimate_work over `ctx` is above
-// kInlineWork.
-bool on_a_worker(const sa::SaMad& request, const DecodedQuery& decoded, const AnswerContext& ctx);
-
 class AnswerPool {
  public:
   using Task = std::function<void()>;

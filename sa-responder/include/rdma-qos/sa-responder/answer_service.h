@@ -79,9 +79,8 @@ class AnswerService {
                         std::optional<Clock::time_point> received) const;
 
   // The answer to `request` (its record `decoded`, by decode_query) from `now`, counted (its
-  // status, its latency, its pairs by level) on whichever thread computes it. No answer: a response
-  // or an unknown requester
-  // (`requester_unknown`, counted as dropped).
+  // status, its latency, its pairs by level) on whichever thread computes it. No answer: a
+  // response, or an unknown requester (`requester_unknown`, counted as dropped).
   struct Computed {
     std::optional<sa::SaMad> answer;
     bool requester_unknown = false;
@@ -89,21 +88,25 @@ class AnswerService {
   Computed compute(const sa::SaMad& request, const DecodedQuery& decoded, uint16_t slid,
                    const AnswerSnapshot& now, Clock::time_point received);
 
-  // Where `request` is answered. kHere: by the caller, now. Otherwise it expands to many pairs
-  // and there are workers, and the task `make_task()` gives (made only then: it copies the
-  // request) was queued on one (kQueued), or not taken because the same requester and TID is
-  // queued or being answered (kDuplicate, a retry: no answer), or because every worker is busy
-  // and the queue full (kBusy: `busy` is the BUSY answer to send). Each outcome but kHere is
-  // counted here.
+  // Where `request` is answered. kHere: by the caller, now. Otherwise it names no two ends, its
+  // work estimate (estimate_work) is above kInlineWork and there are workers: the task that
+  // `make_task()` gives (made only then: it copies the request) was queued on one (kQueued), or
+  // not taken because the same requester and TID is queued or being answered (kDuplicate, a
+  // retry: no answer), or because every worker is busy and the queue full (kBusy: `busy` is the
+  // BUSY answer to send). Each outcome but kHere is counted here.
   enum class Placement { kHere, kQueued, kDuplicate, kBusy };
   struct Placed {
     Placement placement = Placement::kHere;
     std::optional<sa::SaMad> busy;
   };
-  template <class MakeTask>
+  // `now` the state it is answered from; `make_context()` its context, asked for only when the
+  // request names no two ends (most queries do: they are answered here without one).
+  template <class MakeContext, class MakeTask>
   Placed place(const sa::SaMad& request, const DecodedQuery& decoded, uint16_t slid,
-               const AnswerContext& ctx, Clock::time_point received, MakeTask&& make_task) {
-    if (!pool_ || !on_a_worker(request, decoded, ctx)) return {};
+               const AnswerSnapshot& now, MakeContext&& make_context, Clock::time_point received,
+               MakeTask&& make_task) {
+    if (!pool_ || named_ends_inline(request, *now.model)) return {};
+    if (estimate_work(make_context(), request, decoded) <= kInlineWork) return {};
     return submit(request, slid, received, make_task());
   }
 
