@@ -128,6 +128,23 @@ Result<void> apply(QosPortConfig& c, std::string_view field, std::string_view va
   return {};
 }
 
+// An opensm.conf boolean as OpenSM reads it: TRUE exactly, anything else FALSE. A value meant as
+// true but spelled otherwise ("true", "yes", "on", "1") is FALSE to OpenSM, so it is warned of.
+bool opensm_boolean(std::string_view key, std::string_view value, SourceLocation at,
+                    OpenSmConfResult& out) {
+  if (value == "TRUE") return true;
+  std::string lower(value);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (lower == "true" || lower == "yes" || lower == "on" || lower == "1") {
+    out.diagnostics.push_back(
+        {Severity::kWarning, at,
+         fmt::format("{} '{}' is FALSE to OpenSM, which takes only TRUE (upper case) as true", key,
+                     value),
+         fmt::format("write '{} TRUE'", key)});
+  }
+  return false;
+}
+
 // The SmOptions keys; true when `key` is one of them (a bad value adds a diagnostic).
 bool read_sm_option(std::string_view key, std::string_view value, SourceLocation at,
                     OpenSmConfResult& out) {
@@ -175,7 +192,7 @@ bool read_sm_option(std::string_view key, std::string_view value, SourceLocation
   } else if (key == "sa_key" || key == "m_key") {
     bounded(~0ULL, "0..0xffffffffffffffff", key == "sa_key" ? sm.sa_key : sm.m_key);
   } else if (key == "use_original_extended_sa_rates_only") {
-    sm.original_extended_rates_only = value == "TRUE";
+    sm.original_extended_rates_only = opensm_boolean(key, value, at, out);
   } else if (key == "max_wire_smps") {
     // OpenSM takes 0 as "no bound" and refuses more than 0x7fffffff.
     bounded(0x7FFFFFFF, "0..0x7fffffff", sm.max_wire_smps);
@@ -214,7 +231,8 @@ OpenSmConfResult parse_opensm_conf(std::string_view text) {
     std::string_view key = line.substr(b, e - b);
     std::string_view value = trim(line.substr(e));
     if (key == "qos") {
-      out.config.qos = value == "TRUE" || value == "true";
+      // As OpenSM: only TRUE turns QoS on (with it off, OpenSM answers every path SL 0).
+      out.config.qos = opensm_boolean(key, value, {line_no, static_cast<int>(b) + 1}, out);
       continue;
     }
     if (read_sm_option(key, value, {line_no, static_cast<int>(b) + 1}, out)) continue;

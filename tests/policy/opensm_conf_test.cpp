@@ -57,6 +57,22 @@ TEST(OpenSmConf, OriginalExtendedRatesOnlyIsTrueOnlyAsOpenSmSpellsIt) {
   EXPECT_FALSE(parse_opensm_conf("qos TRUE\n").sm.original_extended_rates_only);
 }
 
+TEST(OpenSmConf, QosIsOnOnlyAsOpenSmSpellsTrueAndAnotherSpellingIsWarnedOf) {
+  EXPECT_TRUE(parse_opensm_conf("qos TRUE\n").config.qos);
+  EXPECT_TRUE(parse_opensm_conf("qos TRUE\n").diagnostics.empty());
+  EXPECT_FALSE(parse_opensm_conf("qos FALSE\n").config.qos);
+  EXPECT_TRUE(parse_opensm_conf("qos FALSE\n").diagnostics.empty());
+  for (const char* spelled : {"true", "True", "yes", "on", "1"}) {
+    OpenSmConfResult r = parse_opensm_conf(std::string("# QoS\nqos ") + spelled + "\n");
+    EXPECT_FALSE(r.config.qos) << spelled;
+    ASSERT_EQ(r.diagnostics.size(), 1u) << spelled;
+    EXPECT_EQ(r.diagnostics[0].severity, Severity::kWarning);
+    EXPECT_EQ(r.diagnostics[0].location.line, 2);
+    EXPECT_NE(r.diagnostics[0].message.find("is FALSE to OpenSM"), std::string::npos);
+  }
+  EXPECT_EQ(parse_opensm_conf("use_original_extended_sa_rates_only true\n").diagnostics.size(), 1u);
+}
+
 TEST(OpenSmConf, MKeyIsRead) {
   EXPECT_EQ(parse_opensm_conf("m_key 0x00000000000000fe\n").sm.m_key, 0xFEu);
   EXPECT_FALSE(parse_opensm_conf("m_key_protection_level 2\n").sm.m_key);
