@@ -127,6 +127,7 @@ struct CommandLine {
   std::string path_socket;  // empty: the path_service knob
   bool no_path_socket = false;
   bool no_kernel = false;
+  bool no_path_sharing = false;
   int sa_agents = 4;
 };
 
@@ -210,6 +211,7 @@ Loaded load_settings(const CommandLine& cli) {
   s.paths.sa_lid_of = s.options.sa_lid_of;
   s.paths.cache.ttl = std::chrono::seconds(cfg.number("cache_ttl"));
   s.paths.agents_per_port = static_cast<size_t>(cli.sa_agents);
+  s.paths.shared = !cli.no_path_sharing;
   s.path_socket = !cli.path_socket.empty() ? cli.path_socket : cfg.text("path_service");
   if (out.errors.empty()) out.settings = std::move(s);
   return out;
@@ -291,6 +293,10 @@ int main(int argc, char** argv) {
                       "its newest agent)")
       ->check(CLI::Range(1, 16))
       ->capture_default_str();
+  app.add_flag("--no-path-sharing", cli.no_path_sharing,
+               "benchmarks only: ask the SA for every program's every question, no cache and "
+               "no sharing of questions in flight, as if each program had its own SA client")
+      ->excludes("--no-path-socket");
   app.add_flag("--no-kernel", cli.no_kernel,
                "do not listen for the kernel's path queries (a node where ibacm owns the "
                "kernel's path-query channel); serve the path socket only");

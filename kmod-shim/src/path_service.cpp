@@ -53,6 +53,7 @@ struct FlightKey {
   int port = 0;
   Op op = Op::kPathRecord;
   std::vector<uint8_t> query;  // sa::PathCache::key_of; empty for ClassPortInfo
+  uint64_t connection = 0;     // the asker's, when askers do not share (else 0)
   auto operator<=>(const FlightKey&) const = default;
 };
 
@@ -77,6 +78,7 @@ struct PathService::Impl {
   LogSink log;
   std::shared_ptr<LsdCounters> counters;
   size_t max_connections = 1024;
+  bool shared = true;
   std::atomic<int64_t> budget_ms{0};
   std::unique_ptr<PathWorkers> workers;
 
@@ -221,7 +223,7 @@ struct PathService::Impl {
     const milliseconds own(budget_ms.load(std::memory_order_relaxed));
     const milliseconds budget = q->budget_ms > 0 ? std::min(own, milliseconds(q->budget_ms)) : own;
     const Clock::time_point now = Clock::now();
-    FlightKey key{q->device, q->port, q->op, {}};
+    FlightKey key{q->device, q->port, q->op, {}, shared ? 0 : id};
     if (q->op != Op::kClassPortInfo) {
       auto k = sa::PathCache::key_of(q->query);
       if (!k) {
@@ -302,6 +304,8 @@ Result<std::unique_ptr<PathService>> PathService::create(int listen_fd, PathServ
   impl->log = log;
   impl->counters = options.counters;
   impl->max_connections = std::max<size_t>(options.max_connections, 1);
+  impl->shared = options.shared;
+  if (!options.shared) options.cache.ttl = std::chrono::milliseconds(0);
   impl->budget_ms = path_service_budget(options).count();
   int type = 0;
   socklen_t len = sizeof type;

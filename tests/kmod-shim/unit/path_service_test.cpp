@@ -238,6 +238,29 @@ TEST_F(PathServiceTest, AQuestionAfterTheAnswerIsACacheHit) {
   EXPECT_EQ(stats()["sa_requests"]["path_record"], 1);
 }
 
+// The storm bench's baseline (rdma-qos-lsd --no-path-sharing): each program's questions go to
+// the SA, those asked at once and those asked again alike.
+TEST_F(PathServiceTest, UnsharedEveryProgramsQuestionIsAskedOfTheSa) {
+  sa_->delay = 100ms;
+  options_.shared = false;
+  start();
+  auto a = client();
+  auto b = client();
+  std::optional<Result<std::vector<sa::PathRecord>>> from_b;
+  std::thread other(
+      [&] { from_b = b->path_records(query_to(0x21, 0x1003), sa::deadline_after(5s)); });
+  auto from_a = a->path_records(query_to(0x21, 0x1003), sa::deadline_after(5s));
+  other.join();
+  ASSERT_TRUE(from_a) << from_a.error().message;
+  ASSERT_TRUE(*from_b) << from_b->error().message;
+  auto again = a->path_records(query_to(0x21, 0x1003), sa::deadline_after(5s));
+  ASSERT_TRUE(again) << again.error().message;
+  EXPECT_EQ(*again, *from_a);
+  EXPECT_EQ(sa_->path_requests, 3);
+  EXPECT_EQ(stats()["joined"], 0);
+  EXPECT_EQ(stats()["cache_hits"], 0);
+}
+
 TEST_F(PathServiceTest, DifferentServiceIdsAreSeparateQueries) {
   start();
   auto c = client();

@@ -37,6 +37,11 @@ struct PathServiceOptions {
   // The longest a question waits for the SA (each question's own budget_ms may be shorter);
   // zero: answer_budget of these SA settings.
   std::chrono::milliseconds budget{0};
+  // Whether askers share: identical questions in flight at once are asked of the SA once and the
+  // cache answers the next askers. false: every program's questions are its own (one SA query
+  // each, no cache), the load a node puts on the SA when each program asks for itself; the
+  // storm bench's baseline, never a node's setting.
+  bool shared = true;
   // Connections served at once; more are closed (a local user must not exhaust the fds).
   size_t max_connections = 1024;
   // How long a port that could not be opened answers with that error before it is tried again.
