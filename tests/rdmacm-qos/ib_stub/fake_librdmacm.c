@@ -8,7 +8,11 @@
  * every call the module makes logged as a JSON line to $FAKE_RDMACM_LOG.
  * Environment: FAKE_RDMACM_SGUID / FAKE_RDMACM_DGUID, the port GUIDs of the two ends;
  * FAKE_RDMACM_DEVICE / FAKE_RDMACM_PORT, the device and port the ids are on (default: the first
- * umad CA, port 1), for hosts with several devices or ports. */
+ * umad CA, port 1), for hosts with several devices or ports. FAKE_RDMACM_GUIDS, a file of port
+ * GUIDs (hex, one a line): an IPv4 destination's low 16 bits index it, so that one program
+ * resolves many peers (10.0.0.5 is the sixth line's node), as ARP over IPoIB would name them.
+ * fake_rdmacm_counts() says how many routes the module set (RDMA_OPTION_IB_PATH) and how many it
+ * left to the kernel's resolution, for a program that resolves too many to log. */
 #include <endian.h>
 #include <errno.h>
 #include <infiniband/umad.h>
@@ -22,7 +26,9 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#define MAX_EVENTS 16
+/* Per channel: an event loop may resolve a hundred peers on one channel at once. */
+#define MAX_EVENTS 1024
+#define MAX_GUIDS 65536
 
 /* The module's route workers queue events while the program's thread takes them. */
 static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -33,6 +39,29 @@ struct fake_channel {
   int head, count;
   int private_to_sync_id;
 };
+
+static int paths_set, kernel_routes;
+
+void fake_rdmacm_counts(int* paths, int* kernel) {
+  pthread_mutex_lock(&queue_lock);
+  *paths = paths_set;
+  *kernel = kernel_routes;
+  pthread_mutex_unlock(&queue_lock);
+}
+
+static uint64_t* guid_table;
+static size_t guid_count;
+
+static void load_guids(void) {
+  const char* path = getenv("FAKE_RDMACM_GUIDS");
+  char line[64];
+  FILE* f;
+  if (path == NULL || (f = fopen(path, "r")) == NULL) return;
+  guid_table = calloc(MAX_GUIDS, sizeof(*guid_table));
+  while (guid_table != NULL && guid_count < MAX_GUIDS && fgets(line, sizeof(line), f) != NULL)
+    if (line[0] != '\n') guid_table[guid_count++] = strtoull(line, NULL, 16);
+  fclose(f);
+}
 
 static void log_line(const char* fmt, ...) {
   const char* path = getenv("FAKE_RDMACM_LOG");
@@ -161,6 +190,15 @@ int rdma_resolve_addr(struct rdma_cm_id* id, struct sockaddr* src, struct sockad
          dst->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in));
   set_gid(&id->route.addr.addr.ibaddr.sgid, "FAKE_RDMACM_SGUID");
   set_gid(&id->route.addr.addr.ibaddr.dgid, "FAKE_RDMACM_DGUID");
+  {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, load_guids);
+    if (guid_count > 0 && dst->sa_family == AF_INET) {
+      size_t index = be32toh(((const struct sockaddr_in*)dst)->sin_addr.s_addr) & 0xffff;
+      if (index < guid_count)
+        id->route.addr.addr.ibaddr.dgid.global.interface_id = htobe64(guid_table[index]);
+    }
+  }
   id->route.addr.addr.ibaddr.pkey = htobe16(0xffff);
   if (!((struct fake_channel*)id->channel)->private_to_sync_id)
     queue_event(id, RDMA_CM_EVENT_ADDR_RESOLVED);
@@ -170,6 +208,9 @@ int rdma_resolve_addr(struct rdma_cm_id* id, struct sockaddr* src, struct sockad
 /* The kernel's own route resolution: only reached when the module falls back. */
 int rdma_resolve_route(struct rdma_cm_id* id, int timeout_ms) {
   (void)timeout_ms;
+  pthread_mutex_lock(&queue_lock);
+  ++kernel_routes;
+  pthread_mutex_unlock(&queue_lock);
   log_line("{\"call\":\"rdma_resolve_route\"}");
   if (!((struct fake_channel*)id->channel)->private_to_sync_id)
     queue_event(id, RDMA_CM_EVENT_ROUTE_RESOLVED);
@@ -192,6 +233,9 @@ int rdma_set_option(struct rdma_cm_id* id, int level, int optname, void* optval,
         "\"sl\":%u,\"mtu\":%u,\"service_id\":%llu}",
         optlen, p->flags, be16toh(p->path.qosclass_sl) & 0xF, p->path.mtu & 0x3F,
         (unsigned long long)be64toh(p->path.service_id));
+    pthread_mutex_lock(&queue_lock);
+    ++paths_set;
+    pthread_mutex_unlock(&queue_lock);
     queue_event(id, RDMA_CM_EVENT_ROUTE_RESOLVED); /* the kernel does, sync ids included */
     return 0;
   }
