@@ -27,7 +27,6 @@ namespace {
 
 using rdmaqos::preload::PlainVerbsDecider;
 using rdmaqos::preload::PlainVerbsInputs;
-using rdmaqos::preload::PlainVerbsOps;
 using rdmaqos::preload::PlainVerbsOptions;
 namespace providers = rdmaqos::providers;
 namespace sa = rdmaqos::sa;
@@ -69,22 +68,24 @@ const rdmacm::CmSettings& roce_settings() {
   return s;
 }
 
-PlainVerbsOps instant_sa() {
-  PlainVerbsOps ops;
-  ops.qos_supported = [](const PlainVerbsInputs&, sa::Deadline) -> rdmaqos::Result<bool> {
+// An SA that answers at once: SL 5, MTU 2048.
+class InstantSa final : public rdmaqos::preload::PlainVerbsSa {
+ public:
+  rdmaqos::Result<bool> qos_supported(const PlainVerbsInputs&, sa::Deadline) override {
     return true;
-  };
-  ops.path_query = [](const PlainVerbsInputs&, const sa::PathQuery& q,
-                      sa::Deadline) -> rdmaqos::Result<std::vector<sa::PathRecord>> {
+  }
+  rdmaqos::Result<std::vector<sa::PathRecord>> path_query(const PlainVerbsInputs&,
+                                                          const sa::PathQuery& q,
+                                                          sa::Deadline) override {
     sa::PathRecord p;
     p.slid = q.record.slid;
     p.dlid = q.record.dlid;
     p.sl = 5;
     p.mtu = IBV_MTU_2048;
     return std::vector<sa::PathRecord>{p};
-  };
-  return ops;
-}
+  }
+  void log_once(const std::string&, const std::string&) override {}
+};
 
 // One RTR transition per iteration through the interposer, with the link and decision given.
 void run_module(benchmark::State& state, providers::LinkKind link, std::optional<uint16_t> cls,
@@ -92,20 +93,42 @@ void run_module(benchmark::State& state, providers::LinkKind link, std::optional
   PlainVerbsOptions o;
   o.settings = &roce_settings();
   o.ttl = ttl;
-  PlainVerbsDecider decider(o, instant_sa());
-  providers::InterposerHooks hooks;
-  hooks.probe.link_kind = [link](ibv_context*, uint8_t, uint8_t) { return link; };
-  hooks.plain_verbs = [&](const providers::PlainVerbsTarget& t) {
-    PlainVerbsInputs in;
-    in.device = "mlx5_0";
-    in.port = t.port;
-    in.link = t.link;
-    in.slid = 1;
-    in.dlid = t.ah->dlid;
-    in.pkey = 0xFFFF;
-    in.qos_class = cls;
-    return decider.decide(in);
-  };
+  PlainVerbsDecider decider(o, std::make_unique<InstantSa>());
+  // The module's host, but for the link and the port's LID and P_Key, which are given.
+  class Host final : public providers::VerbsHost {
+   public:
+    Host(providers::LinkKind link, std::optional<uint16_t> cls, PlainVerbsDecider& decider)
+        : link_(link), cls_(cls), decider_(decider) {}
+    const providers::VerbsSettings& settings() const override { return settings_; }
+    providers::ProgramValues program_values() const override {
+      return providers::ProgramValues::kKeep;
+    }
+    providers::LinkKind link_kind(ibv_context*, uint8_t, uint8_t) override { return link_; }
+    uint8_t qp_port(ibv_qp*) override { return 1; }
+    uint16_t qp_pkey_index(ibv_qp*) override { return 0; }
+    std::optional<providers::QosDecision> plain_verbs(
+        const providers::PlainVerbsTarget& t) override {
+      PlainVerbsInputs in;
+      in.device = "mlx5_0";
+      in.port = t.port;
+      in.link = t.link;
+      in.slid = 1;
+      in.dlid = t.ah->dlid;
+      in.pkey = 0xFFFF;
+      in.qos_class = cls_;
+      return decider_.decide(in);
+    }
+    int rate_limit(ibv_qp*, uint32_t) override { return EOPNOTSUPP; }
+    void log_once(const std::string&, const std::string&) override {}
+    bool recording() const override { return false; }
+    void record(const std::string&) override {}
+
+   private:
+    providers::VerbsSettings settings_;
+    providers::LinkKind link_;
+    std::optional<uint16_t> cls_;
+    PlainVerbsDecider& decider_;
+  } hooks(link, cls, decider);
   ibv_context ctx{};
   ibv_qp qp{};
   qp.context = &ctx;

@@ -84,8 +84,8 @@ sa::PathQuery plain_verbs_query(const PlainVerbsInputs& in, bool sa_advertises_q
   return q;
 }
 
-PlainVerbsDecider::PlainVerbsDecider(PlainVerbsOptions options, PlainVerbsOps ops)
-    : options_(options), ops_(std::move(ops)), cache_(std::make_unique<Cache>()) {
+PlainVerbsDecider::PlainVerbsDecider(PlainVerbsOptions options, std::unique_ptr<PlainVerbsSa> sa)
+    : options_(options), sa_(std::move(sa)), cache_(std::make_unique<Cache>()) {
   std::lock_guard lock(deciders_mutex);
   if (deciders == nullptr) deciders = new std::set<PlainVerbsDecider*>;
   deciders->insert(this);
@@ -138,10 +138,9 @@ std::optional<QosDecision> PlainVerbsDecider::decide(const PlainVerbsInputs& in)
   }
   if (in.link != LinkKind::kInfiniBand || !options_.query_sa) return std::nullopt;
   if (in.dlid == 0 || in.slid == 0) {
-    if (ops_.log_once)
-      ops_.log_once("verbs_no_lid",
-                    "a plain-verbs QP on InfiniBand has no destination LID, or its port's LID is "
-                    "unknown; it keeps the stock path (no SA query)");
+    sa_->log_once("verbs_no_lid",
+                  "a plain-verbs QP on InfiniBand has no destination LID, or its port's LID is "
+                  "unknown; it keeps the stock path (no SA query)");
     return std::nullopt;
   }
 
@@ -160,10 +159,9 @@ std::optional<QosDecision> PlainVerbsDecider::decide(const PlainVerbsInputs& in)
       std::shared_ptr<Cache::Entry> e = it->second;
       if (cache_->answered.wait_until(lock, deadline, [&] { return e->done; })) return e->decision;
       lock.unlock();
-      if (ops_.log_once)
-        ops_.log_once("verbs_sa_wait",
-                      "the SA's answer for a plain-verbs QP took longer than "
-                      "verbs_sa_wait_ms; such QPs keep the stock path");
+      sa_->log_once("verbs_sa_wait",
+                    "the SA's answer for a plain-verbs QP took longer than "
+                    "verbs_sa_wait_ms; such QPs keep the stock path");
       return std::nullopt;
     }
     if (cache_->entries.size() >= options_.capacity) {
@@ -180,10 +178,9 @@ std::optional<QosDecision> PlainVerbsDecider::decide(const PlainVerbsInputs& in)
   try {
     decision = ask_sa(in, deadline);
   } catch (...) {
-    if (ops_.log_once)
-      ops_.log_once("verbs_sa_exception",
-                    "internal error asking the SA for a plain-verbs QP; "
-                    "such QPs keep the stock path");
+    sa_->log_once("verbs_sa_exception",
+                  "internal error asking the SA for a plain-verbs QP; "
+                  "such QPs keep the stock path");
   }
   {
     std::lock_guard lock(cache_->mutex);
@@ -202,17 +199,15 @@ std::optional<QosDecision> PlainVerbsDecider::decide(const PlainVerbsInputs& in)
 std::optional<QosDecision> PlainVerbsDecider::ask_sa(const PlainVerbsInputs& in,
                                                      sa::Deadline deadline) {
   auto fail = [&](const std::string& why) -> std::optional<QosDecision> {
-    if (ops_.log_once)
-      ops_.log_once("verbs_sa:" + why,
-                    fmt::format("cannot get a path for plain-verbs QPs from the SA ({}); they "
-                                "keep the stock path",
-                                why));
+    sa_->log_once("verbs_sa:" + why,
+                  fmt::format("cannot get a path for plain-verbs QPs from the SA ({}); they "
+                              "keep the stock path",
+                              why));
     return std::nullopt;
   };
-  if (!ops_.qos_supported || !ops_.path_query) return fail("no SA client");
-  auto qos = ops_.qos_supported(in, deadline);
+  auto qos = sa_->qos_supported(in, deadline);
   if (!qos) return fail(qos.error().message);
-  auto paths = ops_.path_query(in, plain_verbs_query(in, *qos), deadline);
+  auto paths = sa_->path_query(in, plain_verbs_query(in, *qos), deadline);
   if (!paths) return fail(paths.error().message);
   if (paths->empty()) return fail("no path in the answer");
   const sa::PathRecord& p = paths->front();

@@ -9,7 +9,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,13 +44,19 @@ struct PlainVerbsOptions {
   size_t capacity = 4096;  // keys kept at once; when full, expired ones go, else all
 };
 
-struct PlainVerbsOps {
+// The SA as a plain-verbs decision asks it, and where its failures are told: the module
+// implements it over its port's SA client and its log, tests over a fake. May throw (the
+// decider catches it, logs once and leaves the QP stock).
+class PlainVerbsSa {
+ public:
+  virtual ~PlainVerbsSa() = default;
   // InfiniBand: whether the port's SA advertises QoS, and its answer to a query.
-  std::function<rdmaqos::Result<bool>(const PlainVerbsInputs&, sa::Deadline)> qos_supported;
-  std::function<rdmaqos::Result<std::vector<sa::PathRecord>>(const PlainVerbsInputs&,
-                                                             const sa::PathQuery&, sa::Deadline)>
-      path_query;
-  std::function<void(const std::string& key, const std::string& message)> log_once;
+  virtual rdmaqos::Result<bool> qos_supported(const PlainVerbsInputs& in,
+                                              sa::Deadline deadline) = 0;
+  virtual rdmaqos::Result<std::vector<sa::PathRecord>> path_query(const PlainVerbsInputs& in,
+                                                                  const sa::PathQuery& query,
+                                                                  sa::Deadline deadline) = 0;
+  virtual void log_once(const std::string& key, const std::string& message) = 0;
 };
 
 // The PathRecord query for a plain-verbs QP: SLID, DLID, reversible, one path; the P_Key when
@@ -61,7 +66,8 @@ sa::PathQuery plain_verbs_query(const PlainVerbsInputs& in, bool sa_advertises_q
 class PlainVerbsDecider {
  public:
   using Clock = std::chrono::steady_clock;
-  PlainVerbsDecider(PlainVerbsOptions options, PlainVerbsOps ops);
+  // `sa`: not null.
+  PlainVerbsDecider(PlainVerbsOptions options, std::unique_ptr<PlainVerbsSa> sa);
   ~PlainVerbsDecider();
   PlainVerbsDecider(const PlainVerbsDecider&) = delete;
   PlainVerbsDecider& operator=(const PlainVerbsDecider&) = delete;
@@ -78,7 +84,7 @@ class PlainVerbsDecider {
   struct Cache;
   std::optional<providers::QosDecision> ask_sa(const PlainVerbsInputs& in, sa::Deadline deadline);
   PlainVerbsOptions options_;
-  PlainVerbsOps ops_;
+  std::unique_ptr<PlainVerbsSa> sa_;
   std::unique_ptr<Cache> cache_;
 };
 

@@ -8,7 +8,10 @@
 
 #include <cerrno>
 #include <chrono>
+#include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "cm_layer.h"
 #include "config.h"
@@ -36,6 +39,26 @@ void log_decider_once(const std::string& key, const std::string& message) noexce
   log_once(key, message);
 }
 
+// The SA of a plain-verbs decision: this process's client of the QP's port.
+class ModulePlainVerbsSa final : public PlainVerbsSa {
+ public:
+  rdmaqos::Result<bool> qos_supported(const PlainVerbsInputs& in, sa::Deadline d) override {
+    auto client = client_of(in);
+    if (!client) return client.error();
+    return (*client)->qos_supported(d);
+  }
+  rdmaqos::Result<std::vector<sa::PathRecord>> path_query(const PlainVerbsInputs& in,
+                                                          const sa::PathQuery& q,
+                                                          sa::Deadline d) override {
+    auto client = client_of(in);
+    if (!client) return client.error();
+    return (*client)->path_records(q, d);
+  }
+  void log_once(const std::string& key, const std::string& message) override {
+    log_decider_once(key, message);
+  }
+};
+
 // The plain-verbs decider over this process's SA clients and host policy.
 PlainVerbsDecider* make_decider(const config::HostConfig& c) {
   const CmConfig& cm = cm_config();
@@ -44,20 +67,7 @@ PlainVerbsDecider* make_decider(const config::HostConfig& c) {
   o.query_sa = cm.sa != CmConfig::Sa::kOff;
   o.wait = std::chrono::milliseconds(c.number("verbs_sa_wait_ms"));
   o.ttl = std::chrono::seconds(c.number("cache_ttl"));
-  PlainVerbsOps ops;
-  ops.log_once = &log_decider_once;
-  ops.qos_supported = [](const PlainVerbsInputs& in, sa::Deadline d) -> rdmaqos::Result<bool> {
-    auto client = client_of(in);
-    if (!client) return client.error();
-    return (*client)->qos_supported(d);
-  };
-  ops.path_query = [](const PlainVerbsInputs& in, const sa::PathQuery& q,
-                      sa::Deadline d) -> rdmaqos::Result<std::vector<sa::PathRecord>> {
-    auto client = client_of(in);
-    if (!client) return client.error();
-    return (*client)->path_records(q, d);
-  };
-  return new PlainVerbsDecider(o, std::move(ops));
+  return new PlainVerbsDecider(o, std::make_unique<ModulePlainVerbsSa>());
 }
 
 // What the module knows of a plain-verbs QP at RTR (or an address handle): its port's LID and
@@ -80,39 +90,61 @@ PlainVerbsInputs inputs_of(const providers::PlainVerbsTarget& t) {
   return in;
 }
 
-// Loaded on first use, once: the host configuration and the environment.
-const providers::InterposerHooks& hooks() {
-  static providers::InterposerHooks* h = [] {
-    auto* out = new providers::InterposerHooks;
-    out->log_once = &log_once;
-    out->probe.link_kind = &link_kind;
-    out->probe.qp_port = &qp_port;
-    out->probe.qp_pkey_index = &qp_pkey_index;
-    out->rate_limit = [](ibv_qp* qp, uint32_t kbps) {
-      ibv_qp_rate_limit_attr a{};
-      a.rate_limit = kbps;
-      return ibv_modify_qp_rate_limit(qp, &a);
-    };
+// The module as the interposer's host: the devices (ports.h), the plain-verbs decider over this
+// process's SA clients and host policy, the log, and the configuration read once.
+class ModuleVerbsHost final : public providers::VerbsHost {
+ public:
+  ModuleVerbsHost() {
     try {
       const config::HostConfig* loaded = preload_config();
-      if (loaded == nullptr) return out;
+      if (loaded == nullptr) return;
       const auto& c = *loaded;
-      out->settings = providers::verbs_settings_from(c.text("flow_label"), c.text("sl"),
-                                                     c.text("tclass"), c.text("apply_on_ib"));
-      out->program_values = c.text("verbs_values") == "replace" ? providers::ProgramValues::kReplace
-                                                                : providers::ProgramValues::kKeep;
-      PlainVerbsDecider* decider = make_decider(c);  // lives as long as the process
-      out->plain_verbs = [decider](const providers::PlainVerbsTarget& t) {
-        return decider->decide(inputs_of(t));
-      };
-      std::string record_path = c.text("test_record");
-      if (!record_path.empty())
-        out->record = [record_path](const std::string& line) { append_record(record_path, line); };
+      settings_ = providers::verbs_settings_from(c.text("flow_label"), c.text("sl"),
+                                                 c.text("tclass"), c.text("apply_on_ib"));
+      values_ = c.text("verbs_values") == "replace" ? providers::ProgramValues::kReplace
+                                                    : providers::ProgramValues::kKeep;
+      decider_ = make_decider(c);  // lives as long as the process
+      record_path_ = c.text("test_record");
     } catch (...) {
-      log_once("config", "cannot load the host configuration; using defaults");
+      rdmaqos::preload::log_once("config", "cannot load the host configuration; using defaults");
     }
-    return out;
-  }();
+  }
+  const providers::VerbsSettings& settings() const override { return settings_; }
+  providers::ProgramValues program_values() const override { return values_; }
+  providers::LinkKind link_kind(ibv_context* context, uint8_t port, uint8_t sgid_index) override {
+    return rdmaqos::preload::link_kind(context, port, sgid_index);
+  }
+  uint8_t qp_port(ibv_qp* qp) override { return rdmaqos::preload::qp_port(qp); }
+  uint16_t qp_pkey_index(ibv_qp* qp) override { return rdmaqos::preload::qp_pkey_index(qp); }
+  std::optional<providers::QosDecision> plain_verbs(
+      const providers::PlainVerbsTarget& target) override {
+    if (decider_ == nullptr) return std::nullopt;
+    return decider_->decide(inputs_of(target));
+  }
+  int rate_limit(ibv_qp* qp, uint32_t kbps) override {
+    ibv_qp_rate_limit_attr a{};
+    a.rate_limit = kbps;
+    return ibv_modify_qp_rate_limit(qp, &a);
+  }
+  void log_once(const std::string& key, const std::string& message) override {
+    rdmaqos::preload::log_once(key, message);
+  }
+  bool recording() const override { return !record_path_.empty(); }
+  void record(const std::string& json_line) override {
+    if (!record_path_.empty()) append_record(record_path_, json_line);
+  }
+
+ private:
+  providers::VerbsSettings settings_;
+  providers::ProgramValues values_ = providers::ProgramValues::kKeep;
+  PlainVerbsDecider* decider_ = nullptr;
+  std::string record_path_;
+};
+
+// Made on first use, once, and never destroyed: interposed calls may come from other threads
+// while the process exits.
+providers::VerbsHost& host() {
+  static ModuleVerbsHost* h = new ModuleVerbsHost;
   return *h;
 }
 
@@ -131,7 +163,7 @@ __attribute__((visibility("default"))) int ibv_modify_qp(ibv_qp* qp, ibv_qp_attr
     return next(qp, attr, mask);
   rdmaqos::providers::ModifyQpCall call(next, qp, attr, mask);
   try {
-    return rdmaqos::providers::interpose_modify_qp(call, rdmaqos::preload::hooks());
+    return rdmaqos::providers::interpose_modify_qp(call, rdmaqos::preload::host());
   } catch (...) {
     log_once("modify_qp_exception", "internal error in ibv_modify_qp; QPs left unchanged");
     return call.finish();  // the provider's answer, if it already gave one
@@ -146,7 +178,7 @@ __attribute__((visibility("default"))) ibv_ah* ibv_create_ah(ibv_pd* pd, ibv_ah_
   }
   rdmaqos::providers::CreateAhCall call(next, pd, attr);
   try {
-    return rdmaqos::providers::interpose_create_ah(call, rdmaqos::preload::hooks());
+    return rdmaqos::providers::interpose_create_ah(call, rdmaqos::preload::host());
   } catch (...) {
     log_once("create_ah_exception", "internal error in ibv_create_ah; AHs left unchanged");
     return call.finish();  // the provider's answer, if it already gave one

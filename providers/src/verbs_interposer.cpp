@@ -41,45 +41,43 @@ std::string record_line(const char* call, uint32_t qp_num, uint32_t dest_qp, con
 }
 
 // The level of a plain-verbs target, with what the program set itself kept as configured.
-std::optional<QosDecision> plain_decision(const PlainVerbsTarget& t, const InterposerHooks& hooks) {
-  if (!hooks.plain_verbs || t.link == LinkKind::kUnknown) return std::nullopt;
-  std::optional<QosDecision> d = hooks.plain_verbs(t);
-  if (d) keep_program_values(*d, *t.ah, hooks.program_values);
+std::optional<QosDecision> plain_decision(const PlainVerbsTarget& t, VerbsHost& host) {
+  if (t.link == LinkKind::kUnknown) return std::nullopt;
+  std::optional<QosDecision> d = host.plain_verbs(t);
+  if (d) keep_program_values(*d, *t.ah, host.program_values());
   return d;
 }
 
 // The level's rate-limit as the QP's packet-pacing limit, once the QP is in RTS (where devices
 // accept it); `entry` is the QP's registry entry. Only a decision that asks for pacing gets it
 // (QosDecision::pace): pacing uses entries of the device's small rate table.
-void apply_rate_limit(ibv_qp* qp, const InterposerHooks& hooks,
-                      const std::optional<QpEntry>& entry) {
-  if (!hooks.rate_limit) return;
+void apply_rate_limit(ibv_qp* qp, VerbsHost& host, const std::optional<QpEntry>& entry) {
   if (!entry || !entry->decision || !entry->decision->pace || !entry->decision->static_rate) return;
   int mbps = ibv_rate_to_mbps(static_cast<ibv_rate>(*entry->decision->static_rate));
   if (mbps <= 0) return;
   uint32_t kbps = static_cast<uint32_t>(mbps) * 1000;
-  int rc = hooks.rate_limit(qp, kbps);
-  if (hooks.record)
-    hooks.record(dump(Record{{"call", "ibv_modify_qp_rate_limit"},
-                             {"qp_num", qp->qp_num},
-                             {"rate_limit_kbps", kbps},
-                             {"rc", rc}}));
-  if (rc == 0 || !hooks.log_once) return;
+  int rc = host.rate_limit(qp, kbps);
+  if (host.recording())
+    host.record(dump(Record{{"call", "ibv_modify_qp_rate_limit"},
+                            {"qp_num", qp->qp_num},
+                            {"rate_limit_kbps", kbps},
+                            {"rc", rc}}));
+  if (rc == 0) return;
   if (rc == EOPNOTSUPP || rc == ENOTSUP || rc == ENOSYS)
-    hooks.log_once("rate_limit_unsupported",
-                   "the device has no QP rate limiting (ibv_modify_qp_rate_limit); the level's "
-                   "rate stays the address vector's static rate");
+    host.log_once("rate_limit_unsupported",
+                  "the device has no QP rate limiting (ibv_modify_qp_rate_limit); the level's "
+                  "rate stays the address vector's static rate");
   else
-    hooks.log_once("rate_limit_failed",
-                   fmt::format("ibv_modify_qp_rate_limit({} kbit/s) failed (error {}); the "
-                               "level's rate stays the address vector's static rate",
-                               kbps, rc));
+    host.log_once("rate_limit_failed",
+                  fmt::format("ibv_modify_qp_rate_limit({} kbit/s) failed (error {}); the "
+                              "level's rate stays the address vector's static rate",
+                              kbps, rc));
 }
 
 // The RTS transition of a QP whose decision has an ACK timeout: sent with the level's timeout
 // instead of the one the caller derived (on RoCE the kernel's fixed packet lifetime). nullopt:
 // not applicable, or the provider refused it (the caller then makes the program's own call).
-std::optional<int> modify_with_ack_timeout(ModifyQpCall& call, const InterposerHooks& hooks,
+std::optional<int> modify_with_ack_timeout(ModifyQpCall& call, VerbsHost& host,
                                            const std::optional<QpEntry>& entry) {
   ibv_qp_attr* attr = call.attr();
   const int mask = call.mask();
@@ -91,17 +89,16 @@ std::optional<int> modify_with_ack_timeout(ModifyQpCall& call, const InterposerH
   ibv_qp_attr changed = *attr;
   changed.timeout = timeout;
   int rc = call.call(&changed, mask);
-  if (hooks.record)
-    hooks.record(dump(Record{{"call", "ibv_modify_qp_timeout"},
-                             {"qp_num", call.qp()->qp_num},
-                             {"timeout", timeout},
-                             {"program_timeout", attr->timeout},
-                             {"rc", rc}}));
+  if (host.recording())
+    host.record(dump(Record{{"call", "ibv_modify_qp_timeout"},
+                            {"qp_num", call.qp()->qp_num},
+                            {"timeout", timeout},
+                            {"program_timeout", attr->timeout},
+                            {"rc", rc}}));
   if (rc == 0) return rc;
-  if (hooks.log_once)
-    hooks.log_once("ack_timeout", fmt::format("the provider refused the level's ACK timeout {} "
-                                              "(error {}); QPs keep the one they were given",
-                                              timeout, rc));
+  host.log_once("ack_timeout", fmt::format("the provider refused the level's ACK timeout {} "
+                                           "(error {}); QPs keep the one they were given",
+                                           timeout, rc));
   return std::nullopt;
 }
 
@@ -133,16 +130,14 @@ ibv_ah* CreateAhCall::finish() {
   return answer_;
 }
 
-int interpose_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask, ModifyQpFn next,
-                        const InterposerHooks& hooks) {
+int interpose_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask, ModifyQpFn next, VerbsHost& host) {
   ModifyQpCall call(next, qp, attr, mask);
-  return interpose_modify_qp(call, hooks);
+  return interpose_modify_qp(call, host);
 }
 
-ibv_ah* interpose_create_ah(ibv_pd* pd, ibv_ah_attr* attr, CreateAhFn next,
-                            const InterposerHooks& hooks) {
+ibv_ah* interpose_create_ah(ibv_pd* pd, ibv_ah_attr* attr, CreateAhFn next, VerbsHost& host) {
   CreateAhCall call(next, pd, attr);
-  return interpose_create_ah(call, hooks);
+  return interpose_create_ah(call, host);
 }
 
 int interpose_destroy_qp(ibv_qp* qp, DestroyQpFn next) noexcept {
@@ -154,7 +149,7 @@ int interpose_destroy_qp(ibv_qp* qp, DestroyQpFn next) noexcept {
   return next(qp);
 }
 
-int interpose_modify_qp(ModifyQpCall& call, const InterposerHooks& hooks) {
+int interpose_modify_qp(ModifyQpCall& call, VerbsHost& host) {
   ibv_qp* qp = call.qp();
   ibv_qp_attr* attr = call.attr();
   int mask = call.mask();
@@ -165,18 +160,16 @@ int interpose_modify_qp(ModifyQpCall& call, const InterposerHooks& hooks) {
   if (!(mask & IBV_QP_AV)) {
     // RTS with some level's timeout or rate: the entry is looked at once, for both.
     std::optional<QpEntry> entry = registry.find(qp);
-    std::optional<int> timed = modify_with_ack_timeout(call, hooks, entry);
+    std::optional<int> timed = modify_with_ack_timeout(call, host, entry);
     int rc = timed ? *timed : next(qp, attr, mask);
-    if (rc == 0) apply_rate_limit(qp, hooks, entry);
+    if (rc == 0) apply_rate_limit(qp, host, entry);
     return rc;
   }
 
   auto entry = registry.find(qp);
   uint8_t port = attr->ah_attr.port_num;
-  if (port == 0 && hooks.probe.qp_port) port = hooks.probe.qp_port(qp);
-  LinkKind link = hooks.probe.link_kind
-                      ? hooks.probe.link_kind(qp->context, port, attr->ah_attr.grh.sgid_index)
-                      : LinkKind::kUnknown;
+  if (port == 0) port = host.qp_port(qp);
+  LinkKind link = host.link_kind(qp->context, port, attr->ah_attr.grh.sgid_index);
 
   ibv_qp_attr changed = *attr;
   int changed_mask = mask;
@@ -190,11 +183,10 @@ int interpose_modify_qp(ModifyQpCall& call, const InterposerHooks& hooks) {
   const bool rdma_cm_qp = cm || (entry && entry->rdma_cm);
   if (!decision && !rdma_cm_qp && (mask & IBV_QP_STATE) && attr->qp_state == IBV_QPS_RTR) {
     // On RoCE the policy matches the default P_Key: only InfiniBand asks the QP for its index.
-    const uint16_t pkey_index = link == LinkKind::kInfiniBand && hooks.probe.qp_pkey_index
-                                    ? hooks.probe.qp_pkey_index(qp)
-                                    : uint16_t{0};
+    const uint16_t pkey_index =
+        link == LinkKind::kInfiniBand ? host.qp_pkey_index(qp) : uint16_t{0};
     PlainVerbsTarget t{qp->context, port, pkey_index, link, &attr->ah_attr};
-    decision = plain_decision(t, hooks);
+    decision = plain_decision(t, host);
     if (decision) {
       source = "plain_verbs";
       registry.set_decision(qp, *decision);
@@ -202,27 +194,27 @@ int interpose_modify_qp(ModifyQpCall& call, const InterposerHooks& hooks) {
   }
   // Reasons are for the test hook; a rejection below works its own out again for the log.
   auto decide = [&](ibv_qp_attr& a, int& m, bool explain) {
-    return decide_qp_av(a, m, qp->qp_num, link, cm, decision, hooks.settings, explain);
+    return decide_qp_av(a, m, qp->qp_num, link, cm, decision, host.settings(), explain);
   };
-  AvOutcome out = decide(changed, changed_mask, static_cast<bool>(hooks.record));
-  if (link == LinkKind::kUnknown && hooks.log_once)
-    hooks.log_once("link", "cannot tell the link layer of a QP's port; leaving QPs unchanged");
+  AvOutcome out = decide(changed, changed_mask, host.recording());
+  if (link == LinkKind::kUnknown)
+    host.log_once("link", "cannot tell the link layer of a QP's port; leaving QPs unchanged");
 
   uint32_t dest = (mask & IBV_QP_DEST_QPN) ? attr->dest_qp_num : 0;
   auto mtu_of = [](const ibv_qp_attr& a, int m) {
     return (m & IBV_QP_PATH_MTU) ? std::optional<ibv_mtu>(a.path_mtu) : std::nullopt;
   };
   if (!out.changed) {
-    if (hooks.record)
-      hooks.record(record_line("ibv_modify_qp", qp->qp_num, dest, attr->ah_attr, out, source,
-                               mtu_of(*attr, mask)));
+    if (host.recording())
+      host.record(record_line("ibv_modify_qp", qp->qp_num, dest, attr->ah_attr, out, source,
+                              mtu_of(*attr, mask)));
     return next(qp, attr, mask);
   }
   int rc = next(qp, &changed, changed_mask);
   if (rc == 0) {
-    if (hooks.record)
-      hooks.record(record_line("ibv_modify_qp", qp->qp_num, dest, changed.ah_attr, out, source,
-                               mtu_of(changed, changed_mask)));
+    if (host.recording())
+      host.record(record_line("ibv_modify_qp", qp->qp_num, dest, changed.ah_attr, out, source,
+                              mtu_of(changed, changed_mask)));
     return 0;
   }
   if (out.reason.empty()) {
@@ -230,27 +222,24 @@ int interpose_modify_qp(ModifyQpCall& call, const InterposerHooks& hooks) {
     int again_mask = mask;
     out.reason = decide(again, again_mask, true).reason;
   }
-  if (hooks.log_once)
-    hooks.log_once("modify_qp_rejected",
-                   fmt::format("the provider rejected the QoS change ({}, error {}); the program's "
-                               "own attributes are used",
-                               out.reason, rc));
+  host.log_once("modify_qp_rejected",
+                fmt::format("the provider rejected the QoS change ({}, error {}); the program's "
+                            "own attributes are used",
+                            out.reason, rc));
   out.changed = false;
   out.reason += " (rejected; unchanged)";
-  if (hooks.record)
-    hooks.record(record_line("ibv_modify_qp", qp->qp_num, dest, attr->ah_attr, out, source,
-                             mtu_of(*attr, mask)));
+  if (host.recording())
+    host.record(record_line("ibv_modify_qp", qp->qp_num, dest, attr->ah_attr, out, source,
+                            mtu_of(*attr, mask)));
   return next(qp, attr, mask);
 }
 
-ibv_ah* interpose_create_ah(CreateAhCall& call, const InterposerHooks& hooks) {
+ibv_ah* interpose_create_ah(CreateAhCall& call, VerbsHost& host) {
   ibv_pd* pd = call.pd();
   ibv_ah_attr* attr = call.attr();
   auto next = [&call](ibv_pd*, ibv_ah_attr* a) { return call.call(a); };
   if (pd == nullptr || attr == nullptr) return next(pd, attr);
-  LinkKind link = hooks.probe.link_kind
-                      ? hooks.probe.link_kind(pd->context, attr->port_num, attr->grh.sgid_index)
-                      : LinkKind::kUnknown;
+  LinkKind link = host.link_kind(pd->context, attr->port_num, attr->grh.sgid_index);
   ibv_ah_attr changed = *attr;
   std::optional<QosDecision> decision;
   if (attr->is_global) decision = QpRegistry::instance().find_peer_decision(pd, attr->grh.dgid);
@@ -258,28 +247,26 @@ ibv_ah* interpose_create_ah(CreateAhCall& call, const InterposerHooks& hooks) {
   if (!decision && !QpRegistry::instance().is_rdma_cm_pd(pd)) {
     // A UD address handle of a plain-verbs program: the level for its destination (the P_Key
     // is the UD QP's, unknown here: the port's first, index 0).
-    decision = plain_decision(PlainVerbsTarget{pd->context, attr->port_num, 0, link, attr}, hooks);
+    decision = plain_decision(PlainVerbsTarget{pd->context, attr->port_num, 0, link, attr}, host);
     if (decision) source = "plain_verbs";
   }
-  AvOutcome out =
-      decide_ah(changed, link, decision, hooks.settings, static_cast<bool>(hooks.record));
+  AvOutcome out = decide_ah(changed, link, decision, host.settings(), host.recording());
   if (!out.changed) {
-    if (hooks.record) hooks.record(record_line("ibv_create_ah", 0, 0, *attr, out, source));
+    if (host.recording()) host.record(record_line("ibv_create_ah", 0, 0, *attr, out, source));
     return next(pd, attr);
   }
   if (ibv_ah* ah = next(pd, &changed)) {
-    if (hooks.record) hooks.record(record_line("ibv_create_ah", 0, 0, changed, out, source));
+    if (host.recording()) host.record(record_line("ibv_create_ah", 0, 0, changed, out, source));
     return ah;
   }
   if (out.reason.empty()) {
     ibv_ah_attr again = *attr;
-    out.reason = decide_ah(again, link, decision, hooks.settings, true).reason;
+    out.reason = decide_ah(again, link, decision, host.settings(), true).reason;
   }
-  if (hooks.log_once)
-    hooks.log_once("create_ah_rejected",
-                   fmt::format("the provider rejected the QoS change ({}); the program's own "
-                               "attributes are used",
-                               out.reason));
+  host.log_once("create_ah_rejected",
+                fmt::format("the provider rejected the QoS change ({}); the program's own "
+                            "attributes are used",
+                            out.reason));
   return next(pd, attr);
 }
 

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <thread>
 
+#include "fake_plain_verbs_sa.h"
 #include "plain_verbs.h"
 
 namespace rdmaqos::preload {
@@ -34,12 +35,12 @@ TEST(PlainVerbsFork, TheChildAsksAgainForADestinationAnotherThreadWasAsking) {
   PlainVerbsOptions options;
   options.wait = std::chrono::milliseconds(200);
   options.ttl = std::chrono::hours(1);
-  PlainVerbsOps ops;
-  ops.qos_supported = [](const PlainVerbsInputs&, sa::Deadline) -> rdmaqos::Result<bool> {
+  auto ops = std::make_unique<FakePlainVerbsSa>();
+  ops->on_qos_supported = [](const PlainVerbsInputs&, sa::Deadline) -> rdmaqos::Result<bool> {
     return true;
   };
-  ops.path_query = [&](const PlainVerbsInputs&, const sa::PathQuery&,
-                       sa::Deadline) -> rdmaqos::Result<std::vector<sa::PathRecord>> {
+  ops->on_path_query = [&](const PlainVerbsInputs&, const sa::PathQuery&,
+                           sa::Deadline) -> rdmaqos::Result<std::vector<sa::PathRecord>> {
     if (getpid() == parent) {  // the parent's query stays under way until the fork is done
       parent_query_started = true;
       while (!release_parent_query) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -48,7 +49,7 @@ TEST(PlainVerbsFork, TheChildAsksAgainForADestinationAnotherThreadWasAsking) {
     answer.sl = 5;
     return std::vector<sa::PathRecord>{answer};
   };
-  PlainVerbsDecider decider(options, ops);
+  PlainVerbsDecider decider(options, std::move(ops));
   std::thread asking([&] { decider.decide(ib_destination()); });
   while (!parent_query_started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
 

@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "fake_plain_verbs_sa.h"
+#include "fake_verbs_host.h"
 #include "plain_verbs.h"
 #include "rdma-qos/providers/verbs_interposer.h"
 
@@ -47,18 +49,18 @@ class PlainVerbs : public ::testing::Test {
     answer_.packet_life = 10;
   }
 
-  PlainVerbsOps ops() {
-    PlainVerbsOps o;
-    o.qos_supported = [this](const PlainVerbsInputs&, sa::Deadline) -> rdmaqos::Result<bool> {
+  std::unique_ptr<FakePlainVerbsSa> ops() {
+    auto o = std::make_unique<FakePlainVerbsSa>();
+    o->on_qos_supported = [this](const PlainVerbsInputs&, sa::Deadline) -> rdmaqos::Result<bool> {
       if (sa_fails_) return rdmaqos::make_error(rdmaqos::ErrorCode::kTimeout, "no answer");
       return sa_has_qos_;
     };
-    o.path_query = [this](const PlainVerbsInputs&, const sa::PathQuery& q,
-                          sa::Deadline) -> rdmaqos::Result<std::vector<sa::PathRecord>> {
+    o->on_path_query = [this](const PlainVerbsInputs&, const sa::PathQuery& q,
+                              sa::Deadline) -> rdmaqos::Result<std::vector<sa::PathRecord>> {
       queries_.push_back(q);
       return std::vector<sa::PathRecord>{answer_};
     };
-    o.log_once = [this](const std::string& key, const std::string&) { logs_.push_back(key); };
+    o->on_log_once = [this](const std::string& key, const std::string&) { logs_.push_back(key); };
     return o;
   }
 
@@ -83,11 +85,11 @@ class PlainVerbs : public ::testing::Test {
   };
   static Connected connect(PlainVerbsDecider& d, const PlainVerbsInputs& in) {
     Connected out;
-    providers::InterposerHooks hooks;
-    hooks.probe.link_kind = [&in](ibv_context*, uint8_t, uint8_t) { return in.link; };
-    hooks.probe.qp_port = [](ibv_qp*) -> uint8_t { return 1; };
-    hooks.plain_verbs = [&](const providers::PlainVerbsTarget&) { return d.decide(in); };
-    hooks.rate_limit = [&out](ibv_qp*, uint32_t kbps) {
+    providers::FakeVerbsHost hooks;
+    hooks.on_link_kind = [&in](ibv_context*, uint8_t, uint8_t) { return in.link; };
+    hooks.on_qp_port = [](ibv_qp*) -> uint8_t { return 1; };
+    hooks.on_plain_verbs = [&](const providers::PlainVerbsTarget&) { return d.decide(in); };
+    hooks.on_rate_limit = [&out](ibv_qp*, uint32_t kbps) {
       out.paced_kbps.push_back(kbps);
       return 0;
     };
@@ -235,9 +237,9 @@ TEST_F(PlainVerbs, QpsReachingRtrTogetherShareOneQuery) {
   // count does not depend on timing (the wait is far longer than any scheduling delay).
   options_.wait = std::chrono::minutes(5);
   std::atomic<int> asked{0};
-  PlainVerbsOps o = ops();
-  o.path_query = [&](const PlainVerbsInputs&, const sa::PathQuery&,
-                     sa::Deadline) -> rdmaqos::Result<std::vector<sa::PathRecord>> {
+  auto o = ops();
+  o->on_path_query = [&](const PlainVerbsInputs&, const sa::PathQuery&,
+                         sa::Deadline) -> rdmaqos::Result<std::vector<sa::PathRecord>> {
     ++asked;
     std::this_thread::yield();
     return std::vector<sa::PathRecord>{answer_};
@@ -293,9 +295,9 @@ TEST_F(PlainVerbs, AnSaFailureLeavesTheQpStockLogsOnceAndIsRemembered) {
 }
 
 TEST_F(PlainVerbs, AnEmptyAnswerLeavesTheQpStock) {
-  PlainVerbsOps o = ops();
-  o.path_query = [](const PlainVerbsInputs&, const sa::PathQuery&,
-                    sa::Deadline) -> rdmaqos::Result<std::vector<sa::PathRecord>> {
+  auto o = ops();
+  o->on_path_query = [](const PlainVerbsInputs&, const sa::PathQuery&,
+                        sa::Deadline) -> rdmaqos::Result<std::vector<sa::PathRecord>> {
     return std::vector<sa::PathRecord>{};
   };
   PlainVerbsDecider d(options_, std::move(o));
@@ -303,9 +305,9 @@ TEST_F(PlainVerbs, AnEmptyAnswerLeavesTheQpStock) {
 }
 
 TEST_F(PlainVerbs, AThrowingSaClientLeavesTheQpStock) {
-  PlainVerbsOps o = ops();
-  o.path_query = [](const PlainVerbsInputs&, const sa::PathQuery&,
-                    sa::Deadline) -> rdmaqos::Result<std::vector<sa::PathRecord>> {
+  auto o = ops();
+  o->on_path_query = [](const PlainVerbsInputs&, const sa::PathQuery&,
+                        sa::Deadline) -> rdmaqos::Result<std::vector<sa::PathRecord>> {
     throw std::runtime_error("broken");
   };
   PlainVerbsDecider d(options_, std::move(o));

@@ -7,6 +7,7 @@
 
 #include <vector>
 
+#include "fake_verbs_host.h"
 #include "rdma-qos/providers/qp_registry.h"
 #include "rdma-qos/providers/verbs_interposer.h"
 
@@ -31,13 +32,13 @@ class PlainVerbsInterposer : public ::testing::Test {
   void SetUp() override {
     passed().clear();
     qp_.qp_num = 0x123;
-    hooks_.probe.link_kind = [this](ibv_context*, uint8_t, uint8_t) { return link_; };
-    hooks_.probe.qp_port = [](ibv_qp*) -> uint8_t { return 1; };
-    hooks_.record = [this](const std::string& line) { records_.push_back(line); };
+    hooks_.on_link_kind = [this](ibv_context*, uint8_t, uint8_t) { return link_; };
+    hooks_.on_qp_port = [](ibv_qp*) -> uint8_t { return 1; };
+    hooks_.on_record = [this](const std::string& line) { records_.push_back(line); };
     level_.sl = 5;
     level_.path_mtu = IBV_MTU_1024;
     level_.static_rate = IBV_RATE_40_GBPS;
-    hooks_.plain_verbs = [this](const PlainVerbsTarget& t) -> std::optional<QosDecision> {
+    hooks_.on_plain_verbs = [this](const PlainVerbsTarget& t) -> std::optional<QosDecision> {
       targets_.push_back(t);
       return level_;
     };
@@ -55,7 +56,7 @@ class PlainVerbsInterposer : public ::testing::Test {
   }
 
   ibv_qp qp_{};
-  InterposerHooks hooks_;
+  FakeVerbsHost hooks_;
   LinkKind link_ = LinkKind::kInfiniBand;
   QosDecision level_;
   std::vector<PlainVerbsTarget> targets_;
@@ -75,7 +76,7 @@ TEST_F(PlainVerbsInterposer, InfiniBandRtrGetsTheLevelsSlMtuAndRate) {
 TEST_F(PlainVerbsInterposer, TheHookSeesThePortPkeyIndexAndDestination) {
   // What the QP answers (ibv_query_qp in the module): the port of its INIT transition, its
   // P_Key index.
-  hooks_.probe.qp_pkey_index = [](ibv_qp*) -> uint16_t { return 2; };
+  hooks_.on_qp_pkey_index = [](ibv_qp*) -> uint16_t { return 2; };
   ibv_qp_attr a = rtr();
   a.ah_attr.port_num = 0;  // as some programs leave it: the INIT transition's port
   interpose_modify_qp(&qp_, &a, kRtrMask, fake_modify, hooks_);
@@ -88,9 +89,9 @@ TEST_F(PlainVerbsInterposer, TheHookSeesThePortPkeyIndexAndDestination) {
 
 TEST_F(PlainVerbsInterposer, OnRoceTheQpIsNotAskedForItsPkeyIndex) {
   // The host policy matches RoCE QPs on the default P_Key: no query for the index.
-  hooks_.probe.link_kind = [](ibv_context*, uint8_t, uint8_t) { return LinkKind::kRoceV2; };
+  hooks_.on_link_kind = [](ibv_context*, uint8_t, uint8_t) { return LinkKind::kRoceV2; };
   int asked = 0;
-  hooks_.probe.qp_pkey_index = [&asked](ibv_qp*) -> uint16_t {
+  hooks_.on_qp_pkey_index = [&asked](ibv_qp*) -> uint16_t {
     ++asked;
     return 2;
   };
@@ -116,7 +117,7 @@ TEST_F(PlainVerbsInterposer, KeepLeavesAnSlTheProgramSetItself) {
 }
 
 TEST_F(PlainVerbsInterposer, ReplaceOverridesAnSlTheProgramSetItself) {
-  hooks_.program_values = ProgramValues::kReplace;
+  hooks_.values = ProgramValues::kReplace;
   ibv_qp_attr a = rtr();
   a.ah_attr.sl = 2;
   interpose_modify_qp(&qp_, &a, kRtrMask, fake_modify, hooks_);
@@ -134,7 +135,7 @@ TEST_F(PlainVerbsInterposer, OnRoceTheLevelsTrafficClassReachesTheGrh) {
 }
 
 TEST_F(PlainVerbsInterposer, WithoutALevelInfiniBandQpsAreUntouched) {
-  hooks_.plain_verbs = [](const PlainVerbsTarget&) -> std::optional<QosDecision> {
+  hooks_.on_plain_verbs = [](const PlainVerbsTarget&) -> std::optional<QosDecision> {
     return std::nullopt;
   };
   ibv_qp_attr a = rtr();

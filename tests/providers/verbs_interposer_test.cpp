@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "fake_verbs_host.h"
 #include "rdma-qos/providers/qp_registry.h"
 #include "rdma-qos/providers/verbs_interposer.h"
 
@@ -56,14 +57,16 @@ class Interposer : public ::testing::Test {
     g_reject_changed = 0;
     g_reject_labelled_ah = g_reject_every_ah = false;
     qp_.qp_num = 0x123;
-    hooks_.settings.flow_label = *parse_flow_label_setting("rfc");
-    hooks_.probe.link_kind = [this](ibv_context*, uint8_t port, uint8_t) {
+    hooks_.fixed.flow_label = *parse_flow_label_setting("rfc");
+    hooks_.on_link_kind = [this](ibv_context*, uint8_t port, uint8_t) {
       seen_port_ = port;
       return LinkKind::kRoceV2;
     };
-    hooks_.probe.qp_port = [](ibv_qp*) -> uint8_t { return 7; };
-    hooks_.log_once = [this](const std::string& key, const std::string&) { logs_.push_back(key); };
-    hooks_.record = [this](const std::string& line) { records_.push_back(line); };
+    hooks_.on_qp_port = [](ibv_qp*) -> uint8_t { return 7; };
+    hooks_.on_log_once = [this](const std::string& key, const std::string&) {
+      logs_.push_back(key);
+    };
+    hooks_.on_record = [this](const std::string& line) { records_.push_back(line); };
   }
   void TearDown() override { QpRegistry::instance().erase(&qp_); }
 
@@ -76,7 +79,7 @@ class Interposer : public ::testing::Test {
   static constexpr int kMask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_DEST_QPN;
 
   ibv_qp qp_{};
-  InterposerHooks hooks_;
+  FakeVerbsHost hooks_;
   uint8_t seen_port_ = 0;
   std::vector<std::string> logs_, records_;
 };
@@ -103,9 +106,9 @@ TEST_F(Interposer, RejectedChangeIsRetriedAsTheProgramAsked) {
 // Without the test hook no reason is formatted on the way (it costs more than the decision on
 // every connection), but a rejection's log still says what was refused.
 TEST_F(Interposer, RejectionLogNamesTheChangeWithoutTheTestHook) {
-  hooks_.record = nullptr;
+  hooks_.on_record = nullptr;
   std::vector<std::string> messages;
-  hooks_.log_once = [&messages](const std::string&, const std::string& m) {
+  hooks_.on_log_once = [&messages](const std::string&, const std::string& m) {
     messages.push_back(m);
   };
   g_reject_changed = 1;
@@ -116,10 +119,10 @@ TEST_F(Interposer, RejectionLogNamesTheChangeWithoutTheTestHook) {
 }
 
 TEST_F(Interposer, RejectedAhLogNamesTheChangeWithoutTheTestHook) {
-  hooks_.record = nullptr;
-  hooks_.settings.flow_label = *parse_flow_label_setting("0x42");
+  hooks_.on_record = nullptr;
+  hooks_.fixed.flow_label = *parse_flow_label_setting("0x42");
   std::vector<std::string> messages;
-  hooks_.log_once = [&messages](const std::string&, const std::string& m) {
+  hooks_.on_log_once = [&messages](const std::string&, const std::string& m) {
     messages.push_back(m);
   };
   g_reject_labelled_ah = true;
@@ -170,7 +173,7 @@ TEST_F(Interposer, RegisteredCmConnectionGetsTheCmPortLabel) {
 }
 
 TEST_F(Interposer, AhGetsFixedLabel) {
-  hooks_.settings.flow_label = *parse_flow_label_setting("0x42");
+  hooks_.fixed.flow_label = *parse_flow_label_setting("0x42");
   static ibv_ah_attr seen{};
   static ibv_ah fake_ah{};
   auto fake_create = [](ibv_pd*, ibv_ah_attr* attr) -> ibv_ah* {
@@ -193,7 +196,7 @@ TEST_F(Interposer, RtsTransitionSetsTheLevelsRateLimit) {
   d.pace = true;
   QpRegistry::instance().set_decision(&qp_, d);
   std::vector<uint32_t> asked;
-  hooks_.rate_limit = [&asked](ibv_qp*, uint32_t kbps) {
+  hooks_.on_rate_limit = [&asked](ibv_qp*, uint32_t kbps) {
     asked.push_back(kbps);
     return 0;
   };
@@ -209,7 +212,7 @@ TEST_F(Interposer, DeviceWithoutRateLimitingLogsOnceAndSucceeds) {
   d.static_rate = 3;  // 10 Gb/s
   d.pace = true;
   QpRegistry::instance().set_decision(&qp_, d);
-  hooks_.rate_limit = [](ibv_qp*, uint32_t) { return EOPNOTSUPP; };
+  hooks_.on_rate_limit = [](ibv_qp*, uint32_t) { return EOPNOTSUPP; };
   ibv_qp_attr rts{};
   rts.qp_state = IBV_QPS_RTS;
   EXPECT_EQ(interpose_modify_qp(&qp_, &rts, IBV_QP_STATE, &fake_modify, hooks_), 0);
@@ -220,7 +223,7 @@ TEST_F(Interposer, DeviceWithoutRateLimitingLogsOnceAndSucceeds) {
 
 TEST_F(Interposer, NoRateLimitWithoutARateOrOutsideRts) {
   int n = 0;
-  hooks_.rate_limit = [&n](ibv_qp*, uint32_t) {
+  hooks_.on_rate_limit = [&n](ibv_qp*, uint32_t) {
     ++n;
     return 0;
   };
@@ -244,7 +247,7 @@ TEST_F(Interposer, AStaticRateThatIsNoRateLimitIsNotPaced) {
   d.static_rate = 7;
   QpRegistry::instance().set_decision(&qp_, d);
   int n = 0;
-  hooks_.rate_limit = [&n](ibv_qp*, uint32_t) {
+  hooks_.on_rate_limit = [&n](ibv_qp*, uint32_t) {
     ++n;
     return 0;
   };
@@ -342,7 +345,7 @@ TEST_F(Interposer, AhForARegisteredUdPeerGetsItsDecision) {
 }
 
 TEST_F(Interposer, RejectedAhChangeIsRetriedAsTheProgramAsked) {
-  hooks_.settings.flow_label = *parse_flow_label_setting("0x42");
+  hooks_.fixed.flow_label = *parse_flow_label_setting("0x42");
   g_reject_labelled_ah = true;
   ibv_pd pd{};
   ibv_ah_attr ah{};
@@ -355,7 +358,7 @@ TEST_F(Interposer, RejectedAhChangeIsRetriedAsTheProgramAsked) {
 }
 
 TEST_F(Interposer, AhTheProviderRefusesAnywayFailsAsItWouldHave) {
-  hooks_.settings.flow_label = *parse_flow_label_setting("0x42");
+  hooks_.fixed.flow_label = *parse_flow_label_setting("0x42");
   g_reject_every_ah = true;
   ibv_pd pd{};
   ibv_ah_attr ah{};
@@ -370,7 +373,7 @@ TEST_F(Interposer, AhTheProviderRefusesAnywayFailsAsItWouldHave) {
 // when it already gave one and makes the program's call otherwise: the provider never runs a
 // call twice that it already answered.
 TEST_F(Interposer, ExceptionAfterASuccessfulChangedCallKeepsItsAnswer) {
-  hooks_.record = [](const std::string&) { throw std::runtime_error("test hook"); };
+  hooks_.on_record = [](const std::string&) { throw std::runtime_error("test hook"); };
   ibv_qp_attr a = rtr();
   ModifyQpCall call(&fake_modify, &qp_, &a, kMask);
   EXPECT_THROW(interpose_modify_qp(call, hooks_), std::runtime_error);
@@ -384,7 +387,7 @@ TEST_F(Interposer, ExceptionAfterTheRtsCallKeepsItsAnswer) {
   d.static_rate = 7;
   d.pace = true;
   QpRegistry::instance().set_decision(&qp_, d);
-  hooks_.rate_limit = [](ibv_qp*, uint32_t) -> int { throw std::runtime_error("rate limit"); };
+  hooks_.on_rate_limit = [](ibv_qp*, uint32_t) -> int { throw std::runtime_error("rate limit"); };
   ibv_qp_attr rts{};
   rts.qp_state = IBV_QPS_RTS;
   ModifyQpCall call(&fake_modify, &qp_, &rts, IBV_QP_STATE);
@@ -394,7 +397,7 @@ TEST_F(Interposer, ExceptionAfterTheRtsCallKeepsItsAnswer) {
 }
 
 TEST_F(Interposer, ExceptionBeforeAnyCallMakesTheProgramsCallOnce) {
-  hooks_.probe.link_kind = [](ibv_context*, uint8_t, uint8_t) -> LinkKind {
+  hooks_.on_link_kind = [](ibv_context*, uint8_t, uint8_t) -> LinkKind {
     throw std::runtime_error("probe");
   };
   ibv_qp_attr a = rtr();
@@ -408,7 +411,9 @@ TEST_F(Interposer, ExceptionBeforeAnyCallMakesTheProgramsCallOnce) {
 
 TEST_F(Interposer, ExceptionAfterARejectedChangeMakesTheProgramsCall) {
   g_reject_changed = 1;
-  hooks_.log_once = [](const std::string&, const std::string&) { throw std::runtime_error("log"); };
+  hooks_.on_log_once = [](const std::string&, const std::string&) {
+    throw std::runtime_error("log");
+  };
   ibv_qp_attr a = rtr();
   ModifyQpCall call(&fake_modify, &qp_, &a, kMask);
   EXPECT_THROW(interpose_modify_qp(call, hooks_), std::runtime_error);
@@ -428,8 +433,8 @@ TEST_F(Interposer, AFailedProgramsCallIsAnAnswerToo) {
 }
 
 TEST_F(Interposer, ExceptionAfterACreatedAhKeepsThatAh) {
-  hooks_.settings.flow_label = *parse_flow_label_setting("0x42");
-  hooks_.record = [](const std::string&) { throw std::runtime_error("test hook"); };
+  hooks_.fixed.flow_label = *parse_flow_label_setting("0x42");
+  hooks_.on_record = [](const std::string&) { throw std::runtime_error("test hook"); };
   ibv_pd pd{};
   ibv_ah_attr ah{};
   ah.is_global = 1;
@@ -441,7 +446,7 @@ TEST_F(Interposer, ExceptionAfterACreatedAhKeepsThatAh) {
 }
 
 TEST_F(Interposer, ExceptionBeforeTheAhIsCreatedCreatesTheProgramsOnce) {
-  hooks_.probe.link_kind = [](ibv_context*, uint8_t, uint8_t) -> LinkKind {
+  hooks_.on_link_kind = [](ibv_context*, uint8_t, uint8_t) -> LinkKind {
     throw std::runtime_error("probe");
   };
   ibv_pd pd{};

@@ -5,7 +5,6 @@
 
 #include <infiniband/verbs.h>
 
-#include <functional>
 #include <optional>
 #include <string>
 
@@ -18,40 +17,46 @@ using ModifyQpFn = int (*)(ibv_qp*, ibv_qp_attr*, int);
 using CreateAhFn = ibv_ah* (*)(ibv_pd*, ibv_ah_attr*);
 using DestroyQpFn = int (*)(ibv_qp*);
 
-// What the interposer needs to know about devices.
-struct DeviceProbe {
-  // Link kind of (context, port, sgid index).
-  std::function<LinkKind(ibv_context*, uint8_t port, uint8_t sgid_index)> link_kind;
-  // The QP's port when the call does not name it (ibv_query_qp in the module).
-  std::function<uint8_t(ibv_qp*)> qp_port;
-  // The QP's P_Key index (ibv_query_qp in the module): asked only for a plain-verbs QP on
-  // InfiniBand reaching RTR, whose policy matches on its P_Key.
-  std::function<uint16_t(ibv_qp*)> qp_pkey_index;
-};
-
 // What the module knows about a plain-verbs QP or address handle (no rdma_cm decision) when it
-// reaches RTR or is created: the inputs of its policy decision (plain_verbs hook).
+// reaches RTR or is created: the inputs of its policy decision (VerbsHost::plain_verbs).
 struct PlainVerbsTarget {
   ibv_context* context = nullptr;
   uint8_t port = 0;
-  uint16_t pkey_index = 0;  // the QP's (InfiniBand; probe.qp_pkey_index); 0 otherwise
+  uint16_t pkey_index = 0;  // the QP's (InfiniBand; VerbsHost::qp_pkey_index); 0 otherwise
   LinkKind link = LinkKind::kUnknown;
   const ibv_ah_attr* ah = nullptr;  // destination LID / GID, as the program passed them
 };
 
-struct InterposerHooks {
-  VerbsSettings settings;
+// Everything the interposer asks of the program's host, in one named interface: the preload
+// module implements it over the devices, its SA clients, its log and its configuration; tests
+// over fakes. Any of these may throw: the interposer lets it through, and the module's C
+// boundary catches it (ModifyQpCall::finish, CreateAhCall::finish).
+class VerbsHost {
+ public:
+  virtual ~VerbsHost() = default;
+  // The fixed flow label, SL and traffic class settings, and what becomes of values the program
+  // set itself.
+  virtual const VerbsSettings& settings() const = 0;
+  virtual ProgramValues program_values() const = 0;
+  // Link kind of (context, port, sgid index); kUnknown leaves the call as the program made it.
+  virtual LinkKind link_kind(ibv_context* context, uint8_t port, uint8_t sgid_index) = 0;
+  // The QP's port when the call does not name it (ibv_query_qp in the module).
+  virtual uint8_t qp_port(ibv_qp* qp) = 0;
+  // The QP's P_Key index: asked only for a plain-verbs QP on InfiniBand reaching RTR, whose
+  // policy matches on its P_Key.
+  virtual uint16_t qp_pkey_index(ibv_qp* qp) = 0;
   // The level of a plain-verbs QP at RTR, or of an address handle no rdma_cm id decided for:
-  // the host policy on RoCE, the SA on InfiniBand (the preload module's PlainVerbsDecider).
-  // nullopt or empty: the stock behaviour (and the fixed sl/tclass settings).
-  std::function<std::optional<QosDecision>(const PlainVerbsTarget&)> plain_verbs;
-  ProgramValues program_values = ProgramValues::kKeep;
-  DeviceProbe probe;
-  std::function<void(const std::string& key, const std::string& message)> log_once;
-  std::function<void(const std::string& json_line)> record;  // test hook; may be empty
-  // ibv_modify_qp_rate_limit with the rate in kbit/s (0 or an errno value, EOPNOTSUPP when the
-  // device has none); may be empty.
-  std::function<int(ibv_qp*, uint32_t kbps)> rate_limit;
+  // the host policy on RoCE, the SA on InfiniBand. nullopt: the stock behaviour (and the fixed
+  // settings).
+  virtual std::optional<QosDecision> plain_verbs(const PlainVerbsTarget& target) = 0;
+  // ibv_modify_qp_rate_limit with the rate in kbit/s: 0 or an errno value (EOPNOTSUPP when the
+  // device has none).
+  virtual int rate_limit(ibv_qp* qp, uint32_t kbps) = 0;
+  virtual void log_once(const std::string& key, const std::string& message) = 0;
+  // The test record (test_record knob): whether lines are wanted, since building one costs more
+  // than the decision, and one line.
+  virtual bool recording() const = 0;
+  virtual void record(const std::string& json_line) = 0;
 };
 
 // One program call passed on to the provider (`next`), remembering whether the provider has
@@ -98,18 +103,18 @@ class CreateAhCall {
 // Wraps one ibv_modify_qp call: never changes the caller's attr, never makes a call fail that
 // would have succeeded unchanged (a rejected change is retried as the program asked). After a
 // successful transition to RTS of a QP whose decision paces (a level's rate-limit,
-// QosDecision::pace), the rate is also set through hooks.rate_limit (the AV's static rate stays
-// where the device has no rate limiting).
-int interpose_modify_qp(ModifyQpCall& call, const InterposerHooks& hooks);
-int interpose_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask, ModifyQpFn next,
-                        const InterposerHooks& hooks);
+// QosDecision::pace), the rate is also set through VerbsHost::rate_limit (the AV's static rate
+// stays where the device has no rate limiting).
+int interpose_modify_qp(ModifyQpCall& call, VerbsHost& host);
+int interpose_modify_qp(ibv_qp* qp, ibv_qp_attr* attr, int mask, ModifyQpFn next, VerbsHost& host);
 
 // Most transitions carry no address vector (INIT, RTS, ...) and need nothing of the module but
 // an RTS the level's ACK timeout and pacing, when some level has either. For the rest the
 // interposer makes the program's call as it is, without the machinery of interpose_modify_qp.
 // Connection setup makes three such transitions per QP. (The port and P_Key index an INIT
 // transition names are not kept: only a plain-verbs QP on InfiniBand needs them, at RTR, where
-// it asks the QP (DeviceProbe); rdma_cm QPs, on every connection, would pay for the note.)
+// it asks the QP (VerbsHost::qp_pkey_index); rdma_cm QPs, on every connection, would pay for the
+// note.)
 inline bool modify_qp_is_bookkeeping(const ibv_qp_attr& attr, int mask) {
   if (mask & IBV_QP_AV) return false;
   const bool rts = (mask & IBV_QP_STATE) && attr.qp_state == IBV_QPS_RTS;
@@ -117,9 +122,8 @@ inline bool modify_qp_is_bookkeeping(const ibv_qp_attr& attr, int mask) {
 }
 
 // Wraps one ibv_create_ah call, with the same guarantees.
-ibv_ah* interpose_create_ah(CreateAhCall& call, const InterposerHooks& hooks);
-ibv_ah* interpose_create_ah(ibv_pd* pd, ibv_ah_attr* attr, CreateAhFn next,
-                            const InterposerHooks& hooks);
+ibv_ah* interpose_create_ah(CreateAhCall& call, VerbsHost& host);
+ibv_ah* interpose_create_ah(ibv_pd* pd, ibv_ah_attr* attr, CreateAhFn next, VerbsHost& host);
 
 // Wraps one ibv_destroy_qp call: the QP's entry is forgotten before `next` frees it, so a QP
 // another thread creates at the same address once `next` returns keeps its own entry. Never
