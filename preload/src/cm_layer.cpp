@@ -27,10 +27,6 @@ bool is_ethernet(rdma_cm_id* id) {
   return port_link_layer(id->verbs, id->port_num) == IBV_LINK_LAYER_ETHERNET;
 }
 
-bool is_infiniband(rdma_cm_id* id) {
-  return port_link_layer(id->verbs, id->port_num) == IBV_LINK_LAYER_INFINIBAND;
-}
-
 uint16_t id_pkey(rdma_cm_id* id) {
   uint16_t pkey = ntohs(id->route.addr.addr.ibaddr.pkey);
   return pkey != 0 ? pkey : 0xFFFF;

@@ -24,7 +24,6 @@ namespace rdmaqos::preload {
 // The link layer of the id's port (IBV_LINK_LAYER_*), -1 when unknown.
 int link_layer(rdma_cm_id* id);
 bool is_ethernet(rdma_cm_id* id);
-bool is_infiniband(rdma_cm_id* id);
 // The PKey host-side matching uses: the id's own (RoCE ports have the default 0xFFFF).
 uint16_t id_pkey(rdma_cm_id* id);
 
@@ -56,7 +55,8 @@ void mark_port_sa_down(const std::string& device, int port_num, std::chrono::sec
 // InfiniBand (ib_route_sa.cpp): query the SA with Service-ID and QoS-Class and install the
 // answer. True when the route is resolved, or, for an id with an event channel, will be: a route
 // worker asks the SA and then installs the path or calls the real rdma_resolve_route (the caller
-// must not call it).
+// must not call it). The caller has found `id`'s port to be InfiniBand (rdma_resolve_route looks
+// at the link layer once for both steps).
 bool resolve_ib(rdma_cm_id* id, int timeout_ms);
 
 // RoCE (the caller checked the link layer), active side, before route resolution: decide, and

@@ -328,7 +328,7 @@ void resolve_in_background(const Resolution& res, const std::shared_ptr<PendingR
 // event channel not even that: its program's thread returns at once.
 bool resolve_ib(rdma_cm_id* id, int timeout_ms) {
   const CmConfig& c = cm_config();
-  if (c.sa == CmConfig::Sa::kOff || !is_infiniband(id)) return false;
+  if (c.sa == CmConfig::Sa::kOff) return false;
   Resolution res;
   res.id = id;
   res.timeout_ms = timeout_ms;
