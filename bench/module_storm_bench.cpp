@@ -88,8 +88,7 @@ class Storm {
       tb::ProcessOptions o;
       o.argv = {p_.lsd,          "--foreground",  "--no-kernel",
                 "--path-socket", sock(node, tag), "--control-socket",
-                ctl(node, tag),  "--sa-agents",   "1",
-                "--log-level",   "info"};
+                ctl(node, tag),  "--log-level",   "info"};
       if (!shared) o.argv.push_back("--no-path-sharing");
       o.env = fabric_.client_env(node);
       o.env["RDMA_QOS_CONFIG"] = fabric_.dir() + "/empty.conf";

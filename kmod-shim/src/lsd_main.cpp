@@ -210,7 +210,6 @@ Loaded load_settings(const CommandLine& cli) {
   s.paths.sa.window = 16;
   s.paths.sa_lid_of = s.options.sa_lid_of;
   s.paths.cache.ttl = std::chrono::seconds(cfg.number("cache_ttl"));
-  s.paths.agents_per_port = static_cast<size_t>(cli.sa_agents);
   s.paths.shared = !cli.no_path_sharing;
   s.path_socket = !cli.path_socket.empty() ? cli.path_socket : cfg.text("path_service");
   if (out.errors.empty()) out.settings = std::move(s);
@@ -288,11 +287,9 @@ int main(int argc, char** argv) {
   app.add_flag("--no-path-socket", cli.no_path_socket, "serve no path service")
       ->excludes("--path-socket");
   rdmaqos::add_number(app, "--sa-agents", cli.sa_agents,
-                      "umad agents per port the path service asks through, one question each "
-                      "at a time (1 on ibsim, whose umad2sim gives a process's SA responses to "
-                      "its newest agent)")
-      ->check(CLI::Range(1, 16))
-      ->capture_default_str();
+                      "ignored: the path service asks through one umad agent per port, with "
+                      "up to 16 questions outstanding (kept so that existing command lines work)")
+      ->check(CLI::Range(1, 16));
   app.add_flag("--no-path-sharing", cli.no_path_sharing,
                "benchmarks only: ask the SA for every program's every question, no cache and "
                "no sharing of questions in flight, as if each program had its own SA client")

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only OR Linux-OpenIB
-// The path service's SA side: a few worker threads that take its SA questions, and per port one
-// sa::SharedClient (several umad agents, one path cache) opened on the first question, again
-// after a failure. The service's loop thread only submits and collects; it never waits on the SA.
+// The path service's SA side: a few worker threads that take its SA questions. Per port one umad
+// agent and one path cache, opened on the first question and again after a failure: the worker
+// that takes a port's question streams it and every question of that port that comes meanwhile
+// through the agent, up to the SA window at once (the port's other questions wait for that
+// stream, not for a worker). The service's loop thread only submits and collects; it never
+// waits on the SA.
 #pragma once
 
 #include <chrono>
@@ -18,8 +21,9 @@
 #include "rdma-qos/common/result.h"
 #include "rdma-qos/kmod-shim/path_service.h"
 #include "rdma-qos/sa-client/class_port_info.h"
+#include "rdma-qos/sa-client/client.h"
+#include "rdma-qos/sa-client/path_cache.h"
 #include "rdma-qos/sa-client/path_service_wire.h"
-#include "rdma-qos/sa-client/shared_client.h"
 
 namespace rdmaqos::kmod {
 
@@ -59,9 +63,11 @@ class PathWorkers {
  private:
   struct Port;
   void work();
-  SaOutcome ask(const SaJob& job);
-  Result<std::shared_ptr<sa::SharedClient>> client_for(const std::string& device, int port);
-  void port_failed(const std::string& device, int port, const sa::SharedClient* client);
+  std::shared_ptr<Port> port_for(const SaJob& job);
+  void stream(Port& port);
+  Result<sa::Client*> open(Port& port);
+  std::optional<SaJob> next_of(Port& port, std::vector<SaJob>& class_port_info);
+  void post(SaOutcome outcome);
   void say(Priority level, const std::string& message) const {
     if (log_) log_(level, message);
   }
@@ -71,7 +77,7 @@ class PathWorkers {
   std::mutex mutex_;  // guards everything below; never held across an SA query or an open
   std::condition_variable queued_;
   PathServiceOptions options_;
-  std::deque<SaJob> jobs_;
+  std::deque<std::shared_ptr<Port>> ready_;  // ports with questions and no stream under way
   std::vector<SaOutcome> done_;
   std::map<std::pair<std::string, int>, std::shared_ptr<Port>> ports_;
   bool quitting_ = false;

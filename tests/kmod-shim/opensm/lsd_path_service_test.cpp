@@ -59,9 +59,8 @@ class LsdPathServiceOpenSm : public ::testing::Test {
     log_path_ = fabric_->dir() + "/lsd-paths.log";
     testbed::ProcessOptions p;
     // One SA agent: umad2sim gives the process's SA responses to its newest agent.
-    p.argv = {RDMA_QOS_LSD,    "--foreground", "--no-kernel",
-              "--path-socket", socket_,        "--control-socket",
-              control_,        "--sa-agents",  "1"};
+    p.argv = {RDMA_QOS_LSD, "--foreground",     "--no-kernel", "--path-socket",
+              socket_,      "--control-socket", control_};
     p.env = fabric_->client_env("node001");
     p.env["RDMA_QOS_CONFIG"] = config;
     p.cwd = fabric_->dir();

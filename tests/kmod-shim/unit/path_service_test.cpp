@@ -38,6 +38,8 @@ struct FakeSa {
   std::atomic<int> path_requests{0};
   std::atomic<int> class_port_info_requests{0};
   std::chrono::milliseconds delay{20};
+  std::atomic<int> outstanding{0};  // sent and not yet received
+  std::atomic<int> most_outstanding{0};
 };
 
 // Answers a PathRecord query with its own record, SL = the Service-ID's low 4 bits and LIDs
@@ -84,10 +86,15 @@ class FakeTransport final : public sa::Transport {
       }
     }
     held_.hold(sa::encode_sa_mad(reply), sa_->delay);
+    const int now = ++sa_->outstanding;
+    for (int most = sa_->most_outstanding; now > most;)
+      sa_->most_outstanding.compare_exchange_weak(most, now);
     return Ok{};
   }
   Result<std::optional<sa::ReceivedMad>> receive(std::chrono::milliseconds timeout) override {
-    return held_.receive(timeout);
+    auto r = held_.receive(timeout);
+    if (r && *r) --sa_->outstanding;
+    return r;
   }
   const sa::PortAttributes& port() const override { return port_; }
   Result<sa::PortAttributes> refresh_port() override { return port_; }
@@ -223,6 +230,31 @@ TEST_F(PathServiceTest, ConcurrentIdenticalQuestionsAreAskedOfTheSaOnce) {
   EXPECT_EQ(s["questions"]["path_record"], kRanks);
   EXPECT_EQ(s["answers"]["answered"], kRanks);
   EXPECT_EQ(s["connections"]["open"], kRanks);
+}
+
+// Different paths of one port asked at the same moment travel together on the port's one
+// agent, up to the window, not one round trip after another; one worker carries them all.
+TEST_F(PathServiceTest, DifferentQuestionsOfAPortAreOutstandingAtOnce) {
+  sa_->delay = 500ms;  // every question arrives while the first ones are with the SA
+  options_.workers = 1;
+  start();
+  constexpr int kPeers = 8;
+  std::vector<std::unique_ptr<sa::PathServiceClient>> clients;
+  for (int i = 0; i < kPeers; ++i) clients.push_back(client());
+  std::vector<std::optional<Result<std::vector<sa::PathRecord>>>> answers(kPeers);
+  std::barrier go(kPeers);
+  std::vector<std::thread> askers;
+  for (int i = 0; i < kPeers; ++i)
+    askers.emplace_back([&, i] {
+      go.arrive_and_wait();
+      answers[i] = clients[i]->path_records(query_to(static_cast<uint8_t>(0x21 + i), 0x1003),
+                                            sa::deadline_after(10s));
+    });
+  for (auto& t : askers) t.join();
+  for (int i = 0; i < kPeers; ++i)
+    ASSERT_TRUE(*answers[i]) << i << ": " << answers[i]->error().message;
+  EXPECT_EQ(sa_->path_requests, kPeers);
+  EXPECT_EQ(sa_->most_outstanding, kPeers);
 }
 
 TEST_F(PathServiceTest, AQuestionAfterTheAnswerIsACacheHit) {

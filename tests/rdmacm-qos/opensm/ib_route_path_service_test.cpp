@@ -41,10 +41,8 @@ class IbRoutePathService : public ::testing::Test {
     std::istringstream(cas.output) >> device_;
     std::ofstream(dir + "/lsd.conf").flush();
     rdmaqos::testbed::ProcessOptions p;
-    p.argv = {RDMA_QOS_LSD, "--foreground", "--no-kernel", "--path-socket", socket_,
-              "--control-socket", control_, "--log-level", "info",
-              // One SA agent: umad2sim gives the process's SA responses to its newest agent.
-              "--sa-agents", "1"};
+    p.argv = {RDMA_QOS_LSD,       "--foreground", "--no-kernel", "--path-socket", socket_,
+              "--control-socket", control_,       "--log-level", "info"};
     p.env = fabric_->client_env("node001");
     p.env["RDMA_QOS_CONFIG"] = dir + "/lsd.conf";
     p.cwd = dir;

@@ -28,12 +28,9 @@ struct PathServiceOptions {
   std::function<std::optional<uint16_t>(const std::string& device, int port)> sa_lid_of;
   // One cache per port (SM generations of different ports do not compare); ttl: cache_ttl.
   sa::PathCacheOptions cache;
-  // Threads that ask the SA (questions of different flights run at once).
+  // Threads that ask the SA: each streams one port's questions at a time (up to sa.window of
+  // them outstanding on the port's one umad agent), so this many ports are asked at once.
   size_t workers = 4;
-  // umad agents per port, each carrying one question at a time (at most `workers` are used).
-  // ibsim's umad2sim hands every SA response of a process to its newest SA agent, so a
-  // simulated node needs 1: with more, a response can reach an agent that did not ask.
-  size_t agents_per_port = 4;
   // The longest a question waits for the SA (each question's own budget_ms may be shorter);
   // zero: answer_budget of these SA settings.
   std::chrono::milliseconds budget{0};
