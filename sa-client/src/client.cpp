@@ -22,12 +22,12 @@ Result<SaRequest> make_path_request(const PathQuery& query) {
   auto bytes = encode_path_record(query.record);
   if (!bytes) return bytes.error();
   SaRequest r;
-  r.method = query.get_table ? method::kGetTable : method::kGet;
-  r.attr_id = attr::kPathRecord;
-  r.comp_mask = query.comp_mask;
+  r.mad.mad.method = query.get_table ? method::kGetTable : method::kGet;
+  r.mad.mad.attr_id = attr::kPathRecord;
+  r.mad.sa.comp_mask = query.comp_mask;
   // OpenSM answers INSUF_COMPS to half a Service ID.
-  if (r.comp_mask & pr_mask::kServiceId) r.comp_mask |= pr_mask::kServiceId;
-  r.data.assign(bytes->begin(), bytes->end());
+  if (r.mad.sa.comp_mask & pr_mask::kServiceId) r.mad.sa.comp_mask |= pr_mask::kServiceId;
+  r.mad.data.assign(bytes->begin(), bytes->end());
   return r;
 }
 
@@ -38,12 +38,17 @@ Result<SaRequest> make_multipath_request(const MultiPathQuery& query) {
   auto bytes = encode_multipath_record(query.record);
   if (!bytes) return bytes.error();
   SaRequest r;
-  r.method = method::kGetMulti;
-  r.attr_id = attr::kMultiPathRecord;
-  r.comp_mask = query.comp_mask | mpr_mask::kSgidCount | mpr_mask::kDgidCount;
-  if (r.comp_mask & mpr_mask::kServiceId) r.comp_mask |= mpr_mask::kServiceId;
-  r.data = std::move(*bytes);
-  r.rmpp = true;
+  r.mad.mad.method = method::kGetMulti;
+  r.mad.mad.attr_id = attr::kMultiPathRecord;
+  r.mad.sa.comp_mask = query.comp_mask | mpr_mask::kSgidCount | mpr_mask::kDgidCount;
+  if (r.mad.sa.comp_mask & mpr_mask::kServiceId) r.mad.sa.comp_mask |= mpr_mask::kServiceId;
+  r.mad.data = std::move(*bytes);
+  // Sent RMPP-active, one segment (GetMulti).
+  r.mad.rmpp.version = rmpp::kVersion;
+  r.mad.rmpp.type = rmpp::kTypeData;
+  r.mad.rmpp.flags = rmpp::kFlagActive | rmpp::kFlagFirst | rmpp::kFlagLast;
+  r.mad.rmpp.segment = 1;
+  r.mad.rmpp.payload_length = static_cast<uint32_t>(kSaHeaderSize + r.mad.data.size());
   return r;
 }
 
@@ -156,8 +161,8 @@ Result<ClassPortInfo> Client::class_port_info() {
   // too, and the first ClassPortInfo read went to the SA twice.
   cpi_tried_ = true;
   SaRequest req;
-  req.method = method::kGet;
-  req.attr_id = attr::kClassPortInfo;
+  req.mad.mad.method = method::kGet;
+  req.mad.mad.attr_id = attr::kClassPortInfo;
   auto responses = execute(std::span<const SaRequest>(&req, 1));
   Result<ClassPortInfo> cpi = responses[0] ? decode_class_port_info_response(*responses[0])
                                            : Result<ClassPortInfo>(responses[0].error());
@@ -348,24 +353,12 @@ void Client::execute_stream(const RequestSource& next_request, const ResponseHan
         source_empty = true;
         break;
       }
-      const SaRequest& req = *pulled_request;
-      // The headers only: the data goes from the request into the MAD's bytes, copied once.
-      SaMad m;
-      m.mad.method = req.method;
-      m.mad.attr_id = req.attr_id;
+      SaRequest& req = *pulled_request;
       uint32_t tid = ++next_tid_;
-      m.mad.tid = tid;
-      m.sa.comp_mask = req.comp_mask;
-      if (req.rmpp) {
-        m.rmpp.version = rmpp::kVersion;
-        m.rmpp.type = rmpp::kTypeData;
-        m.rmpp.flags = rmpp::kFlagActive | rmpp::kFlagFirst | rmpp::kFlagLast;
-        m.rmpp.segment = 1;
-        m.rmpp.payload_length = static_cast<uint32_t>(kSaHeaderSize + req.data.size());
-      }
+      req.mad.mad.tid = tid;
       Pending p;
       p.index = pulled++;
-      p.bytes = encode_sa_mad(m, req.data);
+      p.bytes = encode_sa_mad(req.mad);
       p.first_sent = Clock::now();
       p.deadline = deadline_;
       if (req.deadline && (!p.deadline || *req.deadline < *p.deadline)) p.deadline = req.deadline;

@@ -54,9 +54,10 @@ std::optional<PathCache::Key> PathCache::key_of(const PathQuery& query) {
 
 PathCache::Key PathCache::key_of(const SaRequest& request) {
   Key k{};
-  std::copy_n(request.data.begin(), std::min(request.data.size(), kPathRecordSize), k.begin());
-  wire::put64(k.data() + kPathRecordSize, request.comp_mask);
-  k[kPathRecordSize + 8] = request.method;
+  const std::vector<uint8_t>& data = request.mad.data;
+  std::copy_n(data.begin(), std::min(data.size(), kPathRecordSize), k.begin());
+  wire::put64(k.data() + kPathRecordSize, request.mad.sa.comp_mask);
+  k[kPathRecordSize + 8] = request.mad.mad.method;
   return k;
 }
 

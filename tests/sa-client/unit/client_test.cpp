@@ -86,7 +86,7 @@ TEST(Client, HalfAServiceIdMaskBecomesBothBits) {
   q.comp_mask = pr_mask::kServiceIdLsb;
   auto r = make_path_request(q);
   ASSERT_TRUE(r);
-  EXPECT_EQ(r->comp_mask, 0x3u);
+  EXPECT_EQ(r->mad.sa.comp_mask, 0x3u);
 }
 
 TEST(Client, ReassembledTableYieldsEveryRecord) {

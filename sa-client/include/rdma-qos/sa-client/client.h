@@ -63,13 +63,10 @@ struct MultiPathQuery {
   uint64_t comp_mask = 0;  // SGIDCount and DGIDCount are always added
 };
 
-// One raw request the engine sends; exposed for the CLI and tests.
+// One request the engine sends: the SA MAD itself (headers and data; the engine gives it its
+// TID), encoded once when it is sent. Exposed for the CLI and tests.
 struct SaRequest {
-  uint8_t method = method::kGet;
-  uint16_t attr_id = 0;
-  uint64_t comp_mask = 0;
-  std::vector<uint8_t> data;
-  bool rmpp = false;  // send RMPP-active (GetMulti)
+  SaMad mad;
   // This request's own bound, besides the client's (set_deadline): one stream may carry the
   // questions of many askers, each with its own time. Unanswered then: kTimeout. Not part of
   // what a cache keys on.
