@@ -23,6 +23,7 @@
 
 #include "rdma-qos/common/cli_number.h"
 #include "rdma-qos/testbed/ib_fabric.h"
+#include "storm_fabric.h"
 
 namespace tb = rdmaqos::testbed;
 using namespace std::chrono_literals;
@@ -209,16 +210,6 @@ class Storm {
   const tb::TopoNode* rest_node_ = nullptr;
 };
 
-tb::IbFabricOptions fat_tree(int nodes) {
-  tb::FatTreeSpec spec;
-  spec.cas = nodes;
-  spec.cas_per_leaf = 32;
-  spec.spines = 4;
-  tb::IbFabricOptions o = tb::fabric_options(tb::make_fat_tree(spec));
-  o.start_timeout = 900s;
-  return o;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -253,7 +244,7 @@ int main(int argc, char** argv) {
   for (std::string* s : {&p.lsd, &p.preload, &p.rank, &p.cli, &p.client})
     if (!s->empty()) *s = std::filesystem::absolute(*s).string();
 
-  tb::IbFabric fabric(fat_tree(job.nodes));
+  tb::IbFabric fabric(rdmaqos::bench::storm_fat_tree(job.nodes));
   Storm storm(fabric, p, job);
   fmt::print("job: {} nodes x {} ranks x {} peers; {} real nodes through the module, the rest {}\n",
              job.nodes, job.ranks, job.peers, job.real,

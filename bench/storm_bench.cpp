@@ -19,6 +19,7 @@
 
 #include "rdma-qos/common/cli_number.h"
 #include "rdma-qos/testbed/ib_fabric.h"
+#include "storm_fabric.h"
 
 namespace tb = rdmaqos::testbed;
 using namespace std::chrono_literals;
@@ -49,16 +50,6 @@ std::string mode_name(const Mode& m) {
   std::string s = m.cache ? "path cache" : "no cache";
   if (m.mpr > 0) s += fmt::format(", MPR x{}", m.mpr);
   return s;
-}
-
-tb::IbFabricOptions fat_tree(int nodes) {
-  tb::FatTreeSpec spec;
-  spec.cas = nodes;
-  spec.cas_per_leaf = 32;
-  spec.spines = 4;
-  tb::IbFabricOptions o = tb::fabric_options(tb::make_fat_tree(spec));
-  o.start_timeout = 900s;
-  return o;
 }
 
 // Port GUIDs of the compute CAs in LID order, for the client's MultiPathRecord GIDs.
@@ -176,7 +167,7 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
   for (int nodes : sizes) {
     {
-      tb::IbFabric fabric(fat_tree(nodes));
+      tb::IbFabric fabric(rdmaqos::bench::storm_fat_tree(nodes));
       storm(fabric, "OpenSM", nodes);
       fabric.stop_sm();
       tb::ProcessOptions p;
@@ -193,7 +184,7 @@ int main(int argc, char** argv) {
     }
     if (!plugin_dir.empty()) {
       // OpenSM with the plugin and no policy (partition SLs, as --no-policy for ours).
-      tb::IbFabricOptions o = fat_tree(nodes);
+      tb::IbFabricOptions o = rdmaqos::bench::storm_fat_tree(nodes);
       o.opensm_conf = "force_log_flush TRUE\nevent_plugin_name rdma-qos-opensm\n";
       o.opensm_env["LD_LIBRARY_PATH"] = plugin_dir;
       tb::IbFabric fabric(o);
