@@ -292,51 +292,51 @@ void PathWorkers::stream(Port& port) {
     };
     std::vector<Asked> asked;
     std::vector<SaJob> class_port_info;
-    if (!transport_failed)
-      client.execute_stream(
-          [&]() -> std::optional<sa::SaRequest> {
-            for (;;) {
-              std::optional<SaJob> job = next_of(port, class_port_info);
-              if (!job) return std::nullopt;
-              Result<sa::SaRequest> request = [&]() -> Result<sa::SaRequest> {
-                if (job->op == Op::kPathRecord) return sa::make_path_request(job->query);
-                auto multipath = sa::multipath_query_from(job->query);
-                if (!multipath) return multipath.error();
-                return sa::make_multipath_request(*multipath);
-              }();
-              if (!request) {
-                post(failed(*job, request.error()));
+    // Streamed even after a failed port: each question then fails in its turn (no question is
+    // left waiting for a port that fails at once, and no loop reopens it without taking any).
+    client.execute_stream(
+        [&]() -> std::optional<sa::SaRequest> {
+          for (;;) {
+            std::optional<SaJob> job = next_of(port, class_port_info);
+            if (!job) return std::nullopt;
+            Result<sa::SaRequest> request = [&]() -> Result<sa::SaRequest> {
+              if (job->op == Op::kPathRecord) return sa::make_path_request(job->query);
+              auto multipath = sa::multipath_query_from(job->query);
+              if (!multipath) return multipath.error();
+              return sa::make_multipath_request(*multipath);
+            }();
+            if (!request) {
+              post(failed(*job, request.error()));
+              continue;
+            }
+            Asked a{job->flight, std::nullopt, client.sm_generation()};
+            if (job->op == Op::kPathRecord) {
+              a.key = sa::PathCache::key_of(*request);
+              if (auto hit = port.cache->lookup(*a.key, a.generation)) {
+                SaOutcome out;
+                out.flight = job->flight;
+                out.paths = std::move(*hit);
+                out.from_cache = true;
+                post(std::move(out));
                 continue;
               }
-              Asked a{job->flight, std::nullopt, client.sm_generation()};
-              if (job->op == Op::kPathRecord) {
-                a.key = sa::PathCache::key_of(*request);
-                if (auto hit = port.cache->lookup(*a.key, a.generation)) {
-                  SaOutcome out;
-                  out.flight = job->flight;
-                  out.paths = std::move(*hit);
-                  out.from_cache = true;
-                  post(std::move(out));
-                  continue;
-                }
-              }
-              request->deadline = job->deadline;
-              asked.push_back(std::move(a));
-              return std::move(*request);
             }
-          },
-          [&](size_t i, Result<sa::SaMad> response) {
-            if (!response && response.error().code == ErrorCode::kTransport)
-              transport_failed = true;
-            SaOutcome out;
-            out.flight = asked[i].flight;
-            out.paths = response ? sa::decode_path_response(*response)
-                                 : Result<std::vector<sa::PathRecord>>(response.error());
-            if (out.paths && asked[i].key)
-              port.cache->insert(*asked[i].key, *out.paths, asked[i].generation);
-            post(std::move(out));
-          },
-          kIntakePoll);
+            request->deadline = job->deadline;
+            asked.push_back(std::move(a));
+            return std::move(*request);
+          }
+        },
+        [&](size_t i, Result<sa::SaMad> response) {
+          if (!response && response.error().code == ErrorCode::kTransport) transport_failed = true;
+          SaOutcome out;
+          out.flight = asked[i].flight;
+          out.paths = response ? sa::decode_path_response(*response)
+                               : Result<std::vector<sa::PathRecord>>(response.error());
+          if (out.paths && asked[i].key)
+            port.cache->insert(*asked[i].key, *out.paths, asked[i].generation);
+          post(std::move(out));
+        },
+        kIntakePoll);
     for (const SaJob& job : class_port_info) {
       SaOutcome out;
       out.flight = job.flight;

@@ -115,6 +115,30 @@ sa::PathQuery query_to(uint8_t dgid_last, uint64_t service_id) {
   return q;
 }
 
+// A umad port whose every send fails (a device that went away after it was opened).
+class BrokenTransport final : public sa::Transport {
+ public:
+  explicit BrokenTransport(std::shared_ptr<std::atomic<int>> opened) {
+    ++*opened;
+    port_.ca = "fake0";
+    port_.port = 1;
+    port_.lid = 2;
+    port_.sm_lid = 1;
+  }
+  Result<Ok> send(std::span<const uint8_t>, uint16_t, uint8_t, std::chrono::milliseconds) override {
+    return make_error(ErrorCode::kTransport, "umad_send: No such device");
+  }
+  Result<std::optional<sa::ReceivedMad>> receive(std::chrono::milliseconds timeout) override {
+    std::this_thread::sleep_for(std::min(timeout, std::chrono::milliseconds(10)));
+    return std::optional<sa::ReceivedMad>{};
+  }
+  const sa::PortAttributes& port() const override { return port_; }
+  Result<sa::PortAttributes> refresh_port() override { return port_; }
+
+ private:
+  sa::PortAttributes port_;
+};
+
 class PathServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -255,6 +279,25 @@ TEST_F(PathServiceTest, DifferentQuestionsOfAPortAreOutstandingAtOnce) {
     ASSERT_TRUE(*answers[i]) << i << ": " << answers[i]->error().message;
   EXPECT_EQ(sa_->path_requests, kPeers);
   EXPECT_EQ(sa_->most_outstanding, kPeers);
+}
+
+// A port that fails every send answers each question with the failure, and is opened again for
+// the next question rather than left failing (or spinning on questions it never takes).
+TEST_F(PathServiceTest, APortWhoseSendsFailAnswersEachQuestionAndIsReopened) {
+  auto opened = std::make_shared<std::atomic<int>>(0);
+  options_.open_transport =
+      [opened](const sa::UmadOptions&) -> Result<std::unique_ptr<sa::Transport>> {
+    return std::unique_ptr<sa::Transport>(std::make_unique<BrokenTransport>(opened));
+  };
+  start();
+  auto c = client();
+  auto first = c->path_records(query_to(0x21, 0x1003), sa::deadline_after(5s));
+  ASSERT_FALSE(first);
+  EXPECT_EQ(first.error().code, ErrorCode::kTransport) << first.error().message;
+  auto second = c->path_records(query_to(0x22, 0x1003), sa::deadline_after(5s));
+  ASSERT_FALSE(second);
+  EXPECT_EQ(second.error().code, ErrorCode::kTransport) << second.error().message;
+  EXPECT_EQ(*opened, 2);
 }
 
 TEST_F(PathServiceTest, AQuestionAfterTheAnswerIsACacheHit) {
