@@ -23,7 +23,7 @@
 
 #include "rdma-qos/common/cli_number.h"
 #include "rdma-qos/testbed/ib_fabric.h"
-#include "storm_fabric.h"
+#include "storm_common.h"
 
 namespace tb = rdmaqos::testbed;
 using namespace std::chrono_literals;
@@ -51,13 +51,6 @@ struct Round {
   long routes = 0, sa_paths = 0, kernel_routes = 0, errors = 0, failed_ranks = 0;
   bool rest_ok = true;
 };
-
-json json_line(const std::string& text) {
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);)
-    if (!line.empty() && line[0] == '{') return json::parse(line, nullptr, false);
-  return json();
-}
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
@@ -155,7 +148,7 @@ class Storm {
     }
     for (Rank& rank : ranks) {
       const int code = rank.process->wait_for(3600s).value_or(-1);
-      const json j = json_line(read_file(rank.out));
+      const json j = rdmaqos::bench::json_line(read_file(rank.out));
       if (code != 0 || !j.is_object()) {
         ++r.failed_ranks;
         if (r.failed_ranks == 1)
@@ -170,7 +163,7 @@ class Storm {
     }
     if (rest) {
       const int code = rest->wait_for(7200s).value_or(-1);
-      const json j = json_line(read_file(rest_out));
+      const json j = rdmaqos::bench::json_line(read_file(rest_out));
       r.rest_ok = code == 0 && j.is_object();
       if (!r.rest_ok) fmt::print(stderr, "storm-client: exit {}: {}\n", code, read_file(rest_out));
       if (j.is_object()) {

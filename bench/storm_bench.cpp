@@ -19,7 +19,7 @@
 
 #include "rdma-qos/common/cli_number.h"
 #include "rdma-qos/testbed/ib_fabric.h"
-#include "storm_fabric.h"
+#include "storm_common.h"
 
 namespace tb = rdmaqos::testbed;
 using namespace std::chrono_literals;
@@ -37,14 +37,6 @@ struct Result {
   Mode mode;
   nlohmann::json j;
 };
-
-nlohmann::json json_line(const std::string& output) {
-  std::istringstream in(output);
-  for (std::string line; std::getline(in, line);) {
-    if (!line.empty() && line[0] == '{') return nlohmann::json::parse(line, nullptr, false);
-  }
-  return nlohmann::json();
-}
 
 std::string mode_name(const Mode& m) {
   std::string s = m.cache ? "path cache" : "no cache";
@@ -128,7 +120,7 @@ int main(int argc, char** argv) {
       if (m.mpr > 0)
         args.insert(args.end(), {"--mpr", std::to_string(m.mpr), "--port-guids", guids});
       tb::RunResult r = fabric.run_at("node001", args, 3600s);
-      nlohmann::json j = json_line(r.output);
+      nlohmann::json j = rdmaqos::bench::json_line(r.output);
       if (j.is_discarded() || j.is_null()) {
         fmt::print(stderr, "{} at {} nodes: no result (exit {}):\n{}\n", sa, nodes, r.exit_code,
                    r.output.substr(0, 2000));

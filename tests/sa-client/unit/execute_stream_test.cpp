@@ -30,12 +30,16 @@ std::vector<ReceivedMad> answer_all_but_99(const SaMad& request) {
   return {received(m)};
 }
 
-TEST(ExecuteStream, LaterRequestsCompleteWhileAnEarlierOneWaits) {
-  auto t = std::make_unique<FakeTransport>(answer_all_but_99);
+// One attempt per request, of `timeout`.
+ClientOptions one_attempt_of(std::chrono::milliseconds timeout) {
   ClientOptions o;
-  o.timeout = 200ms;
+  o.timeout = timeout;
   o.retries = 0;
-  Client c(std::move(t), o);
+  return o;
+}
+
+TEST(ExecuteStream, LaterRequestsCompleteWhileAnEarlierOneWaits) {
+  Client c(std::make_unique<FakeTransport>(answer_all_but_99), one_attempt_of(200ms));
   // The source has the silent request first; two more arrive only after it is in flight.
   int asked = 0;
   std::vector<std::pair<size_t, bool>> order;  // (index, ok) in completion order
@@ -57,11 +61,7 @@ TEST(ExecuteStream, LaterRequestsCompleteWhileAnEarlierOneWaits) {
 // Each request carries its own deadline in one stream: the one whose asker's time is short gives
 // up at it, the other keeps its attempts (the client-wide deadline is not set).
 TEST(ExecuteStream, EachRequestGivesUpAtItsOwnDeadline) {
-  auto t = std::make_unique<FakeTransport>(answer_all_but_99);
-  ClientOptions o;
-  o.timeout = 400ms;
-  o.retries = 0;
-  Client c(std::move(t), o);
+  Client c(std::make_unique<FakeTransport>(answer_all_but_99), one_attempt_of(400ms));
   std::vector<SaRequest> requests = {path_get(99), path_get(99), path_get(3)};
   requests[1].deadline = std::chrono::steady_clock::now() + 20ms;
   size_t next = 0;
